@@ -209,3 +209,6 @@ OP_ACTIVEMASK = 82
 OP_MATCH = 83
 OP_REDUX = 84
 OP_NOP = 90
+
+# ---------------------------------------------------------------- added by the ALU semantics (alu.py)
+MOD_SHIFTAMT = 1 << 30    # bfind.shiftamt: return the left-shift amount instead of the bit position

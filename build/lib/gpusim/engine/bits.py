@@ -1,0 +1,142 @@
+"""Bit-level primitives for the compiled engine: reinterpretation and counting.
+
+Registers hold raw bit patterns (uint64). The engine needs to look at those bits
+as IEEE floats and back without any conversion, and to count bits, inside
+numba's nopython mode. Each primitive here is an LLVM instruction emitted
+through ``numba.extending.intrinsic`` (``bitcast``, ``llvm.ctpop``,
+``llvm.ctlz``, ``llvm.fma``), so it costs one machine instruction and allocates
+nothing. The ``@njit`` wrappers accept any integer or float argument and cast it
+to the width the intrinsic expects.
+
+``fused_multiply_add`` is ``llvm.fma.f64``: one rounding (round to nearest
+even) of the exact ``a * b + c``. LLVM lowers it to the FMA instruction where
+the host has one and to the C library's correctly rounded ``fma`` otherwise.
+
+Simplifications: none; these are exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
+
+
+@intrinsic
+def _bitcast_u64_to_f64(typingctx, value):
+    signature = types.float64(types.uint64)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return signature, codegen
+
+
+@intrinsic
+def _bitcast_f64_to_u64(typingctx, value):
+    signature = types.uint64(types.float64)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return signature, codegen
+
+
+@intrinsic
+def _bitcast_u32_to_f32(typingctx, value):
+    signature = types.float32(types.uint32)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return signature, codegen
+
+
+@intrinsic
+def _bitcast_f32_to_u32(typingctx, value):
+    signature = types.uint32(types.float32)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return signature, codegen
+
+
+@intrinsic
+def _ctpop_u64(typingctx, value):
+    signature = types.uint64(types.uint64)
+
+    def codegen(context, builder, sig, args):
+        function = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
+        return builder.call(function, [args[0]])
+
+    return signature, codegen
+
+
+@intrinsic
+def _ctlz_u64(typingctx, value):
+    signature = types.uint64(types.uint64)
+
+    def codegen(context, builder, sig, args):
+        function = builder.module.declare_intrinsic("llvm.ctlz", [ir.IntType(64), ir.IntType(1)])
+        # is_zero_poison = false: ctlz(0) is defined and equals 64
+        return builder.call(function, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return signature, codegen
+
+
+@intrinsic
+def _fma_f64(typingctx, a, b, c):
+    signature = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, sig, args):
+        double = ir.DoubleType()
+        function_type = ir.FunctionType(double, [double, double, double])
+        function = builder.module.declare_intrinsic("llvm.fma", [double], function_type)
+        return builder.call(function, list(args))
+
+    return signature, codegen
+
+
+@njit(cache=True)
+def f64_from_bits(bits):
+    """The float64 whose IEEE bits are ``bits`` (64 bits)."""
+    return _bitcast_u64_to_f64(np.uint64(bits))
+
+
+@njit(cache=True)
+def bits_from_f64(value):
+    """The IEEE bits of float64 ``value`` as uint64."""
+    return _bitcast_f64_to_u64(np.float64(value))
+
+
+@njit(cache=True)
+def f32_from_bits(bits):
+    """The float32 whose IEEE bits are the low 32 bits of ``bits``."""
+    return _bitcast_u32_to_f32(np.uint32(np.uint64(bits) & np.uint64(0xFFFFFFFF)))
+
+
+@njit(cache=True)
+def bits_from_f32(value):
+    """The IEEE bits of float32 ``value`` as uint64 (zero-extended)."""
+    return np.uint64(_bitcast_f32_to_u32(np.float32(value)))
+
+
+@njit(cache=True)
+def popcount64(bits):
+    """Number of one bits in a uint64."""
+    return _ctpop_u64(np.uint64(bits))
+
+
+@njit(cache=True)
+def leading_zeros64(bits):
+    """Number of leading zero bits in a uint64 (64 for zero)."""
+    return _ctlz_u64(np.uint64(bits))
+
+
+@njit(cache=True)
+def fused_multiply_add(a, b, c):
+    """``a * b + c`` on float64 with a single round-to-nearest-even rounding."""
+    return _fma_f64(np.float64(a), np.float64(b), np.float64(c))

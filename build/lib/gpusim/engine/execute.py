@@ -1,0 +1,334 @@
+"""Functional execution of one warp-instruction: the semantics both the
+functional loop and the timing loop call at issue time.
+
+``step_warp`` reads the warp's top SIMT entry, evaluates the guard predicate,
+runs the instruction on every active lane (ALU ops through
+``gpusim.engine.alu.alu_eval``; memory, control and warp-wide ops here), moves
+the SIMT stack and returns a status. For memory instructions it leaves the
+per-lane resolved addresses in ``m.lane_addr`` and a summary in ``m.mem_req``
+for the timing model. All lanes' addresses are checked before any lane
+writes, so a faulting instruction leaves memory as it was before it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from gpusim.engine import codes as c
+from gpusim.engine import layout as L
+from gpusim.engine import state as S
+from gpusim.engine.alu import alu_eval
+from gpusim.engine.memops import atomic_update, extend_loaded, read_element, resolve, write_element
+from gpusim.engine.simt import (
+    STATUS_BARRIER,
+    STATUS_ERROR,
+    STATUS_EXITED,
+    STATUS_MEMBAR,
+    STATUS_OK,
+    STATUS_SLEEP,
+    branch,
+    exit_lanes,
+    normalize,
+)
+from gpusim.engine.warpops import warp_op
+
+U64_0 = np.uint64(0)
+U32_MASK = np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=True)
+def special_value(m, code, w, lane):
+    launch = m.launch
+    ntx = launch[S.L_NTID_X]
+    nty = launch[S.L_NTID_Y]
+    t = m.warp_index[w] * 32 + lane
+    if code <= L.SR_TID_Z:
+        if code == L.SR_TID_X:
+            return np.uint64(t % ntx)
+        if code == L.SR_TID_Y:
+            return np.uint64((t // ntx) % nty)
+        return np.uint64(t // (ntx * nty))
+    if code <= L.SR_NTID_Z:
+        return np.uint64(launch[S.L_NTID_X + code - L.SR_NTID_X])
+    if code <= L.SR_CTAID_Z:
+        b = m.warp_block[w]
+        gx = launch[S.L_NCTAID_X]
+        gy = launch[S.L_NCTAID_Y]
+        if code == L.SR_CTAID_X:
+            return np.uint64(b % gx)
+        if code == L.SR_CTAID_Y:
+            return np.uint64((b // gx) % gy)
+        return np.uint64(b // (gx * gy))
+    if code <= L.SR_NCTAID_Z:
+        return np.uint64(launch[S.L_NCTAID_X + code - L.SR_NCTAID_X])
+    if code == L.SR_LANEID:
+        return np.uint64(lane)
+    if code == L.SR_WARPID:
+        return np.uint64(m.warp_slot_sm[w])
+    if code == L.SR_NWARPID:
+        return np.uint64(launch[S.L_MAX_WARPS_PER_SM])
+    if code == L.SR_SMID:
+        return np.uint64(m.warp_sm[w])
+    if code == L.SR_NSMID:
+        return np.uint64(launch[S.L_NSM])
+    if code == L.SR_GRIDID:
+        return np.uint64(launch[S.L_GRIDID])
+    if code == L.SR_CLOCK or code == L.SR_GLOBALTIMER_LO:
+        return np.uint64(m.clock[0]) & U32_MASK
+    if code == L.SR_CLOCK64 or code == L.SR_GLOBALTIMER:
+        return np.uint64(m.clock[0])
+    if code == L.SR_CLOCK_HI or code == L.SR_GLOBALTIMER_HI:
+        return np.uint64(m.clock[0]) >> np.uint64(32)
+    if code == L.SR_LANEMASK_EQ:
+        return np.uint64(1) << np.uint64(lane)
+    if code == L.SR_LANEMASK_LT:
+        return (np.uint64(1) << np.uint64(lane)) - np.uint64(1)
+    if code == L.SR_LANEMASK_LE:
+        return (np.uint64(2) << np.uint64(lane)) - np.uint64(1)
+    if code == L.SR_LANEMASK_GE:
+        return U32_MASK ^ ((np.uint64(1) << np.uint64(lane)) - np.uint64(1))
+    if code == L.SR_LANEMASK_GT:
+        return U32_MASK ^ ((np.uint64(2) << np.uint64(lane)) - np.uint64(1))
+    if code == L.SR_DYNAMIC_SMEM_SIZE:
+        return np.uint64(launch[S.L_DYNAMIC_SMEM])
+    return np.uint64(launch[S.L_SHARED_BYTES])
+
+
+@njit(cache=True)
+def read_src(m, row, i, w, lane):
+    kind = row[L.F_SK0 + 2 * i]
+    value = row[L.F_SK0 + 2 * i + 1]
+    if kind == L.SK_REG:
+        return m.regs[w, value, lane]
+    if kind == L.SK_IMM:
+        return np.uint64(value)
+    if kind == L.SK_REGNEG:
+        return m.regs[w, value, lane] ^ np.uint64(1)
+    if kind == L.SK_SPECIAL:
+        return special_value(m, value, w, lane)
+    return U64_0
+
+
+@njit(cache=True)
+def guard_mask(m, row, w, active):
+    g = row[L.F_GUARD]
+    if g < 0:
+        return active
+    want = np.uint64(0) if row[L.F_GUARD_NEG] else np.uint64(1)
+    mask = 0
+    for lane in range(32):
+        if (active >> lane) & 1 and (m.regs[w, g, lane] & np.uint64(1)) == want:
+            mask |= 1 << lane
+    return mask
+
+
+@njit(cache=True)
+def fail(m, kind, pc, w, lane, address):
+    m.err[S.E_KIND] = kind
+    m.err[S.E_PC] = pc
+    m.err[S.E_WARP] = w
+    m.err[S.E_LANE] = lane
+    m.err[S.E_ADDRESS] = address
+    return STATUS_ERROR
+
+
+@njit(cache=True)
+def exec_alu(m, row, w, mask):
+    op = row[L.F_OP]
+    ty = row[L.F_TY]
+    ty2 = row[L.F_TY2]
+    mods = row[L.F_MODS]
+    nsrc = row[L.F_NSRC]
+    ndst = row[L.F_NDST]
+    d0 = row[L.F_DST0]
+    vec = row[L.F_VEC]
+    if op == c.OP_MOV and vec > 1:
+        elem_bits = np.uint64(c.TYPE_BYTES[ty2] * 8)
+        elem_mask = (np.uint64(1) << elem_bits) - np.uint64(1)
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                if nsrc > 1:      # pack {a, b, ...} into d
+                    value = U64_0
+                    for i in range(nsrc):
+                        value |= (read_src(m, row, i, w, lane) & elem_mask) << (elem_bits * np.uint64(i))
+                    m.regs[w, d0, lane] = value
+                else:             # unpack a into {d0, d1, ...}
+                    value = read_src(m, row, 0, w, lane)
+                    for i in range(ndst):
+                        d = row[L.F_DST0 + i]
+                        if d >= 0:
+                            m.regs[w, d, lane] = (value >> (elem_bits * np.uint64(i))) & elem_mask
+        return
+    d1 = row[L.F_DST0 + 1] if ndst > 1 else -1
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            a = read_src(m, row, 0, w, lane) if nsrc > 0 else U64_0
+            b = read_src(m, row, 1, w, lane) if nsrc > 1 else U64_0
+            cc = read_src(m, row, 2, w, lane) if nsrc > 2 else U64_0
+            d = read_src(m, row, 3, w, lane) if nsrc > 3 else U64_0
+            result = alu_eval(op, ty, ty2, mods, a, b, cc, d)
+            if op == c.OP_SETP:
+                if d0 >= 0:
+                    m.regs[w, d0, lane] = result & np.uint64(1)
+                if d1 >= 0:
+                    m.regs[w, d1, lane] = (result >> np.uint64(1)) & np.uint64(1)
+            elif d0 >= 0:
+                m.regs[w, d0, lane] = result
+
+
+@njit(cache=True)
+def exec_memory(m, row, pc, w, mask):
+    """ld / st / atom / red on every lane of ``mask``; returns a status."""
+    op = row[L.F_OP]
+    ty = row[L.F_TY]
+    size = row[L.F_SIZE]
+    vec = row[L.F_VEC]
+    base = row[L.F_ABASE]
+    offset = row[L.F_AOFF]
+    space = row[L.F_SPACE]
+    bslot = m.warp_bslot[w]
+    total = size * vec
+    first_space = -1
+    # pass 1: resolve and check every lane
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            address = offset
+            if base >= 0:
+                address = np.int64(m.regs[w, base, lane]) + offset
+            got_space, got_offset = resolve(m, space, address, total, total)
+            if got_space < 0:
+                kind = S.ERR_OUT_OF_BOUNDS if got_offset == 1 else S.ERR_MISALIGNED
+                return fail(m, kind, pc, w, lane, address)
+            if first_space < 0:
+                first_space = got_space
+            elif got_space != first_space:
+                first_space = got_space   # mixed generic spaces: each lane still goes to its own
+            m.lane_addr[lane] = got_offset
+            m.snap[lane] = np.uint64(got_space)
+    req = m.mem_req
+    req[S.MR_SPACE] = first_space
+    req[S.MR_SIZE] = size
+    req[S.MR_VEC] = vec
+    req[S.MR_MASK] = mask
+    req[S.MR_BYTES] = total
+    # pass 2: perform the accesses in lane order
+    if op == c.OP_LD:
+        req[S.MR_KIND] = S.MR_LOAD
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                lane_space = np.int64(m.snap[lane])
+                row_index = w * 32 + lane
+                for k in range(vec):
+                    d = row[L.F_DST0 + k]
+                    value = read_element(m, lane_space, m.lane_addr[lane] + k * size, size, bslot, row_index)
+                    if d >= 0:
+                        m.regs[w, d, lane] = extend_loaded(value, ty, size)
+    elif op == c.OP_ST:
+        req[S.MR_KIND] = S.MR_STORE
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                lane_space = np.int64(m.snap[lane])
+                row_index = w * 32 + lane
+                for k in range(vec):
+                    value = read_src(m, row, k, w, lane)
+                    write_element(m, lane_space, m.lane_addr[lane] + k * size, size, bslot, row_index, value)
+    else:
+        req[S.MR_KIND] = S.MR_ATOMIC
+        aux = row[L.F_AUX]
+        d0 = row[L.F_DST0] if op == c.OP_ATOM else -1
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                lane_space = np.int64(m.snap[lane])
+                row_index = w * 32 + lane
+                old = read_element(m, lane_space, m.lane_addr[lane], size, bslot, row_index)
+                b = read_src(m, row, 0, w, lane)
+                cv = read_src(m, row, 1, w, lane) if aux == L.ATOM_CAS else U64_0
+                new = atomic_update(aux, ty, old, b, cv)
+                write_element(m, lane_space, m.lane_addr[lane], size, bslot, row_index, new)
+                if d0 >= 0:
+                    m.regs[w, d0, lane] = old
+    return STATUS_OK
+
+
+@njit(cache=True)
+def exec_cvta(m, row, w, mask):
+    to_space = row[L.F_AUX] == 1
+    space = row[L.F_SPACE]
+    window = np.uint64(0)
+    if space == L.SP_SHARED:
+        window = np.uint64(L.SHARED_WINDOW)
+    elif space == L.SP_LOCAL:
+        window = np.uint64(L.LOCAL_WINDOW)
+    narrow = c.TYPE_BYTES[row[L.F_TY]] == 4
+    d = row[L.F_DST0]
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            a = read_src(m, row, 0, w, lane)
+            value = a - window if to_space else a + window
+            if narrow:
+                value &= U32_MASK
+            m.regs[w, d, lane] = value
+
+
+@njit(cache=True)
+def step_warp(m, code, w):
+    """Execute the next instruction of warp slot ``w``. Returns a STATUS_* code."""
+    sp = m.sp[w]
+    pc = m.stk_pc[w, sp]
+    active = m.stk_mask[w, sp]
+    row = code[pc]
+    op = row[L.F_OP]
+    mask = guard_mask(m, row, w, active)
+    counts = m.pc_counts
+    counts[pc, 0] += 1
+    n_active = 0
+    n_on = 0
+    for lane in range(32):
+        n_active += (active >> lane) & 1
+        n_on += (mask >> lane) & 1
+    counts[pc, 1] += n_active
+    counts[pc, 2] += n_on
+    m.mem_req[S.MR_KIND] = 0
+    m.mem_req[S.MR_PC] = pc
+    status = STATUS_OK
+    if op <= c.OP_LAST_ALU:
+        exec_alu(m, row, w, mask)
+    elif op == c.OP_BRA:
+        if not branch(m, w, pc, row[L.F_TARGET], row[L.F_RECONV], mask, active):
+            return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
+        return STATUS_OK if m.sp[w] >= 0 else STATUS_EXITED
+    elif op == c.OP_LD or op == c.OP_ST or op == c.OP_ATOM or op == c.OP_RED:
+        status = exec_memory(m, row, pc, w, mask)
+        if status != STATUS_OK:
+            return status
+    elif op == c.OP_EXIT:
+        if mask == 0:
+            m.stk_pc[w, sp] = pc + 1
+            normalize(m, w)
+            return STATUS_OK
+        top = exit_lanes(m, w, pc, mask)
+        return STATUS_EXITED if top < 0 else STATUS_OK
+    elif op == c.OP_CVTA:
+        exec_cvta(m, row, w, mask)
+    elif op == c.OP_BAR:
+        status = STATUS_BARRIER if mask != 0 else STATUS_OK
+        first = 0
+        while first < 31 and not (mask >> first) & 1:
+            first += 1
+        m.mem_req[S.MR_BAR_ID] = np.int64(read_src(m, row, 0, w, first))
+        m.mem_req[S.MR_BAR_COUNT] = np.int64(read_src(m, row, 1, w, first)) if row[L.F_NSRC] > 1 else 0
+    elif op == c.OP_MEMBAR:
+        status = STATUS_MEMBAR
+    elif op == c.OP_NANOSLEEP:
+        status = STATUS_SLEEP
+    elif op == c.OP_TRAP:
+        if mask != 0:
+            return fail(m, S.ERR_TRAP, pc, w, 0, 0)
+    elif op >= c.OP_SHFL and op <= c.OP_REDUX:
+        warp_op(m, row, w, mask)
+    m.stk_pc[w, sp] = pc + 1
+    normalize(m, w)
+    if m.sp[w] < 0:
+        return STATUS_EXITED
+    return status

@@ -1,0 +1,100 @@
+"""Shared-memory banks: how many wavefronts (passes through the banks) one warp access takes.
+
+What it models
+    Shared memory is split into ``banks`` banks of ``bank_bytes``-byte words (32 x 4 B on every NVIDIA GPU
+    since Maxwell); word ``w`` lives in bank ``w % banks``. Each bank delivers one word per wavefront, so a
+    request needs as many wavefronts as the largest number of *distinct* words any one bank must deliver.
+    Several lanes reading the same word are served together (broadcast / multicast), so they do not
+    conflict.
+
+Wide accesses
+    The banks deliver ``banks * bank_bytes`` bytes per wavefront (128 B), so a warp of 64-bit accesses
+    (256 B) cannot finish in one. The hardware processes such a request in phases: half a warp at a time for
+    8-byte accesses, a quarter warp for 16-byte accesses; in general ``banks * bank_bytes // access_bytes``
+    lanes per phase, at most 32. Conflicts are counted inside each phase, and the request's wavefronts are
+    the sum over phases that have at least one active lane. A conflict-free warp of ``ld.shared.v2.f32``
+    therefore takes 2 wavefronts and of ``ld.shared.v4.f32`` 4, matching Nsight Compute's
+    ``l1tex__data_pipe_lsu_wavefronts_mem_shared``.
+
+Simplifications
+    * Accesses are naturally aligned (PTX requires it), so an access of ``k * bank_bytes`` bytes covers
+      exactly ``k`` consecutive words and a narrower access covers one word.
+    * Stores are costed like loads (two lanes writing the same word are one bank access; which value wins
+      is the functional model's business).
+    * Phases are not merged across lanes of different phases even when that would be conflict-free.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+WARP_LANES = 32
+
+
+def make_shared_scratch(banks: int) -> np.ndarray:
+    """Return the int64 scratch array ``shared_wavefronts`` needs for ``banks`` banks."""
+    return np.empty(shared_scratch_length(banks), dtype=np.int64)
+
+
+def shared_scratch_length(banks: int) -> int:
+    """Entries ``shared_wavefronts``' scratch must hold: one phase's words plus one counter per bank."""
+    return max(WARP_LANES, banks) + banks
+
+
+@njit(cache=True)
+def _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per_lane, banks, bank_bytes,
+                      scratch):
+    """Wavefronts of one phase: the most distinct words any bank must deliver (0 if no lane is active).
+
+    ``scratch[:items]`` holds the words seen so far, ``scratch[word_slots:word_slots + banks]`` the
+    distinct-word count per bank.
+    """
+    word_slots = scratch.shape[0] - banks
+    for bank in range(banks):
+        scratch[word_slots + bank] = 0
+    words_seen = 0
+    worst_bank_words = 0
+    for lane in range(first_lane, min(first_lane + phase_lanes, WARP_LANES)):
+        if (active_mask >> lane) & 1 == 0:
+            continue
+        first_word = addresses[lane] // bank_bytes
+        for offset in range(words_per_lane):
+            word = first_word + offset
+            duplicate = False
+            for seen in range(words_seen):
+                if scratch[seen] == word:
+                    duplicate = True
+                    break
+            if duplicate:
+                continue
+            scratch[words_seen] = word
+            words_seen += 1
+            bank = word % banks
+            scratch[word_slots + bank] += 1
+            if scratch[word_slots + bank] > worst_bank_words:
+                worst_bank_words = scratch[word_slots + bank]
+    return worst_bank_words
+
+
+@njit(cache=True)
+def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, scratch):
+    """Number of wavefronts a warp's shared-memory access takes.
+
+    addresses     int64[32] per-lane byte offsets in the shared window
+    active_mask   uint32 bitmask of participating lanes
+    access_bytes  bytes per lane (1, 2, 4, 8 or 16)
+    banks         number of banks (32)
+    bank_bytes    width of one bank word in bytes (4)
+    scratch       int64[>= shared_scratch_length(banks)] work space (see ``make_shared_scratch``)
+
+    Returns the wavefront count (0 when no lane is active; 1 when conflict-free for accesses up to
+    ``bank_bytes``).
+    """
+    words_per_lane = max(1, access_bytes // bank_bytes)
+    phase_lanes = min(WARP_LANES, max(1, (banks * bank_bytes) // access_bytes))
+    wavefronts = 0
+    for first_lane in range(0, WARP_LANES, phase_lanes):
+        wavefronts += _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per_lane,
+                                        banks, bank_bytes, scratch)
+    return wavefronts

@@ -1,0 +1,78 @@
+"""The per-warp SIMT stack: divergence and reconvergence at the immediate post-dominator.
+
+Each warp slot has a stack of (pc, reconvergence pc, lane mask) entries; the
+top entry is what the warp executes. A divergent branch turns the top entry
+into the join entry (it resumes at the reconvergence pc with the full mask)
+and pushes the not-taken then the taken path, both ending at that pc. An
+entry is popped when its pc reaches its reconvergence pc, or when all its
+lanes have exited. Lanes leaving early with ``exit``/``ret`` are removed from
+every entry.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+STATUS_OK = 0
+STATUS_EXITED = 1
+STATUS_BARRIER = 2
+STATUS_ERROR = 3
+STATUS_SLEEP = 4
+STATUS_MEMBAR = 5
+
+
+@njit(cache=True)
+def init_warp(m, w, lane_mask):
+    """Start warp slot ``w`` at pc 0 with ``lane_mask`` lanes present."""
+    m.sp[w] = 0
+    m.stk_pc[w, 0] = 0
+    m.stk_rpc[w, 0] = -1
+    m.stk_mask[w, 0] = lane_mask
+    m.exited[w] = 0xFFFFFFFF ^ lane_mask
+
+
+@njit(cache=True)
+def normalize(m, w):
+    """Pop finished entries; returns the new top index (-1 when the warp is done)."""
+    sp = m.sp[w]
+    while sp >= 0:
+        if m.stk_mask[w, sp] == 0 or m.stk_pc[w, sp] == m.stk_rpc[w, sp]:
+            sp -= 1
+        else:
+            break
+    m.sp[w] = sp
+    return sp
+
+
+@njit(cache=True)
+def branch(m, w, pc, target, reconv, taken, active):
+    """Apply a branch with ``taken`` lanes of ``active``; returns False on stack overflow."""
+    sp = m.sp[w]
+    if taken == active:
+        m.stk_pc[w, sp] = target
+    elif taken == 0:
+        m.stk_pc[w, sp] = pc + 1
+    else:
+        if sp + 2 >= m.stk_pc.shape[1]:
+            return False
+        m.stk_pc[w, sp] = reconv
+        m.stk_pc[w, sp + 1] = pc + 1
+        m.stk_rpc[w, sp + 1] = reconv
+        m.stk_mask[w, sp + 1] = active & ~taken
+        m.stk_pc[w, sp + 2] = target
+        m.stk_rpc[w, sp + 2] = reconv
+        m.stk_mask[w, sp + 2] = taken
+        m.sp[w] = sp + 2
+    normalize(m, w)
+    return True
+
+
+@njit(cache=True)
+def exit_lanes(m, w, pc, lanes):
+    """Lanes ``lanes`` leave the kernel; the rest of the top entry continues at pc + 1."""
+    m.exited[w] |= lanes
+    sp = m.sp[w]
+    m.stk_pc[w, sp] = pc + 1
+    for e in range(sp + 1):
+        m.stk_mask[w, e] &= ~lanes
+    return normalize(m, w)

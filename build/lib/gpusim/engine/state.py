@@ -1,0 +1,128 @@
+"""The engine's mutable state, laid out in one place.
+
+Everything that changes while a kernel runs is a numpy array inside the
+``Machine`` namedtuple (numba passes a namedtuple of arrays to compiled code as
+one value). Warp state is indexed by *warp slot* ``w``; a slot holds one warp
+of a resident block. Lane ``l`` of slot ``w`` is row ``w * 32 + l`` of the
+per-thread arrays.
+
+=============  ===========================  ==============================================
+field          shape / dtype                meaning
+=============  ===========================  ==============================================
+regs           [W, R, 32] uint64            register file: raw bits, 32-bit values zero-extended
+stk_pc         [W, D] int64                 SIMT stack: next pc of each entry
+stk_rpc        [W, D] int64                 SIMT stack: reconvergence pc (-1 for the base entry)
+stk_mask       [W, D] int64                 SIMT stack: lane mask of each entry
+sp             [W] int64                    index of the top entry (-1: warp finished)
+exited         [W] int64                    lanes that have exited (or never existed)
+warp_block     [W] int64                    linear block id (in the grid) of the slot's warp
+warp_index     [W] int64                    warp index within its block
+warp_bslot     [W] int64                    block slot (row of the shared-memory arrays)
+warp_sm        [W] int64                    SM the warp runs on
+warp_slot_sm   [W] int64                    warp slot number within its SM (%warpid)
+mem8..mem64    [heap] uint8..uint64 views   device memory from GLOBAL_BASE
+valid          [heap] uint8                 1 where a byte belongs to a live allocation
+shared8..64    [B, S] views                 shared memory of each block slot
+local8..64     [W * 32, LB] views           local memory of each thread
+param8..64     [P] views                    the launch's parameter buffer
+launch         [LAUNCH_FIELDS] int64        grid/block geometry and sizes (L_* indices)
+pc_counts      [n_inst, 3] int64            warp instructions, active threads, predicated-on threads
+err            [8] int64                    the first error: kind, pc, warp slot, lane, address, extra
+lane_addr      [32] int64                   scratch: per-lane resolved address of the last memory op
+mem_req        [10] int64                   scratch: the last memory op (space, size, vec, kind, mask,
+                                            bytes), barrier id/count, and the pc executed
+snap           [32] uint64                  scratch: a register of all lanes (shuffles)
+clock          [1] int64                    the current cycle (for %clock)
+=============  ===========================  ==============================================
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+WARP_SIZE = 32
+FULL_MASK = 0xFFFFFFFF
+
+Machine = namedtuple("Machine", [
+    "regs", "stk_pc", "stk_rpc", "stk_mask", "sp", "exited",
+    "warp_block", "warp_index", "warp_bslot", "warp_sm", "warp_slot_sm",
+    "mem8", "mem16", "mem32", "mem64", "valid",
+    "shared8", "shared16", "shared32", "shared64",
+    "local8", "local16", "local32", "local64",
+    "param8", "param16", "param32", "param64",
+    "launch", "pc_counts", "err", "lane_addr", "mem_req", "snap", "clock",
+])
+
+# launch[] indices
+L_NTID_X, L_NTID_Y, L_NTID_Z = 0, 1, 2
+L_NCTAID_X, L_NCTAID_Y, L_NCTAID_Z = 3, 4, 5
+L_THREADS_PER_BLOCK = 6
+L_WARPS_PER_BLOCK = 7
+L_NSM = 8
+L_DYNAMIC_SMEM = 9
+L_SHARED_BYTES = 10       # bytes of shared memory per block (static + dynamic)
+L_GRIDID = 11
+L_HEAP_BYTES = 12
+L_LOCAL_BYTES = 13
+L_PARAM_BYTES = 14
+L_N_INST = 15
+L_STACK_DEPTH = 16
+L_MAX_WARPS_PER_SM = 17
+LAUNCH_FIELDS = 18
+
+# err[] layout and error kinds
+E_KIND, E_PC, E_WARP, E_LANE, E_ADDRESS, E_EXTRA = 0, 1, 2, 3, 4, 5
+ERR_NONE = 0
+ERR_OUT_OF_BOUNDS = 1
+ERR_MISALIGNED = 2
+ERR_STACK_OVERFLOW = 3
+ERR_TRAP = 4
+ERR_BAD_SPACE = 5
+
+# mem_req[] layout
+MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8
+MR_LOAD, MR_STORE, MR_ATOMIC = 1, 2, 3
+
+
+def _views(buffer: np.ndarray) -> tuple:
+    return (buffer, buffer.view(np.uint16), buffer.view(np.uint32), buffer.view(np.uint64))
+
+
+def padded(nbytes: int) -> int:
+    """Sizes are padded to 8 bytes so that 64-bit views exist."""
+    return max(8, (int(nbytes) + 7) // 8 * 8)
+
+
+def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots: int, shared_bytes: int,
+                 local_bytes: int, heap: np.ndarray, valid: np.ndarray, params: np.ndarray,
+                 launch: np.ndarray, n_inst: int) -> Machine:
+    """Allocate the state for ``warp_slots`` resident warps of a kernel."""
+    shared = np.zeros((block_slots, padded(shared_bytes)), dtype=np.uint8)
+    local = np.zeros((warp_slots * WARP_SIZE, padded(local_bytes)), dtype=np.uint8)
+    return Machine(
+        regs=np.zeros((warp_slots, n_regs, WARP_SIZE), dtype=np.uint64),
+        stk_pc=np.zeros((warp_slots, stack_depth), dtype=np.int64),
+        stk_rpc=np.full((warp_slots, stack_depth), -1, dtype=np.int64),
+        stk_mask=np.zeros((warp_slots, stack_depth), dtype=np.int64),
+        sp=np.full(warp_slots, -1, dtype=np.int64),
+        exited=np.zeros(warp_slots, dtype=np.int64),
+        warp_block=np.zeros(warp_slots, dtype=np.int64),
+        warp_index=np.zeros(warp_slots, dtype=np.int64),
+        warp_bslot=np.zeros(warp_slots, dtype=np.int64),
+        warp_sm=np.zeros(warp_slots, dtype=np.int64),
+        warp_slot_sm=np.zeros(warp_slots, dtype=np.int64),
+        **dict(zip(("mem8", "mem16", "mem32", "mem64"), _views(heap), strict=True)),
+        valid=valid,
+        **dict(zip(("shared8", "shared16", "shared32", "shared64"), _views(shared), strict=True)),
+        **dict(zip(("local8", "local16", "local32", "local64"), _views(local), strict=True)),
+        **dict(zip(("param8", "param16", "param32", "param64"), _views(params), strict=True)),
+        launch=launch,
+        pc_counts=np.zeros((max(n_inst, 1), 3), dtype=np.int64),
+        err=np.zeros(8, dtype=np.int64),
+        lane_addr=np.zeros(WARP_SIZE, dtype=np.int64),
+        mem_req=np.zeros(10, dtype=np.int64),
+        snap=np.zeros(WARP_SIZE, dtype=np.uint64),
+        clock=np.zeros(1, dtype=np.int64),
+    )

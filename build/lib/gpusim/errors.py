@@ -1,0 +1,66 @@
+"""The project's own exception types.
+
+Every user mistake ends in exactly one of these, with a message that names
+where (file, line, column, kernel, block, thread) and what was expected.
+Nothing raised from deep inside the engine reaches a user raw: the launch
+code translates engine status codes into these.
+"""
+
+from __future__ import annotations
+
+
+class GpusimError(Exception):
+    """Base class of every error gpusim raises on purpose."""
+
+
+class PTXSyntaxError(GpusimError):
+    """Malformed PTX: names file:line:column, the offending text and what was expected."""
+
+    def __init__(self, message: str, file: str = "<ptx>", line: int = 0, column: int = 0, text: str = ""):
+        self.file = file
+        self.line = line
+        self.column = column
+        self.text = text
+        self.detail = message
+        where = f"{file}:{line}:{column}"
+        shown = f"\n    {text.strip()}" if text else ""
+        super().__init__(f"{where}: {message}{shown}")
+
+
+class UnsupportedPTXError(PTXSyntaxError):
+    """Well-formed PTX that gpusim does not (yet) model; the message lists what is supported."""
+
+
+class ConfigError(GpusimError):
+    """A config file or override with a missing, unknown or impossible field."""
+
+    def __init__(self, message: str, file: str = "<config>", field: str = ""):
+        self.file = file
+        self.field = field
+        where = f"{file}: field '{field}'" if field else file
+        super().__init__(f"{where}: {message}")
+
+
+class LaunchError(GpusimError):
+    """A launch CUDA would refuse (bad grid/block, too many resources, wrong arguments)."""
+
+
+class IllegalAddressError(GpusimError):
+    """An out-of-bounds or misaligned memory access, reported like CUDA's illegal address."""
+
+    def __init__(self, message: str, kernel: str = "", block: tuple = (), thread: tuple = (),
+                 line: int = 0, address: int = 0):
+        self.kernel = kernel
+        self.block = block
+        self.thread = thread
+        self.line = line
+        self.address = address
+        super().__init__(message)
+
+
+class DeadlockError(GpusimError):
+    """Warps that can never make progress (a barrier some warps never reach)."""
+
+
+class SimulationLimitError(GpusimError):
+    """A kernel ran past the config's max_cycles (or the functional instruction limit)."""

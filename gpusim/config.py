@@ -1,0 +1,506 @@
+"""GPUConfig: the immutable description (Spec) of a simulated GPU, and its loading from configs/*.toml.
+
+What it models: every number the simulator needs about a chip -- SM count and clock, the CUDA launch and
+occupancy limits of its compute capability, pipe widths and latencies, the memory hierarchy (shared
+memory banks, sectored L1, sliced L2, DRAM channels), launch costs on the GPU side and host-side API costs
+for the system model. Each field carries its unit in its name and a one-line description in its metadata;
+the .toml files group the fields in tables ([chip] [limits] [pipes] [memory] [launch] [host]) and cite a
+source beside every value.
+
+What it simplifies: a config is a flat set of scalars. Clock domains are one (the core clock; L2 and DRAM
+rates are expressed per core cycle). A config "sliced" to fewer SMs (``sms=N``) keeps each SM's share of
+L2 and DRAM (capacity per slice, bandwidth per SM) rather than modelling a real cut-down part. The warp size
+is the constant 32 and not configurable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib.resources
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpusim.errors import ConfigError
+
+WARP_SIZE = 32
+"""Threads per warp: a constant of every NVIDIA GPU the simulator models, deliberately not a config field."""
+
+SCHEDULER_POLICIES = ("gto", "lrr", "two_level")
+"""Warp-scheduler policies the engine implements: greedy-then-oldest, loose round-robin, two-level."""
+
+TABLES = ("chip", "limits", "pipes", "memory", "launch", "host")
+"""The TOML tables a config file groups its fields in, in order."""
+
+OVERRIDE_SOURCE = "<override>"
+
+
+def _spec(table: str, unit: str, doc: str, *, minimum: float | None = 1, loader_set: bool = False) -> Any:
+    """Declare one config field: its TOML table, unit, description and smallest allowed value.
+
+    ``minimum`` is inclusive for integers and for floats 0 means "not negative", 1 means "positive";
+    ``None`` skips the check. ``loader_set`` fields are filled in by the loader, never by a file.
+    """
+    return field(metadata={"table": table, "unit": unit, "doc": doc, "minimum": minimum,
+                           "loader_set": loader_set})
+
+
+@dataclass(frozen=True)
+class GPUConfig:
+    """A validated, immutable GPU description. Build it with ``load_config``; change it with ``replace``."""
+
+    # [chip]
+    name: str = _spec("chip", "", "short name of the config, e.g. 'h100-sxm'", minimum=None)
+    description: str = _spec("chip", "", "one-line description of the modelled product", minimum=None)
+    compute_capability: str = _spec("chip", "", "CUDA compute capability 'major.minor'", minimum=None)
+    sms: int = _spec("chip", "SMs", "streaming multiprocessors simulated (fewer than chip_sms: a slice)")
+    chip_sms: int = _spec("chip", "SMs", "SMs of the whole chip in the file (set by the loader)",
+                          loader_set=True)
+    core_clock_mhz: float = _spec("chip", "MHz", "SM clock; every *_cycles field counts these cycles")
+    sub_partitions_per_sm: int = _spec("chip", "sub-partitions", "SM quarters, each a warp scheduler "
+                                       "with its own register file slice")
+    # [limits]
+    max_threads_per_block: int = _spec("limits", "threads", "largest block a launch may use")
+    max_block_dims: tuple[int, ...] = _spec("limits", "threads", "largest block size in x, y, z")
+    max_grid_dims: tuple[int, ...] = _spec("limits", "blocks", "largest grid size in x, y, z")
+    max_warps_per_sm: int = _spec("limits", "warps", "resident warps per SM")
+    max_blocks_per_sm: int = _spec("limits", "blocks", "resident blocks per SM")
+    registers_per_sm: int = _spec("limits", "32-bit registers", "register file per SM")
+    max_registers_per_block: int = _spec("limits", "32-bit registers", "registers one block may hold")
+    max_registers_per_thread: int = _spec("limits", "32-bit registers", "registers one thread may use")
+    register_allocation_unit: int = _spec("limits", "32-bit registers", "granule of a warp's register "
+                                          "allocation")
+    l1_shared_bytes_per_sm: int = _spec("limits", "bytes", "unified L1 data cache + shared memory per SM")
+    max_shared_bytes_per_sm: int = _spec("limits", "bytes", "largest shared-memory carveout per SM")
+    shared_carveouts_kb: tuple[int, ...] = _spec("limits", "KiB", "supported shared-memory carveouts, "
+                                                 "increasing", minimum=0)
+    max_shared_bytes_per_block: int = _spec("limits", "bytes", "shared memory one block may use "
+                                            "(with the opt-in attribute)")
+    default_max_shared_bytes_per_block: int = _spec("limits", "bytes", "shared memory one block may use "
+                                                    "without opting in")
+    shared_allocation_unit_bytes: int = _spec("limits", "bytes", "granule of a block's shared allocation")
+    shared_reserved_bytes_per_block: int = _spec("limits", "bytes", "shared memory the driver reserves "
+                                                 "per block", minimum=0)
+    # [pipes]
+    fp32_lanes_per_sm: int = _spec("pipes", "lanes", "FP32 FMA lanes per SM")
+    fp64_lanes_per_sm: int = _spec("pipes", "lanes", "FP64 FMA lanes per SM")
+    int32_lanes_per_sm: int = _spec("pipes", "lanes", "INT32 lanes per SM")
+    sfu_lanes_per_sm: int = _spec("pipes", "lanes", "special-function (rsqrt, sin, ex2) lanes per SM")
+    lsu_lanes_per_sm: int = _spec("pipes", "lanes", "load/store address lanes per SM")
+    tensor_flops_per_cycle_per_sm: int = _spec("pipes", "FLOP/cycle", "dense FP16 tensor-core rate per SM")
+    fp32_latency_cycles: int = _spec("pipes", "cycles", "dependent FP32 add/mul/FMA")
+    int32_latency_cycles: int = _spec("pipes", "cycles", "dependent INT32 add/logic/shift")
+    imad_latency_cycles: int = _spec("pipes", "cycles", "dependent 32-bit integer multiply(-add)")
+    fp64_latency_cycles: int = _spec("pipes", "cycles", "dependent FP64 add/mul/FMA")
+    sfu_latency_cycles: int = _spec("pipes", "cycles", "special-function result")
+    conversion_latency_cycles: int = _spec("pipes", "cycles", "type conversion (cvt) result")
+    branch_latency_cycles: int = _spec("pipes", "cycles", "branch resolution before the warp fetches again")
+    shuffle_latency_cycles: int = _spec("pipes", "cycles", "warp shuffle / vote result")
+    barrier_latency_cycles: int = _spec("pipes", "cycles", "release after the last warp reaches bar.sync")
+    # [memory]
+    sector_bytes: int = _spec("memory", "bytes", "cache sector: the unit of transfer below L1")
+    line_bytes: int = _spec("memory", "bytes", "cache line (a whole number of sectors)")
+    shared_banks: int = _spec("memory", "banks", "shared-memory banks")
+    shared_bank_bytes: int = _spec("memory", "bytes", "width of one shared-memory bank")
+    shared_latency_cycles: int = _spec("memory", "cycles", "shared-memory load to use, no conflict")
+    shared_bytes_per_cycle_per_sm: float = _spec("memory", "bytes/cycle", "shared-memory data path per SM")
+    l1_latency_cycles: int = _spec("memory", "cycles", "global load to use on an L1 hit")
+    l1_assoc: int = _spec("memory", "ways", "L1 associativity (sets follow from the capacity left by "
+                          "the carveout)")
+    l1_bytes_per_cycle_per_sm: float = _spec("memory", "bytes/cycle", "L1 data path per SM")
+    l2_bytes: int = _spec("memory", "bytes", "L2 capacity (of the slice when sms < chip_sms)")
+    l2_slices: int = _spec("memory", "slices", "L2 slices, addresses hashed across them")
+    chip_l2_slices: int = _spec("memory", "slices", "L2 slices of the whole chip (set by the loader)",
+                                loader_set=True)
+    l2_assoc: int = _spec("memory", "ways", "L2 associativity")
+    l2_latency_cycles: int = _spec("memory", "cycles", "global load to use on an L2 hit")
+    l2_bytes_per_cycle: float = _spec("memory", "bytes/cycle", "L2 bandwidth of all slices together")
+    dram_bytes: int = _spec("memory", "bytes", "device memory capacity (not scaled by slicing)")
+    dram_bandwidth_gbs: float = _spec("memory", "GB/s (1e9 B/s)", "peak DRAM bandwidth (of the slice)")
+    dram_efficiency: float = _spec("memory", "fraction", "share of peak a channel sustains when streaming")
+    dram_channels: int = _spec("memory", "channels", "independent DRAM channels, addresses hashed across")
+    chip_dram_channels: int = _spec("memory", "channels", "DRAM channels of the whole chip (set by the "
+                                    "loader)", loader_set=True)
+    dram_latency_cycles: int = _spec("memory", "cycles", "global load to use on a DRAM access (unloaded)")
+    interconnect_bytes_per_cycle_per_sm: float = _spec("memory", "bytes/cycle", "SM-to-L2 port per SM")
+    mshrs_per_sm: int = _spec("memory", "sectors", "outstanding L1 miss sectors per SM")
+    atomic_l2_ops_per_cycle_per_slice: float = _spec("memory", "ops/cycle", "global atomics an L2 slice "
+                                                     "performs per cycle")
+    atomic_shared_latency_cycles: int = _spec("memory", "cycles", "shared-memory atomic to use")
+    # [launch]
+    kernel_launch_latency_cycles: int = _spec("launch", "cycles", "GPU-side cost from a stream launch "
+                                              "to the first block", minimum=0)
+    block_launch_cycles: int = _spec("launch", "cycles", "cost for a block to start on an SM", minimum=0)
+    scheduler: str = _spec("launch", "", "warp-scheduler policy: " + ", ".join(SCHEDULER_POLICIES),
+                           minimum=None)
+    two_level_active_warps: int = _spec("launch", "warps", "active-set size per scheduler under "
+                                        "'two_level'")
+    max_cycles: int = _spec("launch", "cycles", "simulation limit; a kernel past it is an error")
+    # [host]
+    launch_cpu_us: float = _spec("host", "us", "CPU time of one kernel launch call", minimum=0)
+    sync_cpu_us: float = _spec("host", "us", "CPU time to return from a synchronize once the GPU is idle",
+                               minimum=0)
+    graph_launch_cpu_us: float = _spec("host", "us", "CPU time of one graph launch call", minimum=0)
+    graph_instantiate_us_per_kernel: float = _spec("host", "us", "CPU time to instantiate a graph, per "
+                                                   "kernel node", minimum=0)
+    graph_kernel_gpu_us: float = _spec("host", "us", "GPU-side cost per kernel inside a graph (replaces "
+                                       "kernel_launch_latency_cycles)", minimum=0)
+    memcpy_setup_cpu_us: float = _spec("host", "us", "CPU time of one memcpy call", minimum=0)
+    link_bandwidth_gbs: float = _spec("host", "GB/s (1e9 B/s)", "host<->device link, achievable, per "
+                                      "direction")
+    link_latency_us: float = _spec("host", "us", "host<->device link latency per copy", minimum=0)
+    copy_engines: int = _spec("host", "engines", "copy engines (copies in flight at once)")
+
+    # ------------------------------------------------------------ derived (computed, not stored)
+    @property
+    def warp_size(self) -> int:
+        return WARP_SIZE
+
+    @property
+    def clock_hz(self) -> float:
+        return self.core_clock_mhz * 1e6
+
+    @property
+    def cc_major(self) -> int:
+        return int(self.compute_capability.split(".")[0])
+
+    @property
+    def cc_minor(self) -> int:
+        return int(self.compute_capability.split(".")[1])
+
+    @property
+    def warps_per_sub_partition(self) -> int:
+        return self.max_warps_per_sm // self.sub_partitions_per_sm
+
+    @property
+    def registers_per_sub_partition(self) -> int:
+        return self.registers_per_sm // self.sub_partitions_per_sm
+
+    @property
+    def shared_carveouts_bytes(self) -> tuple[int, ...]:
+        return tuple(kib * 1024 for kib in self.shared_carveouts_kb)
+
+    @property
+    def sectors_per_line(self) -> int:
+        return self.line_bytes // self.sector_bytes
+
+    @property
+    def l2_bytes_per_slice(self) -> int:
+        return self.l2_bytes // self.l2_slices
+
+    @property
+    def l2_sets_per_slice(self) -> int:
+        return self.l2_bytes_per_slice // (self.l2_assoc * self.line_bytes)
+
+    @property
+    def l2_bytes_per_cycle_per_slice(self) -> float:
+        return self.l2_bytes_per_cycle / self.l2_slices
+
+    @property
+    def dram_bytes_per_cycle(self) -> float:
+        return self.dram_bandwidth_gbs * 1e9 / self.clock_hz
+
+    @property
+    def dram_bytes_per_cycle_per_channel(self) -> float:
+        return self.dram_bytes_per_cycle / self.dram_channels
+
+    @property
+    def peak_fp32_flops(self) -> float:
+        return 2.0 * self.fp32_lanes_per_sm * self.sms * self.clock_hz
+
+    @property
+    def peak_fp64_flops(self) -> float:
+        return 2.0 * self.fp64_lanes_per_sm * self.sms * self.clock_hz
+
+    @property
+    def peak_tensor_flops(self) -> float:
+        return float(self.tensor_flops_per_cycle_per_sm) * self.sms * self.clock_hz
+
+    def l1_cache_bytes(self, shared_carveout_bytes: int) -> int:
+        """L1 data-cache capacity left when the SM runs with this shared-memory carveout."""
+        return self.l1_shared_bytes_per_sm - shared_carveout_bytes
+
+    # ------------------------------------------------------------ API
+    def replace(self, **overrides: Any) -> GPUConfig:
+        """A copy with some fields changed, validated like a file; ``sms=N`` slices the chip."""
+        return _apply_overrides(self, overrides, OVERRIDE_SOURCE)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every stored field by name (lists for the tuple fields): plain data for JSON or a table."""
+        return {spec.name: (list(value) if isinstance(value, tuple) else value)
+                for spec in dataclasses.fields(self) for value in [getattr(self, spec.name)]}
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], source: str = "<dict>") -> GPUConfig:
+        """Build from a flat mapping of every field (e.g. ``to_dict()`` output), validated."""
+        return _build(dict(values), source)
+
+    def describe(self) -> str:
+        """A few lines naming the chip, its size and its peaks."""
+        share = f"{self.sms} of {self.chip_sms} SMs" if self.sms != self.chip_sms else f"{self.sms} SMs"
+        return "\n".join([
+            f"{self.name}: {self.description} (compute capability {self.compute_capability})",
+            f"  {share} @ {self.core_clock_mhz:g} MHz, {self.max_warps_per_sm} warps/SM, "
+            f"scheduler {self.scheduler}",
+            f"  peak {_flops_text(self.peak_fp32_flops)} FP32, {_flops_text(self.peak_fp64_flops)} FP64, "
+            f"{_flops_text(self.peak_tensor_flops)} tensor FP16",
+            f"  DRAM {self.dram_bandwidth_gbs:.4g} GB/s over {self.dram_channels} channels, "
+            f"L2 {self.l2_bytes / 2**20:g} MiB in {self.l2_slices} slices, "
+            f"L1+shared {self.l1_shared_bytes_per_sm // 1024} KiB/SM",
+        ])
+
+
+def _flops_text(flops_per_second: float) -> str:
+    """A FLOP/s figure in T or G units, three significant digits."""
+    if flops_per_second >= 1e12:
+        return f"{flops_per_second / 1e12:.3g} TFLOP/s"
+    return f"{flops_per_second / 1e9:.3g} GFLOP/s"
+
+
+FIELDS = {spec.name: spec for spec in dataclasses.fields(GPUConfig)}
+"""Every config field by name, with its metadata (table, unit, doc, minimum, loader_set)."""
+
+_KIND = {"str": str, "int": int, "float": float, "tuple[int, ...]": tuple}
+
+
+# ---------------------------------------------------------------- finding and loading files
+def _source_configs_dir() -> Path | None:
+    """configs/ of a source checkout (next to pyproject.toml), or None when running from an install."""
+    root = Path(__file__).resolve().parent.parent
+    directory = root / "configs"
+    return directory if directory.is_dir() and (root / "pyproject.toml").is_file() else None
+
+
+def _packaged_configs() -> Any:
+    """The installed ``gpusim.configs`` resource folder, or None when it is not installed."""
+    try:
+        return importlib.resources.files("gpusim.configs")
+    except ModuleNotFoundError:
+        return None
+
+
+def list_configs() -> list[str]:
+    """Names of the configs shipped with gpusim (usable as ``load_config(name)``)."""
+    names: set[str] = set()
+    source = _source_configs_dir()
+    if source is not None:
+        names.update(path.stem for path in source.glob("*.toml"))
+    packaged = _packaged_configs()
+    if packaged is not None:
+        names.update(entry.name[:-5] for entry in packaged.iterdir() if entry.name.endswith(".toml"))
+    return sorted(names)
+
+
+def _read_config_text(name_or_path: str | Path) -> tuple[str, str]:
+    """(TOML text, file name for messages) of a config given by name or path."""
+    text_form = str(name_or_path)
+    is_path = isinstance(name_or_path, Path) or "/" in text_form or "\\" in text_form \
+        or text_form.endswith(".toml")
+    if is_path:
+        path = Path(name_or_path)
+        if not path.is_file():
+            raise ConfigError("no such config file", file=text_form)
+        return path.read_text(encoding="utf-8"), text_form
+    source = _source_configs_dir()
+    if source is not None and (source / f"{text_form}.toml").is_file():
+        path = source / f"{text_form}.toml"
+        return path.read_text(encoding="utf-8"), str(path)
+    packaged = _packaged_configs()
+    if packaged is not None:
+        entry = packaged.joinpath(f"{text_form}.toml")
+        if entry.is_file():
+            return entry.read_text(encoding="utf-8"), f"gpusim/configs/{text_form}.toml"
+    available = ", ".join(list_configs()) or "(none found)"
+    raise ConfigError(f"unknown config name '{text_form}'; available: {available} "
+                      "(or give a path to a .toml file)", file=text_form)
+
+
+def load_config(name_or_path: str | Path, **overrides: Any) -> GPUConfig:
+    """Load a config by name (``"h100-sxm"``) or path, then apply keyword overrides (``sms=8``)."""
+    text, file = _read_config_text(name_or_path)
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"not valid TOML: {error}", file=file) from None
+    values: dict[str, Any] = {}
+    for table, content in document.items():
+        if table not in TABLES:
+            if table in FIELDS:
+                raise ConfigError(f"must be inside the table [{FIELDS[table].metadata['table']}]",
+                                  file=file, field=table)
+            raise ConfigError(f"unknown table [{table}]; expected tables: {', '.join(TABLES)}", file=file)
+        if not isinstance(content, dict):
+            raise ConfigError(f"[{table}] must be a table of fields", file=file)
+        for key, value in content.items():
+            _check_known(key, file)
+            if FIELDS[key].metadata["loader_set"]:
+                raise ConfigError("is set by the loader and cannot appear in a file", file=file, field=key)
+            if FIELDS[key].metadata["table"] != table:
+                raise ConfigError(f"belongs in [{FIELDS[key].metadata['table']}], not [{table}]",
+                                  file=file, field=key)
+            values[key] = value
+    missing = [name for name, spec in FIELDS.items()
+               if name not in values and not spec.metadata["loader_set"]]
+    if missing:
+        others = ", ".join(missing[1:]) or "nothing else"
+        raise ConfigError(f"missing (also missing: {others}); expected in "
+                          f"[{FIELDS[missing[0]].metadata['table']}]", file=file, field=missing[0])
+    for name, value in values.items():
+        values[name] = _coerce(name, value, file)
+    values["chip_sms"] = values["sms"]
+    values["chip_l2_slices"] = values["l2_slices"]
+    values["chip_dram_channels"] = values["dram_channels"]
+    config = _build(values, file)
+    return _apply_overrides(config, overrides, OVERRIDE_SOURCE) if overrides else config
+
+
+# ---------------------------------------------------------------- overrides and slicing
+def _check_known(name: str, file: str) -> None:
+    if name not in FIELDS:
+        close = difflib.get_close_matches(name, list(FIELDS), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ConfigError(f"unknown field{hint}", file=file, field=name)
+
+
+def _apply_overrides(config: GPUConfig, overrides: dict[str, Any], file: str) -> GPUConfig:
+    """Change fields by keyword; a new ``sms`` scales L2 and DRAM in proportion (the chip's per-SM share)."""
+    changes: dict[str, Any] = {}
+    for name, value in overrides.items():
+        _check_known(name, file)
+        if FIELDS[name].metadata["loader_set"]:
+            raise ConfigError("is set by the loader and cannot be overridden", file=file, field=name)
+        changes[name] = _coerce(name, value, file)
+    values = {spec.name: getattr(config, spec.name) for spec in dataclasses.fields(config)}
+    new_sms = changes.get("sms", config.sms)
+    if new_sms != config.sms:
+        if not 1 <= new_sms <= config.chip_sms:
+            raise ConfigError(f"must be between 1 and the chip's {config.chip_sms} SMs (a slice of "
+                              f"the chip); got {new_sms}", file=file, field="sms")
+        values.update(_slice_values(config, new_sms))
+    values.update(changes)
+    if values["sms"] == values["chip_sms"]:
+        values["chip_l2_slices"] = values["l2_slices"]
+        values["chip_dram_channels"] = values["dram_channels"]
+    return _build(values, file)
+
+
+def _slice_values(config: GPUConfig, new_sms: int) -> dict[str, Any]:
+    """L2 and DRAM of an ``new_sms``-SM slice: per-SM bandwidth and per-slice L2 capacity kept."""
+    fraction_of_chip = new_sms / config.chip_sms
+    l2_slices = max(1, math.floor(config.chip_l2_slices * fraction_of_chip + 0.5))
+    dram_channels = max(1, math.floor(config.chip_dram_channels * fraction_of_chip + 0.5))
+    return {
+        "sms": new_sms,
+        "l2_slices": l2_slices,
+        "l2_bytes": config.l2_bytes_per_slice * l2_slices,
+        "l2_bytes_per_cycle": config.l2_bytes_per_cycle * new_sms / config.sms,
+        "dram_bandwidth_gbs": config.dram_bandwidth_gbs * new_sms / config.sms,
+        "dram_channels": dram_channels,
+    }
+
+
+# ---------------------------------------------------------------- validation
+def _coerce(name: str, value: Any, file: str) -> Any:
+    """Check a value's type against the field's; ints are accepted for floats, lists for tuples."""
+    kind = _KIND[str(FIELDS[name].type)]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if kind is tuple:
+        if not isinstance(value, list | tuple) or not all(
+                isinstance(item, int) and not isinstance(item, bool) for item in value):
+            raise ConfigError(f"expected a list of integers, got {value!r}", file=file, field=name)
+        return tuple(value)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ConfigError(f"expected {kind.__name__}, got {type(value).__name__} {value!r}",
+                          file=file, field=name)
+    return value
+
+
+def _build(values: dict[str, Any], file: str) -> GPUConfig:
+    """Validate a complete flat mapping of fields and construct the config."""
+    for name in values:
+        _check_known(name, file)
+    missing = [name for name in FIELDS if name not in values]
+    if missing:
+        raise ConfigError("missing", file=file, field=missing[0])
+    for name in FIELDS:
+        values[name] = _coerce(name, values[name], file)
+    _validate(values, file)
+    return GPUConfig(**values)
+
+
+def _validate(values: dict[str, Any], file: str) -> None:
+    """Every value possible, every relation between fields consistent; else ConfigError naming the field."""
+    def fail(field_name: str, message: str) -> None:
+        raise ConfigError(message, file=file, field=field_name)
+
+    for name, spec in FIELDS.items():
+        minimum, value = spec.metadata["minimum"], values[name]
+        if minimum is None:
+            continue
+        items = value if isinstance(value, tuple) else (value,)
+        for item in items:
+            too_small = item <= 0 if (isinstance(item, float) and minimum == 1) else item < minimum
+            if too_small:
+                bound = "positive" if minimum == 1 else "at least 0"
+                fail(name, f"must be {bound} ({spec.metadata['unit']}), got {value!r}")
+    v = values
+    if not re.fullmatch(r"\d+\.\d+", v["compute_capability"]):
+        fail("compute_capability", f"expected 'major.minor' like '9.0', got {v['compute_capability']!r}")
+    if v["scheduler"] not in SCHEDULER_POLICIES:
+        fail("scheduler", f"expected one of {', '.join(SCHEDULER_POLICIES)}, got {v['scheduler']!r}")
+    if v["sms"] > v["chip_sms"]:
+        fail("sms", f"the chip has {v['chip_sms']} SMs; got {v['sms']}")
+    for name in ("max_block_dims", "max_grid_dims"):
+        if len(v[name]) != 3:
+            fail(name, f"expected 3 values (x, y, z), got {list(v[name])}")
+    if v["max_warps_per_sm"] % v["sub_partitions_per_sm"]:
+        fail("sub_partitions_per_sm", f"{v['sub_partitions_per_sm']} does not divide max_warps_per_sm "
+             f"{v['max_warps_per_sm']}")
+    if v["registers_per_sm"] % v["sub_partitions_per_sm"]:
+        fail("registers_per_sm", "must divide evenly among the sub-partitions")
+    if v["max_threads_per_block"] > v["max_warps_per_sm"] * WARP_SIZE:
+        fail("max_threads_per_block", f"a block of {v['max_threads_per_block']} threads would not fit in "
+             f"{v['max_warps_per_sm']} warps per SM")
+    if v["max_registers_per_block"] > v["registers_per_sm"]:
+        fail("max_registers_per_block", "exceeds registers_per_sm")
+    if v["two_level_active_warps"] > v["max_warps_per_sm"] // v["sub_partitions_per_sm"]:
+        fail("two_level_active_warps", "exceeds the warps one scheduler holds "
+             "(max_warps_per_sm / sub_partitions_per_sm)")
+    if v["dram_efficiency"] > 1.0:
+        fail("dram_efficiency", f"a fraction of peak, at most 1.0; got {v['dram_efficiency']}")
+    for name in ("sector_bytes", "line_bytes"):
+        if v[name] & (v[name] - 1):
+            fail(name, f"must be a power of two, got {v[name]}")
+    if v["line_bytes"] % v["sector_bytes"]:
+        fail("line_bytes", f"{v['line_bytes']} is not a multiple of sector_bytes {v['sector_bytes']}")
+    if v["l2_slices"] > v["chip_l2_slices"] and v["sms"] < v["chip_sms"]:
+        fail("l2_slices", "a slice cannot have more L2 slices than the whole chip")
+    set_bytes = v["l2_slices"] * v["l2_assoc"] * v["line_bytes"]
+    if v["l2_bytes"] % set_bytes:
+        fail("l2_bytes", f"{v['l2_bytes']} does not divide into l2_slices x l2_assoc x line_bytes = "
+             f"{set_bytes}-byte sets")
+    carveouts = v["shared_carveouts_kb"]
+    pairs = zip(carveouts, carveouts[1:], strict=False)
+    if not carveouts or any(later <= earlier for earlier, later in pairs):
+        fail("shared_carveouts_kb", f"must be strictly increasing, got {list(carveouts)}")
+    if carveouts[-1] * 1024 != v["max_shared_bytes_per_sm"]:
+        fail("shared_carveouts_kb", f"the largest carveout ({carveouts[-1]} KiB) must equal "
+             f"max_shared_bytes_per_sm ({v['max_shared_bytes_per_sm']} bytes)")
+    if v["max_shared_bytes_per_sm"] > v["l1_shared_bytes_per_sm"]:
+        fail("max_shared_bytes_per_sm", f"exceeds the unified l1_shared_bytes_per_sm "
+             f"{v['l1_shared_bytes_per_sm']}")
+    l1_set_bytes = v["l1_assoc"] * v["line_bytes"]
+    for carveout_kb in carveouts:
+        if (v["l1_shared_bytes_per_sm"] - carveout_kb * 1024) % l1_set_bytes:
+            fail("l1_assoc", f"with a {carveout_kb} KiB carveout the L1 left does not divide into "
+                 f"l1_assoc x line_bytes = {l1_set_bytes}-byte sets")
+    if v["max_shared_bytes_per_block"] + v["shared_reserved_bytes_per_block"] > v["max_shared_bytes_per_sm"]:
+        fail("max_shared_bytes_per_block", "plus shared_reserved_bytes_per_block exceeds "
+             "max_shared_bytes_per_sm")
+    if v["default_max_shared_bytes_per_block"] > v["max_shared_bytes_per_block"]:
+        fail("default_max_shared_bytes_per_block", "exceeds the opt-in max_shared_bytes_per_block")

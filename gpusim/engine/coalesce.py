@@ -1,0 +1,106 @@
+"""The coalescer: which memory sectors one warp-wide global/local access touches.
+
+What it models
+    A warp memory instruction presents up to 32 lane addresses. The L1TEX unit turns them into the set of
+    distinct 32-byte sectors (grouped into 128-byte lines) the request must read or write; the number of
+    sectors, not the number of lanes, is what costs bandwidth and cache lookups. A lane accessing
+    ``access_bytes`` bytes at byte address ``a`` touches every sector from ``a // sector`` to
+    ``(a + access_bytes - 1) // sector``, so a 16-byte vector access on sectors smaller than 16 bytes, or
+    an unaligned one, spans several sectors.
+
+Simplifications
+    * A request is described by its sectors only; replays for more than one line per wavefront (pre-Volta
+      behaviour) are not modelled: cost scales with sectors and is charged by the servers downstream.
+    * Inactive lanes (bit clear in ``active_mask``) contribute nothing, as on hardware.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+WARP_LANES = 32
+# Enough room for 32 lanes of the widest access (16 bytes) each spanning up to 4 sectors.
+MAX_SECTORS_PER_REQUEST = 128
+
+
+def make_sector_buffer() -> np.ndarray:
+    """Return a scratch int64 array large enough for ``coalesce``'s output."""
+    return np.empty(MAX_SECTORS_PER_REQUEST, dtype=np.int64)
+
+
+@njit(cache=True)
+def _insert_sorted_unique(sorted_values, count, value):
+    """Insert ``value`` into ``sorted_values[:count]`` keeping it ascending and duplicate-free.
+
+    Returns the new count. Searches from the end, so ascending input (the common, coalesced case) costs
+    one comparison per insertion.
+    """
+    position = count
+    while position > 0 and sorted_values[position - 1] > value:
+        position -= 1
+    if position > 0 and sorted_values[position - 1] == value:
+        return count
+    for move in range(count, position, -1):
+        sorted_values[move] = sorted_values[move - 1]
+    sorted_values[position] = value
+    return count + 1
+
+
+@njit(cache=True)
+def coalesce(addresses, active_mask, access_bytes, sector_bytes, line_bytes, out_sector_addrs):
+    """Collect the distinct sectors a warp access touches.
+
+    addresses         int64[32] per-lane byte addresses
+    active_mask       uint32 bitmask, bit i set when lane i takes part
+    access_bytes      bytes each lane reads or writes (1, 2, 4, 8 or 16)
+    sector_bytes      sector size in bytes (32 on NVIDIA GPUs)
+    line_bytes        cache line size in bytes; sectors never straddle lines because ``line_bytes`` is a
+                      multiple of ``sector_bytes``, so the list is already grouped line by line
+                      (``count_lines`` counts the groups)
+    out_sector_addrs  int64[>= MAX_SECTORS_PER_REQUEST] receives the sector-aligned byte addresses, ascending
+
+    Returns the number of sectors written.
+    """
+    count = 0
+    for lane in range(WARP_LANES):
+        if (active_mask >> lane) & 1 == 0:
+            continue
+        first_sector = addresses[lane] // sector_bytes
+        last_sector = (addresses[lane] + access_bytes - 1) // sector_bytes
+        for sector in range(first_sector, last_sector + 1):
+            count = _insert_sorted_unique(out_sector_addrs, count, sector * sector_bytes)
+    return count
+
+
+@njit(cache=True)
+def count_lines(sector_addrs, n, line_bytes):
+    """Number of distinct ``line_bytes`` lines among the ascending ``sector_addrs[:n]``."""
+    lines = 0
+    previous_line = -1
+    for index in range(n):
+        line = sector_addrs[index] // line_bytes
+        if lines == 0 or line != previous_line:
+            lines += 1
+            previous_line = line
+    return lines
+
+
+@njit(cache=True)
+def lanes_per_sector(addresses, active_mask, access_bytes, sector_addrs, n, sector_bytes, out_lane_counts):
+    """For each sector of a coalesced request, how many active lanes access it.
+
+    Used for atomics, whose L2 execution cost is one operation per lane. Arguments as for ``coalesce``;
+    ``sector_addrs[:n]`` is its output and ``out_lane_counts`` (int64[>= n]) receives the counts (a lane
+    spanning two sectors counts in both).
+    """
+    for index in range(n):
+        out_lane_counts[index] = 0
+    for lane in range(WARP_LANES):
+        if (active_mask >> lane) & 1 == 0:
+            continue
+        first = (addresses[lane] // sector_bytes) * sector_bytes
+        last = ((addresses[lane] + access_bytes - 1) // sector_bytes) * sector_bytes
+        for index in range(n):
+            if first <= sector_addrs[index] <= last:
+                out_lane_counts[index] += 1

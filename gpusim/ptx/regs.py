@@ -1,0 +1,68 @@
+"""Registers per thread of a kernel when neither the user nor ptxas says.
+
+The estimate is the peak number of simultaneously live 32-bit register units
+(a 64-bit register counts 2, predicates none) from a backward liveness
+analysis over the lowered code, plus 2 for what ptxas reserves, rounded up to
+an even number and at least 8. It is an estimate: ptxas schedules and
+rematerialises, so real counts differ by a few registers either way. Give
+``regs=`` at launch or a ``// gpusim: regs=N`` line in the PTX for an exact figure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.engine import codes as c
+from gpusim.engine import layout as L
+from gpusim.ptx.cfg import basic_blocks
+
+_WIDE = {"b64", "u64", "s64", "f64"}
+
+
+def _uses_defs(code: np.ndarray, pc: int) -> tuple[set, set]:
+    row = code[pc]
+    uses = set()
+    for i in range(int(row[L.F_NSRC])):
+        if row[L.F_SK0 + 2 * i] in (L.SK_REG, L.SK_REGNEG):
+            uses.add(int(row[L.F_SK0 + 2 * i + 1]))
+    if row[L.F_ABASE] >= 0:
+        uses.add(int(row[L.F_ABASE]))
+    if row[L.F_GUARD] >= 0:
+        uses.add(int(row[L.F_GUARD]))
+    defs = {int(row[L.F_DST0 + i]) for i in range(int(row[L.F_NDST])) if row[L.F_DST0 + i] >= 0}
+    return uses, defs
+
+
+def estimate_registers(code: np.ndarray, reg_names: list, reg_types: dict) -> int:
+    n = code.shape[0]
+    if n == 0:
+        return 8
+    weight = np.zeros(max(len(reg_names), 1), dtype=np.int64)
+    for i, name in enumerate(reg_names):
+        kind = reg_types.get(name, "b32")
+        weight[i] = 0 if kind == "pred" else (2 if kind in _WIDE else 1)
+    starts, succs = basic_blocks(code)
+    ends = starts[1:] + [n]
+    uses_defs = [_uses_defs(code, pc) for pc in range(n)]
+    live_in: list[set] = [set() for _ in starts] + [set()]
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(range(len(starts))):
+            live = set().union(*(live_in[s] for s in succs[b])) if succs[b] else set()
+            for pc in range(ends[b] - 1, starts[b] - 1, -1):
+                uses, defs = uses_defs[pc]
+                live = (live - defs) | uses
+            if live != live_in[b]:
+                live_in[b] = live
+                changed = True
+    peak = 0
+    for b in range(len(starts)):
+        live = set().union(*(live_in[s] for s in succs[b])) if succs[b] else set()
+        for pc in range(ends[b] - 1, starts[b] - 1, -1):
+            uses, defs = uses_defs[pc]
+            live = (live - defs) | uses
+            peak = max(peak, int(sum(weight[r] for r in live)))
+    estimate = peak + 2
+    estimate += estimate % 2
+    return max(8, min(estimate, 255))

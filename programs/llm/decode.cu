@@ -1,0 +1,145 @@
+// Kernels of one transformer decode step (lab `llm-step`): fp16 weights and KV cache, fp32 activations.
+//   rmsnorm    out[b,:] = x[b,:] / sqrt(mean(x[b,:]^2) + eps) * weight          one block per batch row
+//   gemv       y[b,n] = act(sum_k x[b,k] * W[k,n]) (+ residual[b,n])             W row-major [K][N]
+//              block (32 columns, 8 k-slices), 4 batch rows per block; act 1 = SiLU; residual may be null
+//   attention  appends this token's k,v to the cache at `pos`, then softmax(q.K / sqrt(d)) V over 0..pos
+//              one block per (head, batch row); K cache [b][h][d][max_seq], V cache [b][h][max_seq][d]
+//   add        out = a + b;   silu  out = x / (1 + exp(-x))                      elementwise
+// Build: nvcc -ptx -O3 -arch=sm_80 -lineinfo decode.cu -o decode.ptx
+#include <cuda_fp16.h>
+
+#define GEMV_COLUMNS 32
+#define GEMV_SLICES 8
+#define GEMV_BATCH 4
+#define NORM_THREADS 256
+#define ATTN_THREADS 128
+#define ATTN_MAX_SEQ 1024
+#define ATTN_MAX_HEAD_DIM 128
+
+__device__ __forceinline__ float silu_of(float v) { return v / (1.0f + __expf(-v)); }
+
+extern "C" __global__ void rmsnorm(float* out, const float* x, const __half* weight, int dim, float eps)
+{
+    __shared__ float partial[NORM_THREADS];
+    const float* row = x + (size_t)blockIdx.x * dim;
+    float sum = 0.0f;
+    for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+        float v = row[i];
+        sum += v * v;
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+        __syncthreads();
+    }
+    float inv = rsqrtf(partial[0] / dim + eps);
+    for (int i = threadIdx.x; i < dim; i += blockDim.x) {
+        out[(size_t)blockIdx.x * dim + i] = row[i] * inv * __half2float(weight[i]);
+    }
+}
+
+extern "C" __global__ void gemv(float* y, const float* x, const __half* w, const float* residual,
+                                int k_dim, int n_dim, int batch, int act)
+{
+    __shared__ float partial[GEMV_SLICES][GEMV_BATCH][GEMV_COLUMNS];
+    int n = blockIdx.x * GEMV_COLUMNS + threadIdx.x;
+    int b0 = blockIdx.y * GEMV_BATCH;
+    float acc[GEMV_BATCH];
+#pragma unroll
+    for (int b = 0; b < GEMV_BATCH; ++b) acc[b] = 0.0f;
+    if (n < n_dim) {
+        for (int k = threadIdx.y; k < k_dim; k += GEMV_SLICES) {
+            float wv = __half2float(w[(size_t)k * n_dim + n]);
+#pragma unroll
+            for (int b = 0; b < GEMV_BATCH; ++b) {
+                if (b0 + b < batch) acc[b] += x[(size_t)(b0 + b) * k_dim + k] * wv;
+            }
+        }
+    }
+#pragma unroll
+    for (int b = 0; b < GEMV_BATCH; ++b) partial[threadIdx.y][b][threadIdx.x] = acc[b];
+    __syncthreads();
+    if (threadIdx.y == 0 && n < n_dim) {
+#pragma unroll
+        for (int b = 0; b < GEMV_BATCH; ++b) {
+            if (b0 + b < batch) {
+                float sum = 0.0f;
+                for (int s = 0; s < GEMV_SLICES; ++s) sum += partial[s][b][threadIdx.x];
+                if (act == 1) sum = silu_of(sum);
+                size_t at = (size_t)(b0 + b) * n_dim + n;
+                if (residual != 0) sum = sum + residual[at];
+                y[at] = sum;
+            }
+        }
+    }
+}
+
+extern "C" __global__ void attention(float* out, const float* qkv, __half* k_cache, __half* v_cache,
+                                     int pos, int heads, int head_dim, int max_seq, float scale)
+{
+    __shared__ float q[ATTN_MAX_HEAD_DIM];
+    __shared__ float scores[ATTN_MAX_SEQ];
+    __shared__ float reduce[ATTN_THREADS];
+    int h = blockIdx.x;
+    int b = blockIdx.y;
+    int model_dim = heads * head_dim;
+    const float* row = qkv + (size_t)b * 3 * model_dim;
+    size_t kv_head = (size_t)b * heads + h;
+    for (int i = threadIdx.x; i < head_dim; i += blockDim.x) {
+        q[i] = row[h * head_dim + i];
+        k_cache[(kv_head * head_dim + i) * max_seq + pos] = __float2half(row[model_dim + h * head_dim + i]);
+        v_cache[(kv_head * max_seq + pos) * head_dim + i] = __float2half(row[2 * model_dim + h * head_dim + i]);
+    }
+    __syncthreads();
+    float local_max = -3.0e38f;
+    for (int t = threadIdx.x; t <= pos; t += blockDim.x) {
+        float s = 0.0f;
+        for (int i = 0; i < head_dim; ++i) {
+            s += q[i] * __half2float(k_cache[(kv_head * head_dim + i) * max_seq + t]);
+        }
+        s *= scale;
+        scores[t] = s;
+        local_max = fmaxf(local_max, s);
+    }
+    reduce[threadIdx.x] = local_max;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) reduce[threadIdx.x] = fmaxf(reduce[threadIdx.x], reduce[threadIdx.x + stride]);
+        __syncthreads();
+    }
+    float row_max = reduce[0];
+    __syncthreads();
+    float local_sum = 0.0f;
+    for (int t = threadIdx.x; t <= pos; t += blockDim.x) {
+        float p = __expf(scores[t] - row_max);
+        scores[t] = p;
+        local_sum += p;
+    }
+    reduce[threadIdx.x] = local_sum;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) reduce[threadIdx.x] += reduce[threadIdx.x + stride];
+        __syncthreads();
+    }
+    float inv_sum = 1.0f / reduce[0];
+    for (int i = threadIdx.x; i < head_dim; i += blockDim.x) {
+        float o = 0.0f;
+        for (int t = 0; t <= pos; ++t) {
+            o += scores[t] * __half2float(v_cache[(kv_head * max_seq + t) * head_dim + i]);
+        }
+        out[(size_t)b * model_dim + h * head_dim + i] = o * inv_sum;
+    }
+}
+
+extern "C" __global__ void add(float* out, const float* a, const float* b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a[i] + b[i];
+}
+
+extern "C" __global__ void silu(float* out, const float* x, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = silu_of(x[i]);
+}

@@ -1,0 +1,86 @@
+"""Tests of the `overhead` lab: its arithmetic on a fake GPU, and NVIDIA's V100 numbers on the real one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_system import FakeGPU, FakeKernel
+
+from gpusim.labs import LABS, overhead
+
+US = 1e-6
+
+
+def fake_kernels(step_s: float, fused_s: float) -> tuple[FakeKernel, FakeKernel]:
+    def step_body(args: list) -> None:
+        out, source, scale, bias = args[0], args[1], args[2], args[3]
+        out.data[...] = source.data * scale + bias
+
+    def fused_body(args: list) -> None:
+        out, source, scale, bias, steps = args[0], args[1], args[2], args[3], int(args[4])
+        values = source.data.copy()
+        for _ in range(steps):
+            values = values * scale + bias
+        out.data[...] = values
+
+    return FakeKernel("step", step_s, step_body), FakeKernel("fused", fused_s, fused_body)
+
+
+def test_registry_lists_both_labs():
+    assert set(LABS) >= {"overhead", "llm-step"}
+    for module in LABS.values():
+        assert isinstance(module.NAME, str) and isinstance(module.TITLE, str) and callable(module.run)
+
+
+@pytest.mark.parametrize("step_us", [0.5, 2.9, 6.0])
+def test_measure_chain_per_kernel_costs_follow_the_overhead_arithmetic(step_us):
+    gpu = FakeGPU()
+    cfg = gpu.config
+    kernels, fused_us = 20, 3.5
+    step, fused = fake_kernels(step_us * US, fused_us * US)
+    results = overhead.measure_chain(gpu, step, fused, elements=512, kernels=kernels)
+
+    launch_us, sync_us = cfg.launch_cpu_us, cfg.sync_cpu_us
+    latency_us = cfg.kernel_launch_latency_cycles / cfg.core_clock_mhz
+    sync_each_us = launch_us + latency_us + step_us + sync_us
+    gpu_end_us = 0.0
+    for index in range(kernels):
+        gpu_end_us = max((index + 1) * launch_us, gpu_end_us) + latency_us + step_us
+    back_to_back_us = (gpu_end_us + sync_us) / kernels
+    graph_us = (cfg.graph_launch_cpu_us + latency_us + kernels * (cfg.graph_kernel_gpu_us + step_us)
+                + sync_us) / kernels
+    fused_per_step_us = (launch_us + latency_us + fused_us + sync_us) / kernels
+    expected = {"sync_each": sync_each_us, "back_to_back": back_to_back_us, "graph": graph_us,
+                "fused": fused_per_step_us}
+    for variant, per_kernel_us in expected.items():
+        assert results[variant]["per_kernel_us"] == pytest.approx(per_kernel_us, rel=1e-9), variant
+    assert results["sync_each"]["gpu_idle_pct"] == pytest.approx(100.0 * (1 - step_us / sync_each_us))
+    assert results["back_to_back"]["gpu_utilization_pct"] == pytest.approx(
+        100.0 * kernels * step_us / (back_to_back_us * kernels))
+    assert results["graph"]["instantiate_us"] == pytest.approx(kernels * cfg.graph_instantiate_us_per_kernel)
+    model = overhead.model_per_kernel_us(cfg, step_us, fused_us, kernels)
+    for variant, per_kernel_us in expected.items():
+        assert model[variant] == pytest.approx(per_kernel_us, rel=1e-9)
+    reference = results["sync_each"]["output"]
+    for variant in overhead.VARIANTS:
+        np.testing.assert_allclose(results[variant]["output"], reference, rtol=1e-6)
+        assert results[variant]["kernels_launched"] == (1 if variant == "fused" else kernels)
+
+
+def test_overhead_lab_reproduces_nvidia_v100_cuda_graph_numbers(tmp_path):
+    result = overhead.run("v100", plot_dir=tmp_path, progress=False)
+    values = result.values
+    assert values["outputs_match"] and values["reference_match"]
+    assert values["kernel_us"] == pytest.approx(overhead.NVIDIA_V100_US["kernel"], rel=0.15)
+    for variant in ("sync_each", "back_to_back", "graph"):
+        nvidia_us = overhead.NVIDIA_V100_US[variant]
+        assert values[f"{variant}_per_kernel_us"] == pytest.approx(nvidia_us, rel=0.15), variant
+    assert (values["sync_each_per_kernel_us"] > values["back_to_back_per_kernel_us"]
+            > values["graph_per_kernel_us"] > values["fused_per_kernel_us"])
+    # the utilization contrast: "utilization" far above what the SMs actually issue
+    assert values["back_to_back_gpu_utilization_pct"] > values["sync_each_gpu_utilization_pct"]
+    assert values["back_to_back_gpu_utilization_pct"] > values["back_to_back_sm_issue_pct"]
+    assert values["sync_each_gpu_idle_pct"] == pytest.approx(
+        100.0 * (1.0 - values["kernel_us"] / values["sync_each_per_kernel_us"]), rel=0.02)
+    assert result.table and result.lesson
+    assert all(path.exists() for path in result.figures)
