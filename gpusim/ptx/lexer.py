@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from gpusim.errors import PTXSyntaxError
 
@@ -64,7 +65,7 @@ class Token:
     kind: str
     text: str
     pos: int
-    value: object = None
+    value: Any = None
 
 
 class SourceText:
@@ -93,7 +94,9 @@ class SourceText:
         end = self.text.find("\n", start)
         return self.text[start:] if end < 0 else self.text[start:end]
 
-    def error(self, message: str, pos: int, error_type: type[PTXSyntaxError] = PTXSyntaxError) -> PTXSyntaxError:
+    def error(
+        self, message: str, pos: int, error_type: type[PTXSyntaxError] = PTXSyntaxError
+    ) -> PTXSyntaxError:
         """An error of ``error_type`` located at offset ``pos`` (not raised: the caller raises it)."""
         line, column = self.line_col(pos)
         return error_type(message, self.filename, line, column, self.line_text(line).rstrip("\r"))
@@ -113,7 +116,7 @@ def tokenize(source: SourceText) -> tuple[list[Token], list[Token]]:
     append = tokens.append
     for match in _TOKEN_PATTERN.finditer(source.text):
         kind = match.lastgroup
-        text = match.group(kind)
+        text = match.group()  # each alternative is one named group (look-aheads consume nothing)
         pos = match.start()
         if kind == "ws" or kind == "comment" or kind == "block":
             continue
@@ -226,8 +229,9 @@ class TokenCursor:
     def describe(token: Token) -> str:
         return "the end of the file" if token.kind == EOF else f"'{token.text}'"
 
-    def error_at(self, token: Token, message: str,
-                 error_type: type[PTXSyntaxError] = PTXSyntaxError) -> PTXSyntaxError:
+    def error_at(
+        self, token: Token, message: str, error_type: type[PTXSyntaxError] = PTXSyntaxError
+    ) -> PTXSyntaxError:
         return self.source.error(message, token.pos, error_type)
 
     def error_at_pos(self, pos: int, message: str) -> PTXSyntaxError:

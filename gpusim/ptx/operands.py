@@ -32,21 +32,54 @@ from gpusim.ptx.ast import (
     Symbol,
     Vector,
 )
-from gpusim.ptx.lexer import EOF, F32BITS, F64BITS, FLOAT, INT, WORD, Token, TokenCursor
+from gpusim.ptx.lexer import DIRECTIVE, EOF, F32BITS, F64BITS, FLOAT, INT, WORD, Token, TokenCursor
 
 # Special registers read through a component: %tid.x, %ntid.y, %ctaid.z, ...
-_VECTOR_SPECIAL_REGS = frozenset({
-    "%tid", "%ntid", "%ctaid", "%nctaid", "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid",
-})
-_SCALAR_SPECIAL_REGS = frozenset({
-    "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid", "%clock", "%clock_hi", "%clock64",
-    "%globaltimer", "%globaltimer_lo", "%globaltimer_hi",
-    "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt",
-    "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size",
-    "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster", "%current_graph_exec",
-    "%reserved_smem_offset_begin", "%reserved_smem_offset_end", "%reserved_smem_offset_cap",
-    "%reserved_smem_offset_0", "%reserved_smem_offset_1",
-})
+_VECTOR_SPECIAL_REGS = frozenset(
+    {
+        "%tid",
+        "%ntid",
+        "%ctaid",
+        "%nctaid",
+        "%clusterid",
+        "%nclusterid",
+        "%cluster_ctaid",
+        "%cluster_nctaid",
+    }
+)
+_SCALAR_SPECIAL_REGS = frozenset(
+    {
+        "%laneid",
+        "%warpid",
+        "%nwarpid",
+        "%smid",
+        "%nsmid",
+        "%gridid",
+        "%clock",
+        "%clock_hi",
+        "%clock64",
+        "%globaltimer",
+        "%globaltimer_lo",
+        "%globaltimer_hi",
+        "%lanemask_eq",
+        "%lanemask_le",
+        "%lanemask_lt",
+        "%lanemask_ge",
+        "%lanemask_gt",
+        "%dynamic_smem_size",
+        "%total_smem_size",
+        "%aggr_smem_size",
+        "%cluster_ctarank",
+        "%cluster_nctarank",
+        "%is_explicit_cluster",
+        "%current_graph_exec",
+        "%reserved_smem_offset_begin",
+        "%reserved_smem_offset_end",
+        "%reserved_smem_offset_cap",
+        "%reserved_smem_offset_0",
+        "%reserved_smem_offset_1",
+    }
+)
 # %envreg0..%envreg31, %pm0..%pm7 and %pm0_64..%pm7_64.
 _NUMBERED_SPECIAL_REG = re.compile(r"%envreg(?:[12]?[0-9]|3[01])|%pm[0-7](?:_64)?")
 _COMPONENTS = ("x", "y", "z")
@@ -70,8 +103,11 @@ class NameRef:
 
 def is_special_register(name: str) -> bool:
     """True for special registers without a component (``%laneid``, ``%tid``, ``%envreg3``)."""
-    return name in _SCALAR_SPECIAL_REGS or name in _VECTOR_SPECIAL_REGS or bool(
-        _NUMBERED_SPECIAL_REG.fullmatch(name))
+    return (
+        name in _SCALAR_SPECIAL_REGS
+        or name in _VECTOR_SPECIAL_REGS
+        or bool(_NUMBERED_SPECIAL_REG.fullmatch(name))
+    )
 
 
 def reclassify_operand(operand, regs: dict):
@@ -115,10 +151,14 @@ class InstructionParser:
             guard = (predicate.text, negated)
         opcode_token = cursor.expect_kind(WORD, "an instruction opcode")
         if opcode_token.text[0] in "%$":
-            raise cursor.error_at(opcode_token, f"expected an instruction opcode, found '{opcode_token.text}' "
-                                                "(a label needs a ':' after it)")
+            raise cursor.error_at(
+                opcode_token,
+                f"expected an instruction opcode, found '{opcode_token.text}' (a label needs a ':' after it)",
+            )
         opcode, *mods = opcode_token.text.split(".")
         operands = []
+        if self.ends_statement(cursor.peek(), cursor.peek(1)):
+            raise cursor.missing_semicolon("instruction")
         if cursor.accept(";") is None:
             while True:
                 operands.append(self.parse_operand("top"))
@@ -128,21 +168,36 @@ class InstructionParser:
                 elif token.kind == ";":
                     cursor.next()
                     break
-                elif self.source.line(token.pos) > self.source.line(cursor.tokens[cursor.index - 1].pos) \
-                        or token.kind == EOF:
+                elif (
+                    self.source.line(token.pos) > self.source.line(cursor.tokens[cursor.index - 1].pos)
+                    or token.kind == EOF
+                ):
                     raise cursor.missing_semicolon("instruction")
                 else:
-                    raise cursor.error_at(token, f"expected ',' or ';' after an operand, found "
-                                                 f"{cursor.describe(token)}")
+                    raise cursor.error_at(
+                        token, f"expected ',' or ';' after an operand, found {cursor.describe(token)}"
+                    )
         end = cursor.tokens[cursor.index - 1].pos + 1
-        text = self.source.text[start.pos:end]
-        if "\n" in text:  # a statement over several lines (nvcc's call sequences): one tidy line
+        text = self.source.text[start.pos : end]
+        if "\n" in text or "/" in text:  # over several lines (nvcc's call sequences) or commented
             text = _LIST_SPACE.sub("", _COMMENT.sub(" ", text))
         line, column = self.source.line_col(start.pos)
-        self.scope.body.append(Instruction(
-            opcode=opcode, mods=tuple("." + mod for mod in mods), operands=operands,
-            loc=SourceLoc(self.source.filename, line, column), text=" ".join(text.split()), guard=guard,
-            src_line=self.scope.src_line))
+        self.scope.body.append(
+            Instruction(
+                opcode=opcode,
+                mods=tuple("." + mod for mod in mods),
+                operands=operands,
+                loc=SourceLoc(self.source.filename, line, column),
+                text=" ".join(text.split()),
+                guard=guard,
+                src_line=self.scope.src_line,
+            )
+        )
+
+    @staticmethod
+    def ends_statement(token: Token, following: Token) -> bool:
+        """True if ``token`` cannot begin an operand but begins the next statement (a missing ';')."""
+        return token.kind in ("}", EOF, DIRECTIVE, "@") or (token.kind == WORD and following.kind == ":")
 
     # ----------------------------------------------------------------- operands
 
@@ -174,8 +229,11 @@ class InstructionParser:
             return Vector(self.parse_list("{", "}", "vector"))
         if kind == "(" and context == "top":
             return ParenList(self.parse_list("(", ")", "list"))
-        raise cursor.error_at(token, "expected an operand (a register, immediate, [address], {vector}, label or "
-                                     f"symbol), found {cursor.describe(token)}")
+        raise cursor.error_at(
+            token,
+            "expected an operand (a register, immediate, [address], {vector}, label or "
+            f"symbol), found {cursor.describe(token)}",
+        )
 
     def name_operand(self, token: Token):
         """A register, special register or symbol named by ``token``."""
@@ -184,14 +242,17 @@ class InstructionParser:
             base, _, component = text.partition(".")
             if base in _VECTOR_SPECIAL_REGS:
                 if component not in _COMPONENTS:
-                    raise self.cursor.error_at(token, f"special register '{base}' takes a component .x, .y or .z, "
-                                                      f"found '.{component}'")
+                    raise self.cursor.error_at(
+                        token,
+                        f"special register '{base}' takes a component .x, .y or .z, found '.{component}'",
+                    )
                 return SpecialReg(base, component)
             if is_special_register(base):
                 raise self.cursor.error_at(token, f"special register '{base}' has no components")
             if base.startswith("%"):
-                raise self.cursor.error_at(token, f"vector register components ('{text}') are not supported",
-                                           UnsupportedPTXError)
+                raise self.cursor.error_at(
+                    token, f"vector register components ('{text}') are not supported", UnsupportedPTXError
+                )
             raise self.cursor.error_at(token, f"'{text}' is not a valid operand (names cannot contain '.')")
         if text[0] == "%":
             if is_special_register(text):
@@ -204,18 +265,24 @@ class InstructionParser:
 
     def check_register_name(self, token: Token, role: str) -> None:
         if "." in token.text or is_special_register(token.text) or token.text == "_":
-            raise self.cursor.error_at(token, f"expected a predicate register as {role}, found '{token.text}'")
+            raise self.cursor.error_at(
+                token, f"expected a predicate register as {role}, found '{token.text}'"
+            )
         self.record(token, parsed_as_reg=True, must_be_reg=True, role=role)
 
     def record(self, token: Token, parsed_as_reg: bool, must_be_reg: bool, role: str) -> None:
-        self.scope.refs.append(NameRef(token.text, token.pos, len(self.scope.body), parsed_as_reg, must_be_reg,
-                                       role))
+        self.scope.refs.append(
+            NameRef(token.text, token.pos, len(self.scope.body), parsed_as_reg, must_be_reg, role)
+        )
 
     def parse_pair(self, first: Token) -> PredPair:
-        """``%r1|%p1``: the two destinations of setp and of shfl.sync's predicate form (either may be ``_``)."""
+        """``%r1|%p1``: the two destinations of setp and of shfl.sync's predicate form (either may be _)."""
         self.cursor.next()  # '|'
         second = self.cursor.expect_kind(WORD, "a register or '_' after '|'")
-        for token, role in ((first, "the first of a register pair"), (second, "the second of a register pair")):
+        for token, role in (
+            (first, "the first of a register pair"),
+            (second, "the second of a register pair"),
+        ):
             if token.text != "_":  # a sink: the value is discarded
                 self.check_register_name(token, role)
         return PredPair(first.text, second.text)
@@ -250,8 +317,9 @@ class InstructionParser:
         if token.kind == WORD:
             cursor.next()
             if "." in token.text or is_special_register(token.text) or token.text == "_":
-                raise cursor.error_at(token, f"expected a register or variable as an address base, found "
-                                             f"'{token.text}'")
+                raise cursor.error_at(
+                    token, f"expected a register or variable as an address base, found '{token.text}'"
+                )
             is_reg = token.text[0] == "%" or token.text in self.scope.regs
             self.record(token, parsed_as_reg=is_reg, must_be_reg=False, role="an address base")
             offset = self.parse_offset() if cursor.peek().kind in ("+", "-") else 0
@@ -261,8 +329,10 @@ class InstructionParser:
             value = cursor.expect_kind(INT, "an integer address").value
             address = Address("", -value if negative else value, base_is_reg=False)
         else:
-            raise cursor.error_at(token, "expected a register, variable or integer address after '[', found "
-                                         f"{cursor.describe(token)}")
+            raise cursor.error_at(
+                token,
+                f"expected a register, variable or integer address after '[', found {cursor.describe(token)}",
+            )
         cursor.expect("]", "expected ']' to close the address")
         return address
 
@@ -276,5 +346,7 @@ class InstructionParser:
                 elements.append(self.parse_operand(context))
         cursor.expect(closing, f"expected ',' or '{closing}' in the '{opening} {closing}' operand list")
         if context == "vector" and not elements:
-            raise cursor.error_at(cursor.tokens[cursor.index - 1], "a vector operand needs at least one element")
+            raise cursor.error_at(
+                cursor.tokens[cursor.index - 1], "a vector operand needs at least one element"
+            )
         return tuple(elements)
