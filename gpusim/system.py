@@ -20,7 +20,9 @@ What it models (a discrete-event simulation on simpy; times in seconds):
   on device memory and the cycle engine's duration ``run.seconds``) at the simulated moment it reaches
   the engine, so data dependencies guarded by stream order and events are respected. Its effects on
   memory appear at that start: an access that races with it (ordered by neither stream nor event) sees
-  them early, where CUDA leaves the result undefined.
+  them early, where CUDA leaves the result undefined. A kernel's error (an illegal address, ...) reaches
+  the host at the next call that waits for the GPU, as CUDA reports asynchronous errors; the streams are
+  unusable afterwards (make a new GPU).
 - **Co-scheduling: none.** The cycle engine simulates one kernel on the whole GPU, so the compute engine
   runs one kernel at a time; kernels from different streams run one after another in the order they
   reach it. (Real GPUs overlap the tail of one kernel with the head of another, or run small grids side
@@ -44,9 +46,10 @@ page-locking cost; graph nodes run in capture order (a captured stream is a chai
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import simpy
@@ -62,6 +65,7 @@ from gpusim.timeline import (
 )
 
 MICROSECOND_S = 1e-6
+GpuProcess = Generator[simpy.Event, Any, None]  # a simpy process body on the GPU side
 GIGABYTE_BYTES = 1e9
 
 
@@ -80,27 +84,27 @@ class HostCosts:
     kernel_launch_latency_s: float
 
     @classmethod
-    def from_config(cls, config: object) -> HostCosts:
-        clock_hz = float(config.core_clock_mhz) * 1e6  # type: ignore[attr-defined]
+    def from_config(cls, config: Any) -> HostCosts:
+        clock_hz = float(config.core_clock_mhz) * 1e6
         return cls(
-            launch_s=float(config.launch_cpu_us) * MICROSECOND_S,  # type: ignore[attr-defined]
-            sync_s=float(config.sync_cpu_us) * MICROSECOND_S,  # type: ignore[attr-defined]
-            graph_launch_s=float(config.graph_launch_cpu_us) * MICROSECOND_S,  # type: ignore[attr-defined]
+            launch_s=float(config.launch_cpu_us) * MICROSECOND_S,
+            sync_s=float(config.sync_cpu_us) * MICROSECOND_S,
+            graph_launch_s=float(config.graph_launch_cpu_us) * MICROSECOND_S,
             graph_instantiate_per_kernel_s=float(
-                config.graph_instantiate_us_per_kernel) * MICROSECOND_S,  # type: ignore[attr-defined]
-            graph_kernel_gpu_s=float(config.graph_kernel_gpu_us) * MICROSECOND_S,  # type: ignore[attr-defined]
-            memcpy_setup_s=float(config.memcpy_setup_cpu_us) * MICROSECOND_S,  # type: ignore[attr-defined]
-            link_bytes_per_s=float(config.link_bandwidth_gbs) * GIGABYTE_BYTES,  # type: ignore[attr-defined]
-            link_latency_s=float(config.link_latency_us) * MICROSECOND_S,  # type: ignore[attr-defined]
+                config.graph_instantiate_us_per_kernel) * MICROSECOND_S,
+            graph_kernel_gpu_s=float(config.graph_kernel_gpu_us) * MICROSECOND_S,
+            memcpy_setup_s=float(config.memcpy_setup_cpu_us) * MICROSECOND_S,
+            link_bytes_per_s=float(config.link_bandwidth_gbs) * GIGABYTE_BYTES,
+            link_latency_s=float(config.link_latency_us) * MICROSECOND_S,
             kernel_launch_latency_s=float(
-                config.kernel_launch_latency_cycles) / clock_hz,  # type: ignore[attr-defined]
+                config.kernel_launch_latency_cycles) / clock_hz,
         )
 
     def copy_seconds(self, nbytes: int) -> float:
         return self.link_latency_s + nbytes / self.link_bytes_per_s
 
 
-def _kernel_name(kernel: object) -> str:
+def _kernel_name(kernel: Any) -> str:
     return str(getattr(kernel, "name", kernel))
 
 
@@ -108,7 +112,7 @@ def _kernel_name(kernel: object) -> str:
 class KernelNode:
     """A kernel launch as queued or captured: what to run and with which arguments."""
 
-    kernel: object
+    kernel: Any
     grid: object
     block: object
     args: list
@@ -124,7 +128,7 @@ class CopyNode:
     """A copy over the host link. ``to_device``: host -> dev; else dev -> ``host_out``."""
 
     to_device: bool
-    device_array: object
+    device_array: Any
     host_array: np.ndarray
 
     @property
@@ -166,7 +170,7 @@ class _Operation:
     """One entry of a stream's FIFO queue."""
 
     kind: str  # "kernel", "copy", "record", "wait", "graph"
-    payload: object
+    payload: Any
     done: simpy.Event
     label: str = ""
 
@@ -185,7 +189,7 @@ class Stream:
 
     # ---- API (host side) -------------------------------------------------------------------------------
 
-    def launch(self, kernel: object, grid: object, block: object, args: list | tuple = (),
+    def launch(self, kernel: Any, grid: object, block: object, args: list | tuple = (),
                shared_bytes: int = 0) -> None:
         """Queue a kernel launch (cudaLaunchKernel); costs ``launch_cpu_us`` of host time."""
         node = KernelNode(kernel=kernel, grid=grid, block=block, args=list(args), shared_bytes=shared_bytes)
@@ -195,12 +199,12 @@ class Stream:
             return
         self._enqueue("kernel", node, node.name)
 
-    def copy_to_device(self, host_array: np.ndarray, device_array: object) -> None:
+    def copy_to_device(self, host_array: np.ndarray, device_array: Any) -> None:
         """Queue a host-to-device copy of ``host_array`` into ``device_array`` (cudaMemcpyAsync)."""
         host = np.asarray(host_array)
-        if host.nbytes != int(device_array.nbytes):  # type: ignore[attr-defined]
+        if host.nbytes != int(device_array.nbytes):
             raise LaunchError(f"copy_to_device: host array has {host.nbytes} bytes, device array "
-                              f"{device_array.nbytes}; copy whole arrays of the same size")  # type: ignore[attr-defined]
+                              f"{device_array.nbytes}; copy whole arrays of the same size")
         self.system.host_call("memcpy HtoD", self.system.costs.memcpy_setup_s)
         if self.capturing is not None:
             self.capturing.nodes.append(CopyNode(to_device=True, device_array=device_array, host_array=host))
@@ -208,13 +212,13 @@ class Stream:
         node = CopyNode(to_device=True, device_array=device_array, host_array=host.copy())
         self._enqueue("copy", node, node.name)
 
-    def copy_to_host(self, device_array: object, out: np.ndarray | None = None) -> np.ndarray:
+    def copy_to_host(self, device_array: Any, out: np.ndarray | None = None) -> np.ndarray:
         """Queue a device-to-host copy; the returned array holds the data once the copy has completed."""
         if out is None:
-            out = np.empty(device_array.shape, dtype=device_array.dtype)  # type: ignore[attr-defined]
-        if out.nbytes != int(device_array.nbytes):  # type: ignore[attr-defined]
+            out = np.empty(device_array.shape, dtype=device_array.dtype)
+        if out.nbytes != int(device_array.nbytes):
             raise LaunchError(f"copy_to_host: out has {out.nbytes} bytes, device array "
-                              f"{device_array.nbytes}")  # type: ignore[attr-defined]
+                              f"{device_array.nbytes}")
         self.system.host_call("memcpy DtoH", self.system.costs.memcpy_setup_s)
         node = CopyNode(to_device=False, device_array=device_array, host_array=out)
         if self.capturing is not None:
@@ -249,7 +253,7 @@ class Stream:
             raise LaunchError(f"stream {what} during graph capture is not supported: capture only "
                               "launches and copies, and end the capture before synchronizing")
 
-    def _enqueue(self, kind: str, payload: object, label: str) -> None:
+    def _enqueue(self, kind: str, payload: Any, label: str) -> None:
         """Hand an operation to the stream at the host's current time (the end of the API call)."""
         system = self.system
         operation = _Operation(kind=kind, payload=payload, done=system.env.event(), label=label)
@@ -258,7 +262,7 @@ class Stream:
         delay_s = system.host_time_s - system.env.now
         system.env.process(_deliver(system.env, self.queue, operation, delay_s))
 
-    def _serve(self) -> Iterator[simpy.Event]:
+    def _serve(self) -> Generator[Any, Any, None]:
         """The stream's process: take operations in FIFO order and run each to completion."""
         system = self.system
         while True:
@@ -283,7 +287,7 @@ class Stream:
 
 
 def _deliver(env: simpy.Environment, queue: simpy.Store, operation: _Operation,
-             delay_s: float) -> Iterator[simpy.Event]:
+             delay_s: float) -> GpuProcess:
     if delay_s > 0.0:
         yield env.timeout(delay_s)
     yield queue.put(operation)
@@ -342,9 +346,9 @@ class Graph:
 class System:
     """One GPU's host thread, streams, engines and timeline."""
 
-    def __init__(self, gpu: object):
+    def __init__(self, gpu: Any):
         self.gpu = gpu
-        self.costs = HostCosts.from_config(gpu.config)  # type: ignore[attr-defined]
+        self.costs = HostCosts.from_config(gpu.config)
         self.env = simpy.Environment()
         self.host_time_s = 0.0
         self.compute_engine = simpy.Resource(self.env, capacity=1)
@@ -354,6 +358,17 @@ class System:
         self.streams: list[Stream] = []
         self.pending: list[simpy.Event] = []
         self.runs: list[object] = []
+        self.failure: Exception | None = None
+
+    def _run_gpu(self, until: float | simpy.Event) -> None:
+        """Advance the GPU side; a kernel's error (IllegalAddressError, ...) reaches the host as raised."""
+        try:
+            self.env.run(until=until)
+        except Exception as error:
+            failure, self.failure = self.failure, None
+            if failure is not None and failure is not error:
+                raise failure from None
+            raise
 
     # ---- factories the GPU object forwards to --------------------------------------------------------
 
@@ -382,15 +397,17 @@ class System:
     def advance_to_host_time(self) -> None:
         """Run the GPU side up to the host's current time."""
         if self.host_time_s > self.env.now:
-            self.env.run(until=self.host_time_s)
+            self._run_gpu(self.host_time_s)
 
     def host_wait(self, target: simpy.Event, name: str) -> None:
         """The host blocks until ``target`` has happened on the GPU side, then pays the sync cost."""
         start_s = self.host_time_s
         if not target.processed:
             try:
-                self.env.run(until=target)
+                self._run_gpu(target)
             except RuntimeError as error:  # simpy: no events left before the target happened
+                if "No scheduled events left" not in str(error):
+                    raise
                 raise LaunchError(f"{name}: the GPU can never reach this point (a stream waits for an "
                                   f"event that is never recorded): {error}") from error
         self.host_time_s = max(self.host_time_s, self.env.now)
@@ -400,7 +417,7 @@ class System:
 
     # ---- GPU side (simpy processes) ------------------------------------------------------------------
 
-    def run_kernel(self, stream: Stream, node: KernelNode, launch_latency_s: float) -> Iterator[simpy.Event]:
+    def run_kernel(self, stream: Stream, node: KernelNode, launch_latency_s: float) -> GpuProcess:
         """Launch latency on the front end, then the kernel on the compute engine, run for real."""
         env = self.env
         if launch_latency_s > 0.0:
@@ -410,8 +427,12 @@ class System:
         with self.compute_engine.request() as request:
             yield request
             start_s = env.now
-            run = self.gpu.launch(node.kernel, grid=node.grid, block=node.block,  # type: ignore[attr-defined]
-                                  args=node.args, shared_bytes=node.shared_bytes)
+            try:
+                run = self.gpu.launch(node.kernel, grid=node.grid, block=node.block,
+                                      args=node.args, shared_bytes=node.shared_bytes)
+            except Exception as error:
+                self.failure = error  # re-raised unchanged to the host by _run_gpu
+                raise
             self.runs.append(run)
             yield env.timeout(float(run.seconds))
             details = {"grid": node.grid, "block": node.block, "stream": stream.stream_id,
@@ -419,7 +440,7 @@ class System:
             self.timeline.add(COMPUTE_TRACK, node.name, KERNEL_CATEGORY, start_s, env.now, details)
             self.timeline.add(stream.track, node.name, KERNEL_CATEGORY, start_s, env.now)
 
-    def run_copy(self, stream: Stream, node: CopyNode) -> Iterator[simpy.Event]:
+    def run_copy(self, stream: Stream, node: CopyNode) -> GpuProcess:
         """A copy over the host link on the copy engine of its direction."""
         env = self.env
         engine, track = (self.h2d_engine, H2D_TRACK) if node.to_device else (self.d2h_engine, D2H_TRACK)
@@ -428,14 +449,14 @@ class System:
             start_s = env.now
             yield env.timeout(self.costs.copy_seconds(node.nbytes))
             if node.to_device:
-                node.device_array.set(node.host_array)  # type: ignore[attr-defined]
+                node.device_array.set(node.host_array)
             else:
-                node.host_array[...] = node.device_array.get().reshape(node.host_array.shape)  # type: ignore[attr-defined]
+                node.host_array[...] = node.device_array.get().reshape(node.host_array.shape)
             details = {"bytes": node.nbytes, "stream": stream.stream_id}
             self.timeline.add(track, node.name, "copy", start_s, env.now, details)
             self.timeline.add(stream.track, node.name, "copy", start_s, env.now, details)
 
-    def run_graph(self, stream: Stream, nodes: list[KernelNode | CopyNode]) -> Iterator[simpy.Event]:
+    def run_graph(self, stream: Stream, nodes: list[KernelNode | CopyNode]) -> GpuProcess:
         """One launch latency for the graph, then each node with the smaller per-kernel graph cost."""
         env = self.env
         graph_start_s = env.now

@@ -183,6 +183,6 @@ def _json_safe(value: object) -> object:
     if isinstance(value, int):
         return int(value)
     try:
-        return float(value)  # numpy scalars
+        return float(value)  # type: ignore[arg-type]  # numpy scalars; anything else falls to str
     except (TypeError, ValueError):
         return str(value)

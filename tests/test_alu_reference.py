@@ -10,8 +10,6 @@ import math
 import struct
 from fractions import Fraction
 
-import numpy as np
-
 from gpusim.engine.codes import RND_RM, RND_RN, RND_RNA, RND_RP, RND_RZ, T_BF16, T_F16, T_F32, T_F64
 
 # (precision including hidden bit, max exponent, width in bits)
@@ -118,7 +116,3 @@ def sign_of_zero_sum(first_negative: bool, second_negative: bool, both_zero: boo
 
 
 ALL_DIRECTED = (RND_RN, RND_RZ, RND_RM, RND_RP)
-
-
-def numpy_f32(value: float) -> np.float32:
-    return np.float32(value)

@@ -81,7 +81,9 @@ def test_big_model_extrapolation_arithmetic():
 
 
 def test_llm_step_lab_on_h100(tmp_path):
-    result = llm_step.run("h100-sxm", plot_dir=tmp_path, progress=False, batches=(1, 8))
+    shape = llm_step.ModelShape(layers=2, model_dim=128, heads=2, ffn_dim=256, context=32)
+    result = llm_step.run("h100-sxm", plot_dir=tmp_path, progress=False, batches=(1, 8), shape=shape,
+                          probe_k_dim=256)
     values = result.values
     for batch in (1, 8):
         assert values[f"b{batch}_outputs_match"]

@@ -68,7 +68,8 @@ def test_measure_chain_per_kernel_costs_follow_the_overhead_arithmetic(step_us):
 
 
 def test_overhead_lab_reproduces_nvidia_v100_cuda_graph_numbers(tmp_path):
-    result = overhead.run("v100", plot_dir=tmp_path, progress=False)
+    # 8 SMs instead of 80: the kernel is still sized to 2.9 us, so the overheads are those of the full V100
+    result = overhead.run("v100", plot_dir=tmp_path, progress=False, overrides={"sms": 8})
     values = result.values
     assert values["outputs_match"] and values["reference_match"]
     assert values["kernel_us"] == pytest.approx(overhead.NVIDIA_V100_US["kernel"], rel=0.15)

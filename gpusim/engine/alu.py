@@ -19,7 +19,8 @@ manipulation), ``alu_float`` (floating point), ``alu_convert`` (cvt) and
 * prmt: c = selector. lop3: d = immLut. shf: c = shift amount. fns: a = mask,
   b = base, c = offset. mad/mad24/sad: c = addend.
 * cvt: ``ty`` is the destination type, ``ty2`` the source type.
-* f16x2/bf16x2 (add, sub, mul, fma, min, max, abs, neg): each half on its own.
+* f16x2/bf16x2 (add, sub, mul, fma, min, max, abs, neg): each half on its own;
+  cvt.f16x2.f32 d, a, b packs a's conversion in the high half and b's in the low half.
 
 Simplified: ``.cc`` carry chains are not modelled here.
 """
@@ -64,11 +65,9 @@ from gpusim.engine.codes import (
     CMP_GE,
     CMP_GEU,
     CMP_GT,
-    CMP_HI,
     CMP_HS,
     CMP_LE,
     CMP_LO,
-    CMP_LS,
     CMP_LT,
     CMP_NAN,
     CMP_NE,
@@ -301,6 +300,10 @@ def alu_eval(op, ty, ty2, mods, a, b, c, d):
     if op == OP_SLCT:
         return select_by_sign(a, b, c, ty2, mods)
     if op == OP_CVT:
+        if ty == T_F16X2 or ty == T_BF16X2:
+            # cvt.f16x2.f32 d, a, b: a converted into the high half, b into the low half
+            half = T_F16 if ty == T_F16X2 else T_BF16
+            return (convert(half, ty2, mods, a) << np.uint64(16)) | convert(half, ty2, mods, b)
         return convert(ty, ty2, mods, a)
     if ty == T_PRED and op >= OP_AND and op <= OP_CNOT:
         return bitwise(op, ty, a, b)

@@ -23,7 +23,14 @@ import numpy as np
 from numba import njit
 
 from gpusim.engine.alu_float import finish, load_float
-from gpusim.engine.alu_int import from_signed, signed_limits, to_signed, type_is_signed, type_width, width_mask
+from gpusim.engine.alu_int import (
+    from_signed,
+    signed_limits,
+    to_signed,
+    type_is_signed,
+    type_width,
+    width_mask,
+)
 from gpusim.engine.alu_round import f64_bits_round_to, round_pack
 from gpusim.engine.bits import bits_from_f32, bits_from_f64
 from gpusim.engine.codes import (
@@ -157,7 +164,7 @@ def float_to_float(a, destination, source, mods):
 def convert(destination, source, mods, a):
     """One lane of cvt.<mods>.<destination>.<source> on raw bits ``a``."""
     mode = mods & MOD_RND_MASK
-    result_mods = mods if destination == T_F32 else mods & ~MOD_FTZ   # .ftz concerns f32 only
+    result_mods = mods if destination == T_F32 else mods & ~MOD_FTZ  # .ftz concerns f32 only
     if is_float_type(source):
         if is_float_type(destination):
             return finish(float_to_float(a, destination, source, mods), destination, result_mods)

@@ -39,7 +39,6 @@ from gpusim.engine.alu_round import (
     format_bits_to_f64,
     format_max_exponent,
     format_precision,
-    infinity_bits,
     is_inf_bits,
     is_nan_bits,
     is_subnormal_bits,
@@ -170,7 +169,11 @@ def two_sum_direction(a, b, total):
 @njit(cache=True, error_model="numpy")
 def exact_zero_sign(total, x, y, mode):
     """IEEE 754 section 6.3: an exact zero sum is +0, or -0 under round-down unless both are +0."""
-    if total == 0.0 and mode == RND_RM and not (x == 0.0 and y == 0.0 and not np.signbit(x) and not np.signbit(y)):
+    if (
+        total == 0.0
+        and mode == RND_RM
+        and not (x == 0.0 and y == 0.0 and not np.signbit(x) and not np.signbit(y))
+    ):
         return -0.0
     return total
 
@@ -186,7 +189,7 @@ def narrow_add(a, b, mode, fmt):
 
 @njit(cache=True, error_model="numpy")
 def narrow_fma(a, b, c, mode, fmt):
-    product = a * b                     # exact for operands of 24 bits or fewer
+    product = a * b  # exact for operands of 24 bits or fewer
     total = product + c
     total = exact_zero_sign(total, product, c, mode)
     return narrow(total, two_sum_direction(product, c, total), mode, fmt)
@@ -194,7 +197,11 @@ def narrow_fma(a, b, c, mode, fmt):
 
 @njit(cache=True, error_model="numpy")
 def narrow_divide(a, b, mode, fmt):
-    quotient = a / b if b != 0.0 else (np.nan if a == 0.0 or a != a else np.copysign(np.inf, a) * np.copysign(1.0, b))
+    quotient = (
+        a / b
+        if b != 0.0
+        else (np.nan if a == 0.0 or a != a else np.copysign(np.inf, a) * np.copysign(1.0, b))
+    )
     if mode == RND_RN or mode == RND_DEFAULT or not np.isfinite(quotient) or quotient == 0.0:
         return narrow(quotient, 0, mode, fmt)
     residual = fused_multiply_add(-quotient, b, a)
@@ -262,9 +269,9 @@ def f64_sqrt(a, mode):
         return bits_from_f64(np.sqrt(a))
     # scale tiny operands so the residual a - r*r cannot underflow; sqrt results are normal
     scale = 1.0
-    if a < 2.0 ** -900:
-        a = a * 2.0 ** 200
-        scale = 2.0 ** -100
+    if a < 2.0**-900:
+        a = a * 2.0**200
+        scale = 2.0**-100
     root = np.sqrt(a)
     direction = sign_of(fused_multiply_add(-root, root, a))
     adjusted = f64_from_bits(adjust_directed(bits_from_f64(root), direction, mode, T_F64))

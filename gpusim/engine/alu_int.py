@@ -36,7 +36,6 @@ from gpusim.engine.codes import (
     PRMT_ECR,
     PRMT_F4E,
     PRMT_RC8,
-    PRMT_RC16,
     T_PRED,
     TYPE_BYTES,
     TYPE_SIGNED,

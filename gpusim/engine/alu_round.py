@@ -148,7 +148,7 @@ def round_pack(negative, exponent, significand, sticky, mode, fmt):
     leading = np.int64(leading_zeros64(significand))
     significand = significand << np.uint64(leading)
     exponent = np.int64(exponent) - leading
-    top_exponent = exponent + 63            # unbiased exponent of the leading bit
+    top_exponent = exponent + 63  # unbiased exponent of the leading bit
     shift = 64 - precision
     if top_exponent < min_exponent:
         shift += min_exponent - top_exponent
@@ -207,7 +207,7 @@ def round_f64_with_direction(value, direction, mode, fmt):
     negative, exponent, significand = unpack_finite(bits, T_F64)
     if direction == 0:
         return round_pack(negative, exponent, significand, False, mode, fmt)
-    same_way = (direction > 0) != negative      # the exact magnitude is larger than |value|
+    same_way = (direction > 0) != negative  # the exact magnitude is larger than |value|
     if same_way:
         return round_pack(negative, exponent - 2, significand << np.uint64(2), True, mode, fmt)
     return round_pack(negative, exponent - 2, (significand << np.uint64(2)) - U64_ONE, True, mode, fmt)

@@ -132,14 +132,22 @@ def exact_fma(a_bits, b_bits, c_bits, negate_c, mode, fmt):
     c_high, c_low = shift_left128(c_high, c_low, shift)
     c_exponent -= shift
     product_larger = product_exponent > c_exponent or (
-        product_exponent == c_exponent and not less128(product_high, product_low, c_high, c_low))
+        product_exponent == c_exponent and not less128(product_high, product_low, c_high, c_low)
+    )
     if product_larger:
-        big_negative, big_exponent, big_high, big_low = product_negative, product_exponent, product_high, product_low
+        big_negative, big_exponent, big_high, big_low = (
+            product_negative,
+            product_exponent,
+            product_high,
+            product_low,
+        )
         small_exponent, small_high, small_low = c_exponent, c_high, c_low
     else:
         big_negative, big_exponent, big_high, big_low = c_negative, c_exponent, c_high, c_low
         small_exponent, small_high, small_low = product_exponent, product_high, product_low
-    small_high, small_low, sticky = shift_right128_sticky(small_high, small_low, big_exponent - small_exponent)
+    small_high, small_low, sticky = shift_right128_sticky(
+        small_high, small_low, big_exponent - small_exponent
+    )
     if product_negative == c_negative:
         high, low = add128(big_high, big_low, small_high, small_low)
     else:
@@ -159,7 +167,7 @@ def exact_divide(a_bits, b_bits, mode, fmt):
     b_negative, b_exponent, b_significand = unpack_finite(b_bits, fmt)
     a_shift = np.int64(leading_zeros64(a_significand)) - 11
     b_shift = np.int64(leading_zeros64(b_significand)) - 11
-    dividend = a_significand << np.uint64(a_shift)       # both now in [2**52, 2**53)
+    dividend = a_significand << np.uint64(a_shift)  # both now in [2**52, 2**53)
     divisor = b_significand << np.uint64(b_shift)
     quotient = U64_ZERO
     for _ in range(63):

@@ -95,7 +95,7 @@ def special_value(m, code, w, lane):
     return np.uint64(launch[S.L_SHARED_BYTES])
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def read_src(m, row, i, w, lane):
     kind = row[L.F_SK0 + 2 * i]
     value = row[L.F_SK0 + 2 * i + 1]
@@ -110,7 +110,7 @@ def read_src(m, row, i, w, lane):
     return U64_0
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def guard_mask(m, row, w, active):
     g = row[L.F_GUARD]
     if g < 0:

@@ -31,7 +31,7 @@ def init_warp(m, w, lane_mask):
     m.exited[w] = 0xFFFFFFFF ^ lane_mask
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def normalize(m, w):
     """Pop finished entries; returns the new top index (-1 when the warp is done)."""
     sp = m.sp[w]

@@ -1,8 +1,7 @@
 """The engine's mutable state, laid out in one place.
 
 Everything that changes while a kernel runs is a numpy array inside the
-``Machine`` namedtuple (numba passes a namedtuple of arrays to compiled code as
-one value). Warp state is indexed by *warp slot* ``w``; a slot holds one warp
+``Machine`` struct (a numba StructRef: compiled code passes it by reference). Warp state is indexed by *warp slot* ``w``; a slot holds one warp
 of a resident block. Lane ``l`` of slot ``w`` is row ``w * 32 + l`` of the
 per-thread arrays.
 
@@ -38,14 +37,24 @@ clock          [1] int64                    the current cycle (for %clock)
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
+
+from numba.experimental import structref
+
+from gpusim.engine.structs import EngineStructType, make_struct
 
 WARP_SIZE = 32
 FULL_MASK = 0xFFFFFFFF
 
-Machine = namedtuple("Machine", [
+class MachineType(EngineStructType):
+    """numba type of Machine."""
+
+
+class Machine(structref.StructRefProxy):
+    """The Python face of the Machine struct (fields below)."""
+
+
+MACHINE_FIELDS = [
     "regs", "stk_pc", "stk_rpc", "stk_mask", "sp", "exited",
     "warp_block", "warp_index", "warp_bslot", "warp_sm", "warp_slot_sm",
     "mem8", "mem16", "mem32", "mem64", "valid",
@@ -53,7 +62,8 @@ Machine = namedtuple("Machine", [
     "local8", "local16", "local32", "local64",
     "param8", "param16", "param32", "param64",
     "launch", "pc_counts", "err", "lane_addr", "mem_req", "snap", "clock",
-])
+]
+make_struct(Machine, MachineType, MACHINE_FIELDS)
 
 # launch[] indices
 L_NTID_X, L_NTID_Y, L_NTID_Z = 0, 1, 2
@@ -101,7 +111,7 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
     """Allocate the state for ``warp_slots`` resident warps of a kernel."""
     shared = np.zeros((block_slots, padded(shared_bytes)), dtype=np.uint8)
     local = np.zeros((warp_slots * WARP_SIZE, padded(local_bytes)), dtype=np.uint8)
-    return Machine(
+    return Machine.build(
         regs=np.zeros((warp_slots, n_regs, WARP_SIZE), dtype=np.uint64),
         stk_pc=np.zeros((warp_slots, stack_depth), dtype=np.int64),
         stk_rpc=np.full((warp_slots, stack_depth), -1, dtype=np.int64),

@@ -18,7 +18,7 @@ from gpusim.engine.alu import alu_eval
 U64_0 = np.uint64(0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _src(m, row, i, w, lane):
     kind = row[L.F_SK0 + 2 * i]
     value = row[L.F_SK0 + 2 * i + 1]

@@ -1,4 +1,4 @@
-"""Lab `llm-step`: one decode step of a small transformer, where its time goes, and what graphs and fusion buy.
+"""Lab `llm-step`: one decode step of a small transformer: where its time goes; what graphs and fusion buy.
 
 The model (programs/llm/decode.cu, all real kernels): ``layers`` pre-norm blocks of hidden size
 ``model_dim``, ``heads`` attention heads and an MLP of width ``ffn_dim`` with SiLU; fp16 weights and KV
@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -51,7 +52,8 @@ DRAM_METRIC = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
 BIG_MODEL_PARAMS = 70e9
 BIG_MODEL_BYTES_PER_PARAM = 2
 BIG_MODEL_LAYERS = 80
-VARIANTS = (("eager", False, False), ("graph", False, True), ("fused", True, False), ("fused+graph", True, True))
+VARIANTS = (("eager", False, False), ("graph", False, True), ("fused", True, False),
+            ("fused+graph", True, True))
 
 
 @dataclass(frozen=True)
@@ -126,16 +128,16 @@ def reference_step(shape: ModelShape, weights: list[dict], caches: list, x: np.n
 class DecodeStep:
     """Device buffers of one batch size and the launches of one step on a stream."""
 
-    def __init__(self, gpu: object, module: object, shape: ModelShape, batch: int,
+    def __init__(self, gpu: Any, module: Any, shape: ModelShape, batch: int,
                  weights: list[dict], caches: list):
         self.gpu, self.shape, self.batch = gpu, shape, batch
-        self.kernels = {name: module[name] for name in ("rmsnorm", "gemv", "attention", "add", "silu")}  # type: ignore[index]
-        to_device = gpu.to_device  # type: ignore[attr-defined]
+        self.kernels = {name: module[name] for name in ("rmsnorm", "gemv", "attention", "add", "silu")}
+        to_device = gpu.to_device
         self.weights = [{key: to_device(value) for key, value in layer.items()} for layer in weights]
         self.caches = [(to_device(k_cache), to_device(v_cache)) for k_cache, v_cache in caches]
         self.initial_caches = caches
         d, f = shape.model_dim, shape.ffn_dim
-        zeros = gpu.zeros  # type: ignore[attr-defined]
+        zeros = gpu.zeros
         self.x = zeros(batch * d, np.float32)
         self.h = zeros(batch * d, np.float32)
         self.qkv = zeros(batch * 3 * d, np.float32)
@@ -145,31 +147,32 @@ class DecodeStep:
 
     def reset(self, x_host: np.ndarray) -> None:
         """Put the step's input back (host writes while the GPU is idle)."""
-        self.x.set(x_host.reshape(-1))  # type: ignore[attr-defined]
+        self.x.set(x_host.reshape(-1))
         for (k_dev, v_dev), (k_cache, v_cache) in zip(self.caches, self.initial_caches, strict=True):
             k_dev.set(k_cache)
             v_dev.set(v_cache)
 
-    def _gemv(self, stream: object, y: object, x: object, w: object, residual: object, k_dim: int,
+    def _gemv(self, stream: Any, y: Any, x: Any, w: Any, residual: Any, k_dim: int,
               n_dim: int, act: int) -> None:
         grid = ((n_dim + GEMV_COLUMNS - 1) // GEMV_COLUMNS, (self.batch + GEMV_BATCH - 1) // GEMV_BATCH)
-        stream.launch(self.kernels["gemv"], grid, (GEMV_COLUMNS, GEMV_SLICES),  # type: ignore[attr-defined]
-                      [y, x, w, residual, np.int32(k_dim), np.int32(n_dim), np.int32(self.batch), np.int32(act)])
+        stream.launch(self.kernels["gemv"], grid, (GEMV_COLUMNS, GEMV_SLICES),
+                      [y, x, w, residual, np.int32(k_dim), np.int32(n_dim), np.int32(self.batch),
+                       np.int32(act)])
 
-    def _elementwise(self, stream: object, name: str, args: list, count: int) -> None:
+    def _elementwise(self, stream: Any, name: str, args: list, count: int) -> None:
         blocks = (count + ELEMENTWISE_THREADS - 1) // ELEMENTWISE_THREADS
-        stream.launch(self.kernels[name], blocks, ELEMENTWISE_THREADS, args + [np.int32(count)])  # type: ignore[attr-defined]
+        stream.launch(self.kernels[name], blocks, ELEMENTWISE_THREADS, args + [np.int32(count)])
 
-    def issue(self, stream: object, fused: bool) -> None:
+    def issue(self, stream: Any, fused: bool) -> None:
         """Launch one decode step's kernels on ``stream``."""
         shape, batch = self.shape, self.batch
         d, f = shape.model_dim, shape.ffn_dim
         eps = np.float32(RMS_EPS)
         for layer, (k_cache, v_cache) in zip(self.weights, self.caches, strict=True):
-            stream.launch(self.kernels["rmsnorm"], batch, NORM_THREADS, [self.h, self.x, layer["norm1"],  # type: ignore[attr-defined]
+            stream.launch(self.kernels["rmsnorm"], batch, NORM_THREADS, [self.h, self.x, layer["norm1"],
                                                                          np.int32(d), eps])
             self._gemv(stream, self.qkv, self.h, layer["qkv"], 0, d, 3 * d, 0)
-            stream.launch(self.kernels["attention"], (shape.heads, batch), ATTN_THREADS,  # type: ignore[attr-defined]
+            stream.launch(self.kernels["attention"], (shape.heads, batch), ATTN_THREADS,
                           [self.attn, self.qkv, k_cache, v_cache, np.int32(shape.context - 1),
                            np.int32(shape.heads), np.int32(shape.head_dim), np.int32(shape.context),
                            np.float32(1.0 / math.sqrt(shape.head_dim))])
@@ -178,7 +181,7 @@ class DecodeStep:
             else:
                 self._gemv(stream, self.delta, self.attn, layer["o"], 0, d, d, 0)
                 self._elementwise(stream, "add", [self.x, self.x, self.delta], batch * d)
-            stream.launch(self.kernels["rmsnorm"], batch, NORM_THREADS, [self.h, self.x, layer["norm2"],  # type: ignore[attr-defined]
+            stream.launch(self.kernels["rmsnorm"], batch, NORM_THREADS, [self.h, self.x, layer["norm2"],
                                                                          np.int32(d), eps])
             if fused:
                 self._gemv(stream, self.up, self.h, layer["up"], 0, d, f, 1)
@@ -190,11 +193,11 @@ class DecodeStep:
                 self._elementwise(stream, "add", [self.x, self.x, self.delta], batch * d)
 
 
-def breakdown(timeline: object, start_s: float, end_s: float) -> dict:
+def breakdown(timeline: Any, start_s: float, end_s: float) -> dict:
     """Step time split by kernel name and by regime (memory / compute / overhead), in microseconds."""
     by_kernel: dict[str, float] = {}
     regimes = {"memory": 0.0, "compute": 0.0}
-    spans = timeline.kernels(start_s, end_s)  # type: ignore[attr-defined]
+    spans = timeline.kernels(start_s, end_s)
     for span in spans:
         duration_us = span.duration_s * 1e6
         by_kernel[span.name] = by_kernel.get(span.name, 0.0) + duration_us
@@ -206,22 +209,22 @@ def breakdown(timeline: object, start_s: float, end_s: float) -> dict:
             "by_regime_us": regimes}
 
 
-def measure_batch(gpu: object, module: object, shape: ModelShape, batch: int, seed: int = 0) -> dict:
+def measure_batch(gpu: Any, module: Any, shape: ModelShape, batch: int, seed: int = 0) -> dict:
     """The four variants of one decode step at one batch size, each checked against numpy."""
     weights = make_weights(shape, seed)
     caches = make_caches(shape, batch, seed + 1)
     x_host = np.random.default_rng(seed + 2).standard_normal((batch, shape.model_dim)).astype(np.float32)
     expected = reference_step(shape, weights, caches, x_host)
     step = DecodeStep(gpu, module, shape, batch, weights, caches)
-    system = gpu.system  # type: ignore[attr-defined]
-    stream = gpu.stream()  # type: ignore[attr-defined]
+    system = gpu.system
+    stream = gpu.stream()
     results: dict = {}
     for variant, fused, use_graph in VARIANTS:
-        gpu.synchronize()  # type: ignore[attr-defined]
+        gpu.synchronize()
         step.reset(x_host)
         graph = None
         if use_graph:
-            graph = gpu.graph()  # type: ignore[attr-defined]
+            graph = gpu.graph()
             with graph.capture(stream):
                 step.issue(stream, fused)
             graph.instantiate()
@@ -232,7 +235,7 @@ def measure_batch(gpu: object, module: object, shape: ModelShape, batch: int, se
             step.issue(stream, fused)
         stream.synchronize()
         result = breakdown(system.timeline, start_s, system.host_time_s)
-        output = step.x.get().reshape(batch, shape.model_dim)  # type: ignore[attr-defined]
+        output = step.x.get().reshape(batch, shape.model_dim)
         result["output"] = output
         result["max_error"] = float(np.max(np.abs(output - expected)))
         result["reference_match"] = bool(np.allclose(output, expected, rtol=2e-3, atol=2e-3))
@@ -240,30 +243,31 @@ def measure_batch(gpu: object, module: object, shape: ModelShape, batch: int, se
     return results
 
 
-def probe_weight_bandwidth(gpu: object, module: object, k_dim: int = 1024) -> dict:
+def probe_weight_bandwidth(gpu: Any, module: Any, k_dim: int = 1024) -> dict:
     """A batch-1 GEMV with two column tiles per SM: achieved and peak DRAM bandwidth, bytes/s."""
-    n_dim = 2 * GEMV_COLUMNS * int(gpu.config.sms)  # type: ignore[attr-defined]
+    n_dim = 2 * GEMV_COLUMNS * int(gpu.config.sms)
     rng = np.random.default_rng(3)
-    w = gpu.to_device((rng.standard_normal((k_dim, n_dim)) / math.sqrt(k_dim)).astype(np.float16))  # type: ignore[attr-defined]
-    x = gpu.to_device(rng.standard_normal(k_dim).astype(np.float32))  # type: ignore[attr-defined]
-    y = gpu.zeros(n_dim, np.float32)  # type: ignore[attr-defined]
-    run = gpu.launch(module["gemv"], grid=(n_dim // GEMV_COLUMNS, 1), block=(GEMV_COLUMNS, GEMV_SLICES),  # type: ignore[attr-defined]
+    w = gpu.to_device((rng.standard_normal((k_dim, n_dim)) / math.sqrt(k_dim)).astype(np.float16))
+    x = gpu.to_device(rng.standard_normal(k_dim).astype(np.float32))
+    y = gpu.zeros(n_dim, np.float32)
+    run = gpu.launch(module["gemv"], grid=(n_dim // GEMV_COLUMNS, 1), block=(GEMV_COLUMNS, GEMV_SLICES),
                      args=[y, x, w, 0, np.int32(k_dim), np.int32(n_dim), np.int32(1), np.int32(0)])
     weight_bytes = k_dim * n_dim * 2
     metrics = run.metrics
-    moved_bytes = float(metrics.get("dram__bytes_read.sum", 0.0)) + float(metrics.get("dram__bytes_write.sum", 0.0))
+    moved_bytes = (float(metrics.get("dram__bytes_read.sum", 0.0))
+                   + float(metrics.get("dram__bytes_write.sum", 0.0)))
     dram_pct = float(metrics.get(DRAM_METRIC, 0.0))
     peak = moved_bytes / float(run.seconds) / (dram_pct / 100.0) if dram_pct > 0.0 else float("nan")
     return {"achieved_Bps": weight_bytes / float(run.seconds), "peak_Bps": peak, "weight_bytes": weight_bytes,
             "seconds": float(run.seconds), "dram_pct": dram_pct}
 
 
-def extrapolate_big_model(config: object, probe: dict, kernels_per_layer: int, graph: bool) -> dict:
+def extrapolate_big_model(config: Any, probe: dict, kernels_per_layer: int, graph: bool) -> dict:
     """70B fp16 decode step at batch 1: simulated-bandwidth estimate beside the analytic bound, in ms."""
     weight_bytes = BIG_MODEL_PARAMS * BIG_MODEL_BYTES_PER_PARAM
     kernels = BIG_MODEL_LAYERS * kernels_per_layer
-    latency_s = float(config.kernel_launch_latency_cycles) / (float(config.core_clock_mhz) * 1e6)  # type: ignore[attr-defined]
-    per_kernel_s = float(config.graph_kernel_gpu_us) * 1e-6 if graph else latency_s  # type: ignore[attr-defined]
+    latency_s = float(config.kernel_launch_latency_cycles) / (float(config.core_clock_mhz) * 1e6)
+    per_kernel_s = float(config.graph_kernel_gpu_us) * 1e-6 if graph else latency_s
     memory_s = weight_bytes / probe["achieved_Bps"]
     overhead_s = kernels * per_kernel_s
     return {"weight_gb": weight_bytes / 1e9, "kernels": kernels, "memory_ms": memory_s * 1e3,
@@ -272,14 +276,15 @@ def extrapolate_big_model(config: object, probe: dict, kernels_per_layer: int, g
             "tokens_per_s": 1.0 / (memory_s + overhead_s)}
 
 
-def run(config: object = None, plot_dir: str | Path | None = None, progress: bool = True, *,
-        batches: tuple[int, ...] = (1, 8), shape: ModelShape | None = None) -> LabResult:
-    """Run the lab on ``config`` (default h100-sxm)."""
+def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *,
+        batches: tuple[int, ...] = (1, 8), shape: ModelShape | None = None, probe_k_dim: int = 1024,
+        overrides: dict | None = None) -> LabResult:
+    """Run the lab on ``config`` (default h100-sxm); ``overrides`` are config fields for GPU()."""
     from gpusim.gpu import GPU
 
     config_name = DEFAULT_CONFIG if config is None else config
     shape = shape or ModelShape()
-    gpu = GPU(config_name)
+    gpu = GPU(config_name, **(overrides or {}))
     module = gpu.load(str(PROGRAM))
     values: dict = {"config": str(config_name), "batches": list(batches)}
     rows, kernel_rows = [], []
@@ -303,14 +308,15 @@ def run(config: object = None, plot_dir: str | Path | None = None, progress: boo
                          regimes["memory"], regimes["compute"], regimes["overhead"],
                          100.0 * regimes["overhead"] / result["step_us"]])
         values[f"b{batch}_outputs_match"] = all(
-            np.array_equal(results[variant]["output"], results["eager"]["output"]) for variant, _, _ in VARIANTS)
+            np.array_equal(results[variant]["output"], results["eager"]["output"])
+            for variant, _, _ in VARIANTS)
         values[f"b{batch}_graph_gain"] = eager_us / results["graph"]["step_us"]
         values[f"b{batch}_fusion_gain"] = eager_us / results["fused"]["step_us"]
         values[f"b{batch}_graph_fusion_gain"] = eager_us / results["fused+graph"]["step_us"]
         for name, kernel_us in sorted(results["eager"]["by_kernel_us"].items(), key=lambda item: -item[1]):
             kernel_rows.append([batch, name, kernel_us, 100.0 * kernel_us / eager_us])
 
-    probe = probe_weight_bandwidth(gpu, module)
+    probe = probe_weight_bandwidth(gpu, module, probe_k_dim)
     big_eager = extrapolate_big_model(gpu.config, probe, shape.kernels_per_layer(False), graph=False)
     big_graph = extrapolate_big_model(gpu.config, probe, shape.kernels_per_layer(True), graph=True)
     for key, number in big_eager.items():
@@ -325,14 +331,16 @@ def run(config: object = None, plot_dir: str | Path | None = None, progress: boo
     table += (f"\n\n70B fp16 on {config_name}, batch 1: {big_eager['weight_gb']:.0f} GB of weights at the "
               f"probe's {values['probe_achieved_gbs']:.0f} GB/s = {big_eager['memory_ms']:.1f} ms + "
               f"{big_eager['kernels']} kernels x launch latency = {big_eager['overhead_ms']:.2f} ms -> "
-              f"{big_eager['step_ms']:.1f} ms/token ({big_eager['tokens_per_s']:.1f} tokens/s); analytic bound "
+              f"{big_eager['step_ms']:.1f} ms/token ({big_eager['tokens_per_s']:.1f} tokens/s); "
+              f"analytic bound "
               f"(peak {values['probe_peak_gbs']:.0f} GB/s) {big_eager['bound_ms']:.1f} ms; fused + graph "
               f"{big_graph['step_ms']:.1f} ms")
     first = batches[0]
     lesson = (
         f"The small model's step at batch {first} is mostly overhead "
         f"({values[f'b{first}_eager_overhead_us'] / values[f'b{first}_eager_step_us'] * 100:.0f}% of "
-        f"{values[f'b{first}_eager_step_us']:.0f} us): each of its {values[f'b{first}_eager_kernels']} kernels "
+        f"{values[f'b{first}_eager_step_us']:.0f} us): each of its "
+        f"{values[f'b{first}_eager_kernels']} kernels "
         f"is too small to hide the launch cost. A CUDA graph gives {values[f'b{first}_graph_gain']:.2f}x, "
         f"fusing the elementwise ops {values[f'b{first}_fusion_gain']:.2f}x, both "
         f"{values[f'b{first}_graph_fusion_gain']:.2f}x. Larger batches reuse each weight for more rows at "

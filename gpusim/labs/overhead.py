@@ -28,6 +28,7 @@ the measured kernel duration; the blog's numbers include the CPU-side loop, whic
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -50,11 +51,11 @@ VARIANT_LABELS = {"sync_each": "(a) synchronize after each", "back_to_back": "(b
                   "graph": "(c) CUDA graph replay", "fused": "(d) fused into one kernel"}
 
 
-def step_args(out: object, source: object, elements: int) -> list:
+def step_args(out: Any, source: Any, elements: int) -> list:
     return [out, source, SCALE, BIAS, np.int32(elements)]
 
 
-def fused_args(out: object, source: object, steps: int, elements: int) -> list:
+def fused_args(out: Any, source: Any, steps: int, elements: int) -> list:
     return [out, source, SCALE, BIAS, np.int32(steps), np.int32(elements)]
 
 
@@ -62,44 +63,44 @@ def grid_for(elements: int) -> int:
     return (elements + BLOCK_THREADS - 1) // BLOCK_THREADS
 
 
-def size_for_duration(gpu: object, step: object, target_s: float, sms: int) -> int:
+def size_for_duration(gpu: Any, step: Any, target_s: float, sms: int) -> int:
     """Element count whose ``step`` kernel lasts about ``target_s`` (two probes, a linear fit)."""
     probe_small = 2 * sms * BLOCK_THREADS
     probe_large = 4 * probe_small
     durations_s = []
     for elements in (probe_small, probe_large):
-        source = gpu.to_device(np.ones(elements, np.float32))  # type: ignore[attr-defined]
-        out = gpu.zeros(elements, np.float32)  # type: ignore[attr-defined]
-        run = gpu.launch(step, grid=grid_for(elements), block=BLOCK_THREADS,  # type: ignore[attr-defined]
+        source = gpu.to_device(np.ones(elements, np.float32))
+        out = gpu.zeros(elements, np.float32)
+        run = gpu.launch(step, grid=grid_for(elements), block=BLOCK_THREADS,
                          args=step_args(out, source, elements))
         durations_s.append(float(run.seconds))
     slope_s = (durations_s[1] - durations_s[0]) / (probe_large - probe_small)
     if slope_s <= 0.0:
         return probe_large
-    elements = probe_small + (target_s - durations_s[0]) / slope_s
-    blocks = max(1, int(round(elements / BLOCK_THREADS)))
+    fitted_elements = probe_small + (target_s - durations_s[0]) / slope_s
+    blocks = max(1, int(round(fitted_elements / BLOCK_THREADS)))
     return blocks * BLOCK_THREADS
 
 
-def measure_chain(gpu: object, step: object, fused: object, elements: int, kernels: int) -> dict:
+def measure_chain(gpu: Any, step: Any, fused: Any, elements: int, kernels: int) -> dict:
     """Run the chain the four ways; per variant: window, cost per kernel, utilization, output."""
-    system = gpu.system  # type: ignore[attr-defined]
+    system = gpu.system
     timeline = system.timeline
     start_values = np.linspace(-1.0, 1.0, elements, dtype=np.float32)
     grid = grid_for(elements)
     results: dict = {}
 
     def buffers() -> list:
-        return [gpu.to_device(start_values), gpu.to_device(np.zeros(elements, np.float32))]  # type: ignore[attr-defined]
+        return [gpu.to_device(start_values), gpu.to_device(np.zeros(elements, np.float32))]
 
-    def launch_chain(stream: object, pair: list, synchronize_each: bool) -> None:
+    def launch_chain(stream: Any, pair: list, synchronize_each: bool) -> None:
         for index in range(kernels):
-            stream.launch(step, grid, BLOCK_THREADS,  # type: ignore[attr-defined]
+            stream.launch(step, grid, BLOCK_THREADS,
                           step_args(pair[(index + 1) % 2], pair[index % 2], elements))
             if synchronize_each:
-                stream.synchronize()  # type: ignore[attr-defined]
+                stream.synchronize()
 
-    def record(variant: str, start_s: float, output: object) -> None:
+    def record(variant: str, start_s: float, output: Any) -> None:
         end_s = system.host_time_s
         util = timeline.utilization(start_s, end_s)
         spans = timeline.kernels(start_s, end_s)
@@ -112,11 +113,11 @@ def measure_chain(gpu: object, step: object, fused: object, elements: int, kerne
             "gpu_utilization_pct": util["gpu_utilization_pct"],
             "sm_issue_pct": util["sm_issue_pct"],
             "dram_throughput_pct": util["dram_throughput_pct"],
-            "output": output.get(),  # type: ignore[attr-defined]
+            "output": output.get(),
         }
 
-    stream = gpu.stream()  # type: ignore[attr-defined]
-    gpu.synchronize()  # type: ignore[attr-defined]
+    stream = gpu.stream()
+    gpu.synchronize()
     for variant, synchronize_each in (("sync_each", True), ("back_to_back", False)):
         pair = buffers()
         start_s = system.host_time_s
@@ -126,7 +127,7 @@ def measure_chain(gpu: object, step: object, fused: object, elements: int, kerne
         record(variant, start_s, pair[kernels % 2])
 
     pair = buffers()
-    graph = gpu.graph()  # type: ignore[attr-defined]
+    graph = gpu.graph()
     with graph.capture(stream):
         launch_chain(stream, pair, synchronize_each=False)
     instantiate_start_s = system.host_time_s
@@ -146,19 +147,19 @@ def measure_chain(gpu: object, step: object, fused: object, elements: int, kerne
     return results
 
 
-def model_per_kernel_us(config: object, kernel_us: float, fused_kernel_us: float, kernels: int) -> dict:
+def model_per_kernel_us(config: Any, kernel_us: float, fused_kernel_us: float, kernels: int) -> dict:
     """The system model's arithmetic for each variant, per kernel, in microseconds (docs/system.md)."""
-    launch_us = float(config.launch_cpu_us)  # type: ignore[attr-defined]
-    sync_us = float(config.sync_cpu_us)  # type: ignore[attr-defined]
-    latency_us = float(config.kernel_launch_latency_cycles) / float(config.core_clock_mhz)  # type: ignore[attr-defined]
-    graph_gpu_us = float(config.graph_kernel_gpu_us)  # type: ignore[attr-defined]
+    launch_us = float(config.launch_cpu_us)
+    sync_us = float(config.sync_cpu_us)
+    latency_us = float(config.kernel_launch_latency_cycles) / float(config.core_clock_mhz)
+    graph_gpu_us = float(config.graph_kernel_gpu_us)
     gpu_end_us = 0.0
     for index in range(kernels):
         gpu_end_us = max((index + 1) * launch_us, gpu_end_us) + latency_us + kernel_us
     return {
         "sync_each": launch_us + latency_us + kernel_us + sync_us,
         "back_to_back": (gpu_end_us + sync_us) / kernels,
-        "graph": (float(config.graph_launch_cpu_us) + latency_us  # type: ignore[attr-defined]
+        "graph": (float(config.graph_launch_cpu_us) + latency_us
                   + kernels * (graph_gpu_us + kernel_us) + sync_us) / kernels,
         "fused": (launch_us + latency_us + fused_kernel_us + sync_us) / kernels,
     }
@@ -195,14 +196,18 @@ def _plot(results: dict, plot_dir: Path, config_name: str) -> list[Path]:
     return [path]
 
 
-def run(config: object = None, plot_dir: str | Path | None = None, progress: bool = True, *,
+def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *,
         kernels: int = NVIDIA_KERNELS_PER_STEP, target_kernel_us: float = NVIDIA_V100_US["kernel"],
-        elements: int | None = None) -> LabResult:
-    """Run the lab on ``config`` (a config name or path; default v100)."""
+        elements: int | None = None, overrides: dict | None = None) -> LabResult:
+    """Run the lab on ``config`` (a config name or path; default v100).
+
+    ``overrides`` are config fields for GPU(config, **overrides); fewer ``sms`` keep the per-kernel
+    overheads (the kernel is still sized to ``target_kernel_us``) and make the simulation faster.
+    """
     from gpusim.gpu import GPU
 
     config_name = DEFAULT_CONFIG if config is None else config
-    gpu = GPU(config_name)
+    gpu = GPU(config_name, **(overrides or {}))
     cfg = gpu.config
     module = gpu.load(str(PROGRAM))
     step, fused = module["step"], module["fused"]
@@ -238,11 +243,13 @@ def run(config: object = None, plot_dir: str | Path | None = None, progress: boo
             values[f"{variant}_vs_nvidia_pct"] = 100.0 * (measured["per_kernel_us"] - nvidia) / nvidia
         rows.append([VARIANT_LABELS[variant], measured["per_kernel_us"], model[variant],
                      "-" if nvidia is None else f"{nvidia:.1f}", measured["gpu_idle_pct"],
-                     measured["gpu_utilization_pct"], measured["sm_issue_pct"], measured["dram_throughput_pct"]])
+                     measured["gpu_utilization_pct"], measured["sm_issue_pct"],
+                     measured["dram_throughput_pct"]])
     table = format_table(["variant", "us/kernel", "model us", "NVIDIA V100 us", "GPU idle %",
                           "utilization %", "SM issue %", "DRAM %"], rows)
     table += (f"\n\none kernel: {kernel_us:.2f} us on the GPU ({elements} elements); graph instantiate "
-              f"{results['graph']['instantiate_us']:.1f} us once; outputs equal across variants: {outputs_match}")
+              f"{results['graph']['instantiate_us']:.1f} us once; outputs equal across variants: "
+              f"{outputs_match}")
 
     back = values["back_to_back_per_kernel_us"]
     lesson = (

@@ -1,0 +1,29 @@
+"""gpusim: a cycle-level SIMT GPU simulator that runs real PTX kernels.
+
+Public API (see docs/design.md): GPU, DeviceArray, Module, Kernel, Run, occupancy,
+load_config, list_configs and the error types.
+"""
+
+from gpusim.config import GPUConfig, list_configs, load_config
+from gpusim.errors import (
+    ConfigError,
+    DeadlockError,
+    GpusimError,
+    IllegalAddressError,
+    LaunchError,
+    PTXSyntaxError,
+    SimulationLimitError,
+    UnsupportedPTXError,
+)
+from gpusim.gpu import GPU, Kernel, Module
+from gpusim.memory import DeviceArray
+from gpusim.occupancy import Occupancy, occupancy
+from gpusim.run import Run
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GPU", "GPUConfig", "Kernel", "Module", "DeviceArray", "Run", "Occupancy", "occupancy",
+    "load_config", "list_configs", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
+    "LaunchError", "PTXSyntaxError", "SimulationLimitError", "UnsupportedPTXError", "__version__",
+]

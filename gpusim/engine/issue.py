@@ -1,0 +1,213 @@
+"""Per-warp timing: when can a warp issue (scoreboard, pipes, waits), and what
+issuing an instruction costs (pipe occupancy, result latency, the memory path).
+
+``evaluate`` returns the earliest cycle the warp's next instruction could issue
+and the state it is in until then. ``issue`` executes the instruction through
+the functional semantics (``step_warp``) at the issue cycle and books its
+timing: the pipe is busy for ``pipe_interval`` cycles, the destination
+registers become ready after the form's latency or, for memory, when the
+memory system says; global/local accesses are coalesced into sectors and
+walked through L1/L2/DRAM (``memsys``), shared accesses cost one cycle per
+bank-conflict wavefront.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from gpusim import isa as I
+from gpusim.engine import codes as c
+from gpusim.engine import layout as L
+from gpusim.engine import stalls as ST
+from gpusim.engine import state as S
+from gpusim.engine import timing_state as T
+from gpusim.engine.coalesce import coalesce, lanes_per_sector
+from gpusim.engine.execute import step_warp
+from gpusim.engine.memsys import global_atomic, global_load, global_store
+from gpusim.engine.shared_banks import shared_wavefronts
+from gpusim.engine.simt import STATUS_ERROR
+
+LOCAL_TIMING_BASE = np.int64(1) << np.int64(50)   # where local memory sits in the memory system's view
+
+
+@njit(cache=True, inline='always')
+def dep_state(dep):
+    if dep == I.DEP_LONG:
+        return ST.LONG_SCOREBOARD
+    if dep == I.DEP_SHORT:
+        return ST.SHORT_SCOREBOARD
+    return ST.WAIT
+
+
+@njit(cache=True, inline='always')
+def throttle_state(pipe):
+    if pipe == I.PIPE_LSU:
+        return ST.LG_THROTTLE
+    if pipe == I.PIPE_MIO:
+        return ST.MIO_THROTTLE
+    if pipe == I.PIPE_BRANCH or pipe == I.PIPE_BARRIER:
+        return ST.BRANCH_RESOLVING
+    return ST.MATH_PIPE_THROTTLE
+
+
+@njit(cache=True, inline='always')
+def _reg_wait(ts, w, r, wake, state):
+    if r >= 0:
+        t = ts.reg_ready[w, r]
+        if t > wake:
+            return t, dep_state(ts.reg_dep[w, r])
+    return wake, state
+
+
+@njit(cache=True)
+def evaluate(ts, m, code, w, sub):
+    """(earliest issue cycle, state until then, pc) of warp slot ``w``."""
+    sp = m.sp[w]
+    pc = m.stk_pc[w, sp]
+    row = code[pc]
+    wake = ts.w_wake[w]
+    state = ts.w_reason[w]
+    for i in range(row[L.F_NSRC]):
+        kind = row[L.F_SK0 + 2 * i]
+        if kind == L.SK_REG or kind == L.SK_REGNEG:
+            wake, state = _reg_wait(ts, w, row[L.F_SK0 + 2 * i + 1], wake, state)
+    wake, state = _reg_wait(ts, w, row[L.F_GUARD], wake, state)
+    wake, state = _reg_wait(ts, w, row[L.F_ABASE], wake, state)
+    for i in range(row[L.F_NDST]):
+        wake, state = _reg_wait(ts, w, row[L.F_DST0 + i], wake, state)
+    pipe = ts.isa[row[L.F_ISA], I.I_PIPE]
+    free = ts.pipe_free[sub, pipe]
+    if free > wake:
+        wake = free
+        state = throttle_state(pipe)
+    return wake, state, pc
+
+
+@njit(cache=True)
+def _ceil_div(a, b):
+    return (a + b - 1) // b
+
+
+@njit(cache=True)
+def _memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
+    """Time the memory part of the instruction just executed; returns its result-ready cycle."""
+    req = m.mem_req
+    space = req[S.MR_SPACE]
+    kind = req[S.MR_KIND]
+    mask = req[S.MR_MASK]
+    nbytes = req[S.MR_BYTES]
+    prm = ts.prm
+    active = 0
+    for lane in range(32):
+        active += (mask >> lane) & 1
+    if space == L.SP_SHARED:
+        wavefronts = shared_wavefronts(m.lane_addr, mask, nbytes, prm[T.TP_BANKS], prm[T.TP_BANK_BYTES],
+                                       ts.bank_scratch)
+        ideal = _ceil_div(active * nbytes, prm[T.TP_BANKS] * prm[T.TP_BANK_BYTES])
+        ts.pipe_free[sub, I.PIPE_MIO] = max(ts.pipe_free[sub, I.PIPE_MIO], cycle + wavefronts)
+        ts.pc_mem[pc, T.PM_REQUESTS] += 1
+        ts.pc_mem[pc, T.PM_WAVEFRONTS] += wavefronts
+        ts.pc_mem[pc, T.PM_IDEAL_WAVEFRONTS] += ideal
+        if kind == S.MR_LOAD:
+            ts.ctr[T.TC_SHLD_REQ] += 1
+            ts.ctr[T.TC_SHLD_WAVEFRONTS] += wavefronts
+            ts.ctr[T.TC_SHLD_IDEAL] += ideal
+            return cycle + prm[T.TP_SHARED_LAT] + wavefronts - 1
+        if kind == S.MR_STORE:
+            ts.ctr[T.TC_SHST_REQ] += 1
+            ts.ctr[T.TC_SHST_WAVEFRONTS] += wavefronts
+            ts.ctr[T.TC_SHST_IDEAL] += ideal
+            return cycle + wavefronts
+        ts.ctr[T.TC_SHATOM_REQ] += 1
+        ts.ctr[T.TC_SHATOM_WAVEFRONTS] += wavefronts
+        return cycle + prm[T.TP_SHARED_ATOMIC_LAT] + wavefronts * active - 1
+    if space == L.SP_PARAM:
+        return cycle + ts.pipe_interval[I.PIPE_ALU]
+    # global and local: per-lane addresses as the memory system sees them
+    addrs = ts.addrs
+    if space == L.SP_GLOBAL:
+        for lane in range(32):
+            addrs[lane] = m.lane_addr[lane] + L.GLOBAL_BASE
+    else:
+        # local memory is interleaved across a warp's lanes in 4-byte words, as on hardware
+        warp_base = LOCAL_TIMING_BASE + w * 32 * (prm[T.TP_LOCAL_BYTES] + 8)
+        for lane in range(32):
+            off = m.lane_addr[lane]
+            addrs[lane] = warp_base + (off // 4) * 128 + lane * 4 + off % 4
+    n = coalesce(addrs, mask, nbytes, prm[T.TP_SECTOR], prm[T.TP_LINE], ts.sectors)
+    ideal = _ceil_div(active * nbytes, prm[T.TP_SECTOR])
+    ts.pc_mem[pc, T.PM_REQUESTS] += 1
+    ts.pc_mem[pc, T.PM_SECTORS] += n
+    ts.pc_mem[pc, T.PM_IDEAL_SECTORS] += ideal
+    is_local = space == L.SP_LOCAL
+    if kind == S.MR_LOAD:
+        if is_local:
+            ts.ctr[T.TC_LLD_REQ] += 1
+            ts.ctr[T.TC_LLD_SECTORS] += n
+        else:
+            ts.ctr[T.TC_GLD_REQ] += 1
+            ts.ctr[T.TC_GLD_SECTORS] += n
+            ts.ctr[T.TC_GLD_IDEAL] += ideal
+        done, wait = global_load(ts.sectors, n, sm, cycle, prm[T.TP_USE_L1] != 0, ms[0], ms[1], ms[2], ms[3],
+                                 ms[4], ms[5], ms[6])
+        if wait > 0:
+            ts.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
+            ts.pipe_free[sub, I.PIPE_LSU] = max(ts.pipe_free[sub, I.PIPE_LSU], cycle + wait)
+        return done
+    if kind == S.MR_STORE:
+        if is_local:
+            ts.ctr[T.TC_LST_REQ] += 1
+            ts.ctr[T.TC_LST_SECTORS] += n
+        else:
+            ts.ctr[T.TC_GST_REQ] += 1
+            ts.ctr[T.TC_GST_SECTORS] += n
+            ts.ctr[T.TC_GST_IDEAL] += ideal
+        accepted = global_store(ts.sectors, n, sm, cycle, ms[0], ms[1], ms[2], ms[4], ms[5], ms[6])
+        ts.w_mem_pending[w] = max(ts.w_mem_pending[w], accepted)
+        return cycle
+    ts.ctr[T.TC_GATOM_REQ] += 1
+    ts.ctr[T.TC_GATOM_SECTORS] += n
+    lanes_per_sector(addrs, mask, nbytes, ts.sectors, n, prm[T.TP_SECTOR], ts.lane_ops)
+    done = global_atomic(ts.sectors, ts.lane_ops, n, sm, cycle, ms[1], ms[2], ms[4], ms[5], ms[6])
+    ts.w_mem_pending[w] = max(ts.w_mem_pending[w], done)
+    return done
+
+
+@njit(cache=True)
+def issue(ts, m, ms, code, w, sm, sub, cycle):
+    """Issue warp ``w``'s next instruction at ``cycle``; returns the step_warp status."""
+    m.clock[0] = cycle
+    status = step_warp(m, code, w)
+    if status == STATUS_ERROR:
+        return status
+    pc = m.mem_req[S.MR_PC]
+    row = code[pc]
+    form = row[L.F_ISA]
+    pipe = ts.isa[form, I.I_PIPE]
+    latency = ts.isa[form, I.I_LATENCY]
+    dep = ts.isa[form, I.I_DEP]
+    ts.pipe_issues[pipe] += 1
+    ts.pipe_free[sub, pipe] = max(ts.pipe_free[sub, pipe], cycle + ts.pipe_interval[pipe])
+    ready = cycle + max(latency, 1)
+    if m.mem_req[S.MR_KIND] != 0:
+        ready = _memory_timing(ts, m, ms, w, sm, sub, pc, cycle)
+    for i in range(row[L.F_NDST]):
+        d = row[L.F_DST0 + i]
+        if d >= 0:
+            ts.reg_ready[w, d] = ready
+            ts.reg_dep[w, d] = dep
+    op = row[L.F_OP]
+    ts.w_wake[w] = cycle + 1
+    ts.w_reason[w] = ST.NOT_SELECTED
+    if op == c.OP_BRA or op == c.OP_EXIT:
+        ts.w_wake[w] = cycle + max(latency, 1)
+        ts.w_reason[w] = ST.BRANCH_RESOLVING
+    elif op == c.OP_MEMBAR:
+        ts.w_wake[w] = max(cycle + 1, ts.w_mem_pending[w])
+        ts.w_reason[w] = ST.MEMBAR
+    elif op == c.OP_NANOSLEEP:
+        nanoseconds = np.int64(m.regs[w, row[L.F_SK0 + 1], 0]) if row[L.F_SK0] == L.SK_REG else row[L.F_SK0 + 1]
+        ts.w_wake[w] = cycle + max(1, nanoseconds * ts.prm[T.TP_CLOCK_MHZ] // 1000)
+        ts.w_reason[w] = ST.SLEEPING
+    return status

@@ -1,0 +1,142 @@
+"""State of the timing model (beyond the functional ``Machine``), in one place.
+
+Warp slot ``w = sm * SLOTS + k``; slot ``k`` of an SM belongs to sub-partition
+``k % NSP`` and to block slot ``k // WPB`` (a block's warps are contiguous).
+
+=================  ====================  ===============================================
+field              shape                 meaning
+=================  ====================  ===============================================
+prm                [N_TP] int64          parameters (TP_* indices)
+isa                [forms, 4] int64      the opcode table with latencies resolved
+pipe_interval      [N_PIPES] int64       cycles a pipe is busy per warp-instruction
+w_resident         [W]                   1 while the slot holds a live warp
+w_done             [W]                   1 when the warp exited (or the slot is empty)
+w_state, w_since   [W]                   current warp state (stalls.*) and since when
+w_pc               [W]                   the pc the current state is charged to
+w_eval             [W]                   next cycle the warp needs evaluating
+w_wake, w_reason   [W]                   a wait set at issue (branch, barrier release, ...)
+w_age              [W]                   dispatch order (GTO's "oldest")
+w_bar, w_bar_id,   [W]                   waiting at a barrier, its id and thread count
+w_bar_count
+w_mem_pending      [W]                   cycle its last store/atomic completes
+w_exiting          [W]                   exited, draining stores
+w_group            [W]                   two-level scheduler: 1 in the active set
+reg_ready          [W, R]                cycle each register's pending write completes
+reg_dep            [W, R]                dependency class (isa.DEP_*) of that write
+pipe_free          [NSM*NSP, N_PIPES]    next cycle each pipe accepts an instruction
+sched_last         [NSM*NSP]             last warp slot each scheduler issued
+sched_active       [NSM*NSP]             two-level active-set size
+sm_next            [NSM]                 next cycle the SM needs evaluating
+sm_warps           [NSM]                 resident warps
+sm_active_since    [NSM]                 start of the current busy interval
+sm_active_cycles   [NSM]                 cycles with at least one resident warp
+b_block, b_live    [NSM*BSLOTS]          block in each block slot (-1 free), live warps
+stalls             [N_STATES]            warp-cycles per state
+pc_stalls          [n_inst, N_STATES]    warp-cycles per state charged to each pc
+pc_mem             [n_inst, N_PCMEM]     per-pc memory statistics (PM_*)
+pipe_issues        [N_PIPES]             warp-instructions issued per pipe
+ctr                [N_TC]                timing counters (TC_*)
+sectors, lane_ops  [128]                 scratch for the coalescer
+bank_scratch       [..]                  scratch for shared-memory bank conflicts
+addrs              [32]                  scratch: per-lane addresses as the memory system sees them
+=================  ====================  ===============================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numba.experimental import structref
+
+from gpusim.engine.structs import EngineStructType, make_struct
+
+from gpusim.engine.shared_banks import make_shared_scratch
+from gpusim.engine.stalls import N_STATES
+from gpusim.isa import N_PIPES
+
+class TimingStateType(EngineStructType):
+    """numba type of TimingState."""
+
+
+class TimingState(structref.StructRefProxy):
+    """The Python face of the TimingState struct (fields below)."""
+
+
+TIMINGSTATE_FIELDS = [
+    "prm", "isa", "pipe_interval",
+    "w_resident", "w_done", "w_state", "w_since", "w_pc", "w_eval", "w_wake", "w_reason", "w_age",
+    "w_bar", "w_bar_id", "w_bar_count", "w_mem_pending", "w_exiting", "w_group",
+    "reg_ready", "reg_dep", "pipe_free", "sched_last", "sched_active",
+    "sm_next", "sm_warps", "sm_active_since", "sm_active_cycles", "b_block", "b_live",
+    "stalls", "pc_stalls", "pc_mem", "pipe_issues", "ctr", "sectors", "lane_ops", "bank_scratch", "addrs",
+]
+make_struct(TimingState, TimingStateType, TIMINGSTATE_FIELDS)
+
+# prm[] indices
+TP_NSM, TP_NSP, TP_SLOTS, TP_BSLOTS, TP_WPB, TP_TPB, TP_NBLOCKS = 0, 1, 2, 3, 4, 5, 6
+TP_BLOCK_LAUNCH, TP_SHARED_LAT, TP_SHARED_ATOMIC_LAT, TP_MAX_CYCLES, TP_POLICY, TP_TWO_LEVEL_N = \
+    7, 8, 9, 10, 11, 12
+TP_BANKS, TP_BANK_BYTES, TP_SECTOR, TP_LINE, TP_LOCAL_BYTES, TP_CLOCK_MHZ, TP_USE_L1 = \
+    13, 14, 15, 16, 17, 18, 19
+TP_SHARED_BYTES_PER_CYCLE = 20
+TP_BARRIER_LAT = 21
+N_TP = 22
+
+POLICY_GTO, POLICY_LRR, POLICY_TWO_LEVEL = 0, 1, 2
+POLICY_CODES = {"gto": POLICY_GTO, "lrr": POLICY_LRR, "two_level": POLICY_TWO_LEVEL}
+
+# ctr[] indices
+TC_GLD_REQ, TC_GLD_SECTORS, TC_GLD_IDEAL = 0, 1, 2
+TC_GST_REQ, TC_GST_SECTORS, TC_GST_IDEAL = 3, 4, 5
+TC_GATOM_REQ, TC_GATOM_SECTORS = 6, 7
+TC_LLD_REQ, TC_LLD_SECTORS, TC_LST_REQ, TC_LST_SECTORS = 8, 9, 10, 11
+TC_SHLD_REQ, TC_SHLD_WAVEFRONTS, TC_SHST_REQ, TC_SHST_WAVEFRONTS = 12, 13, 14, 15
+TC_SHATOM_REQ, TC_SHATOM_WAVEFRONTS = 16, 17
+TC_SHLD_IDEAL, TC_SHST_IDEAL = 18, 19
+TC_LG_THROTTLE_CYCLES = 20
+TC_END_CYCLE = 21
+TC_BLOCKS_DONE = 22
+N_TC = 23
+
+# pc_mem[] columns
+PM_REQUESTS, PM_SECTORS, PM_IDEAL_SECTORS, PM_WAVEFRONTS, PM_IDEAL_WAVEFRONTS = 0, 1, 2, 3, 4
+N_PCMEM = 5
+
+INF_CYCLE = np.int64(1) << np.int64(62)
+
+
+def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: np.ndarray, n_regs: int,
+                      n_inst: int) -> TimingState:
+    nsm, nsp, slots, bslots = (int(prm[TP_NSM]), int(prm[TP_NSP]), int(prm[TP_SLOTS]), int(prm[TP_BSLOTS]))
+    warps = nsm * slots
+
+    def per_warp(fill=0):
+        return np.full(warps, fill, dtype=np.int64)
+
+    return TimingState.build(
+        prm=prm, isa=isa_table, pipe_interval=pipe_interval,
+        w_resident=per_warp(), w_done=per_warp(1), w_state=per_warp(), w_since=per_warp(), w_pc=per_warp(),
+        w_eval=per_warp(INF_CYCLE), w_wake=per_warp(), w_reason=per_warp(), w_age=per_warp(),
+        w_bar=per_warp(), w_bar_id=per_warp(), w_bar_count=per_warp(), w_mem_pending=per_warp(),
+        w_exiting=per_warp(), w_group=per_warp(1),
+        reg_ready=np.zeros((warps, max(n_regs, 1)), dtype=np.int64),
+        reg_dep=np.zeros((warps, max(n_regs, 1)), dtype=np.int64),
+        pipe_free=np.zeros((nsm * nsp, N_PIPES), dtype=np.int64),
+        sched_last=np.full(nsm * nsp, -1, dtype=np.int64),
+        sched_active=np.zeros(nsm * nsp, dtype=np.int64),
+        sm_next=np.full(nsm, INF_CYCLE, dtype=np.int64),
+        sm_warps=np.zeros(nsm, dtype=np.int64),
+        sm_active_since=np.zeros(nsm, dtype=np.int64),
+        sm_active_cycles=np.zeros(nsm, dtype=np.int64),
+        b_block=np.full(nsm * bslots, -1, dtype=np.int64),
+        b_live=np.zeros(nsm * bslots, dtype=np.int64),
+        stalls=np.zeros(N_STATES, dtype=np.int64),
+        pc_stalls=np.zeros((max(n_inst, 1), N_STATES), dtype=np.int64),
+        pc_mem=np.zeros((max(n_inst, 1), N_PCMEM), dtype=np.int64),
+        pipe_issues=np.zeros(N_PIPES, dtype=np.int64),
+        ctr=np.zeros(N_TC, dtype=np.int64),
+        sectors=np.zeros(128, dtype=np.int64),
+        lane_ops=np.zeros(128, dtype=np.int64),
+        bank_scratch=make_shared_scratch(int(prm[TP_BANKS])),
+        addrs=np.zeros(32, dtype=np.int64),
+    )
