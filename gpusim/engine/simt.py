@@ -55,14 +55,32 @@ def branch(m, w, pc, target, reconv, taken, active):
     else:
         if sp + 2 >= m.stk_pc.shape[1]:
             return False
-        m.stk_pc[w, sp] = reconv
-        m.stk_pc[w, sp + 1] = pc + 1
-        m.stk_rpc[w, sp + 1] = reconv
-        m.stk_mask[w, sp + 1] = active & ~taken
-        m.stk_pc[w, sp + 2] = target
-        m.stk_rpc[w, sp + 2] = reconv
-        m.stk_mask[w, sp + 2] = taken
-        m.sp[w] = sp + 2
+        not_taken = active & ~taken
+        if m.stk_rpc[w, sp] == reconv:
+            # already a path of this reconvergence region (a divergent loop iterating): no new join
+            # entry; the not-taken lanes join an entry below that waits at the same pc, if there is one
+            if sp > 0 and m.stk_pc[w, sp - 1] == pc + 1 and m.stk_rpc[w, sp - 1] == reconv:
+                m.stk_mask[w, sp - 1] |= not_taken
+                sp -= 1
+            elif pc + 1 == reconv:
+                sp -= 1           # those lanes are at the join point; the join entry holds them
+            else:
+                m.stk_pc[w, sp] = pc + 1
+                m.stk_mask[w, sp] = not_taken
+        else:
+            # the top entry becomes the join entry; a path already at the join point needs no entry
+            m.stk_pc[w, sp] = reconv
+            if pc + 1 != reconv:
+                sp += 1
+                m.stk_pc[w, sp] = pc + 1
+                m.stk_rpc[w, sp] = reconv
+                m.stk_mask[w, sp] = not_taken
+        if target != reconv:
+            sp += 1
+            m.stk_pc[w, sp] = target
+            m.stk_rpc[w, sp] = reconv
+            m.stk_mask[w, sp] = taken
+        m.sp[w] = sp
     normalize(m, w)
     return True
 

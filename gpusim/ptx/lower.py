@@ -344,6 +344,8 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
     symbols = {**symbols, **shared.symbols}
     shared_allocator = shared.place
     fl = _FunctionLowering(module, func, symbols, shared_allocator)
+    dynamic_offset = shared.dynamic_offset()
+    fl.symbols.update(shared.symbols)
     n = len(func.body)
     label_pc = dict(func.labels)
     rows: list[list[int]] = []
@@ -363,7 +365,7 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
     return Program(
         name=func.name, file=module.file, code=code, n_regs=max(len(fl.reg_names), 1),
         reg_names=list(fl.reg_names), params=fl.params, param_bytes=fl.param_bytes,
-        shared_static_bytes=shared.static_bytes, dynamic_shared_offset=shared.dynamic_offset(),
+        shared_static_bytes=shared.static_bytes, dynamic_shared_offset=dynamic_offset,
         local_bytes=fl.local_bytes, lines=[ins.loc.line for ins in func.body],
         texts=[ins.text for ins in func.body], src_lines=src_lines,
         regs_estimate=estimate_registers(code, fl.reg_names, func.regs),
