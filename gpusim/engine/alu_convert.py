@@ -52,7 +52,7 @@ from gpusim.engine.codes import (
 U64_ZERO = np.uint64(0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def is_float_type(ty):
     return ty == T_F32 or ty == T_F64 or ty == T_F16 or ty == T_BF16
 
@@ -78,7 +78,7 @@ def round_to_integral(value, mode):
     return np.copysign(result, value)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def integer_to_integer(a, destination, source, saturate):
     destination_width = type_width(destination)
     source_width = type_width(source)
@@ -125,7 +125,7 @@ def float_to_integer(value, destination, mode):
     return np.uint64(integral)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def integer_to_float(a, destination, source, mode):
     width = type_width(source)
     if type_is_signed(source):
@@ -144,7 +144,7 @@ def integer_to_float(a, destination, source, mode):
     return round_pack(negative, np.int64(0), magnitude, False, mode, destination)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def float_to_float(a, destination, source, mods):
     mode = mods & MOD_RND_MASK
     value = load_float(a, source, (mods & MOD_FTZ) != 0 and source == T_F32)
@@ -160,7 +160,7 @@ def float_to_float(a, destination, source, mods):
     return f64_bits_round_to(bits_from_f64(value), mode, destination)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def convert(destination, source, mods, a):
     """One lane of cvt.<mods>.<destination>.<source> on raw bits ``a``."""
     mode = mods & MOD_RND_MASK

@@ -11,7 +11,7 @@ from __future__ import annotations
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def release_barriers(waiting, bar_id, bar_count, done, first, n):
     """Release every satisfied barrier among warps ``first .. first+n-1``; returns warps released."""
     live = 0

@@ -100,43 +100,43 @@ def _fma_f64(typingctx, a, b, c):
     return signature, codegen
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def f64_from_bits(bits):
     """The float64 whose IEEE bits are ``bits`` (64 bits)."""
     return _bitcast_u64_to_f64(np.uint64(bits))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def bits_from_f64(value):
     """The IEEE bits of float64 ``value`` as uint64."""
     return _bitcast_f64_to_u64(np.float64(value))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def f32_from_bits(bits):
     """The float32 whose IEEE bits are the low 32 bits of ``bits``."""
     return _bitcast_u32_to_f32(np.uint32(np.uint64(bits) & np.uint64(0xFFFFFFFF)))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def bits_from_f32(value):
     """The IEEE bits of float32 ``value`` as uint64 (zero-extended)."""
     return np.uint64(_bitcast_f32_to_u32(np.float32(value)))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def popcount64(bits):
     """Number of one bits in a uint64."""
     return _ctpop_u64(np.uint64(bits))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def leading_zeros64(bits):
     """Number of leading zero bits in a uint64 (64 for zero)."""
     return _ctlz_u64(np.uint64(bits))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fused_multiply_add(a, b, c):
     """``a * b + c`` on float64 with a single round-to-nearest-even rounding."""
     return _fma_f64(np.float64(a), np.float64(b), np.float64(c))

@@ -80,7 +80,7 @@ def make_cache(capacity_bytes: int, line_bytes: int, sector_bytes: int, assoc: i
     return tags, sector_ready_cycle, lru_stamp, dirty, meta
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def cache_set_index(cache, partition, line_addr):
     """Set that holds ``line_addr`` in ``partition``: (line_addr / line_bytes) % sets_per_partition."""
     meta = cache[4]
@@ -88,7 +88,7 @@ def cache_set_index(cache, partition, line_addr):
     return partition * sets_per_partition + (line_addr // meta[META_LINE_BYTES]) % sets_per_partition
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _find_way(tags, set_index, line_addr):
     """Way of ``set_index`` holding ``line_addr``, or -1."""
     for way in range(tags.shape[1]):
@@ -97,14 +97,14 @@ def _find_way(tags, set_index, line_addr):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _touch(lru_stamp, meta, set_index, way):
     """Mark the way most recently used."""
     meta[META_USE_CLOCK] += 1
     lru_stamp[set_index, way] = meta[META_USE_CLOCK]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _allocate(cache, set_index, line_addr):
     """Give ``line_addr`` a way in ``set_index`` (LRU victim); all its sectors start absent and clean.
 
@@ -131,7 +131,7 @@ def _allocate(cache, set_index, line_addr):
     return victim, evicted_line, evicted_dirty
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _line_and_sector(meta, sector_addr):
     """(line byte address, sector index within the line) of a byte address."""
     line_bytes = meta[META_LINE_BYTES]
@@ -139,7 +139,7 @@ def _line_and_sector(meta, sector_addr):
     return line_addr, (sector_addr - line_addr) // meta[META_SECTOR_BYTES]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def cache_lookup(cache, set_index, sector_addr, now):
     """Look a sector up at cycle ``now``.
 
@@ -156,7 +156,7 @@ def cache_lookup(cache, set_index, sector_addr, now):
     return True, max(np.int64(now), sector_ready_cycle[set_index, way, sector])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def cache_fill(cache, set_index, sector_addr, fill_complete_cycle):
     """Record that the sector's fill completes at ``fill_complete_cycle``, allocating its line if absent.
 
@@ -178,7 +178,7 @@ def cache_fill(cache, set_index, sector_addr, fill_complete_cycle):
     return evicted_line, evicted_dirty
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def cache_write(cache, set_index, sector_addr, now, write_allocate, mark_dirty):
     """Write a whole sector at cycle ``now``.
 
@@ -210,7 +210,7 @@ def cache_write(cache, set_index, sector_addr, now, write_allocate, mark_dirty):
     return hit, evicted_line, evicted_dirty
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def cache_invalidate_partition(cache, partition):
     """Drop every line of one partition (e.g. one SM's L1), discarding dirty data."""
     tags, sector_ready_cycle, _, dirty, meta = cache
@@ -223,14 +223,14 @@ def cache_invalidate_partition(cache, partition):
                 dirty[set_index, way, sector] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def cache_invalidate_all(cache):
     """Drop every line of every partition, discarding dirty data (L1 at a kernel boundary)."""
     for partition in range(cache[4][META_PARTITIONS]):
         cache_invalidate_partition(cache, partition)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def cache_dirty_sectors(cache):
     """Number of dirty sectors held (what a full write-back flush would write)."""
     dirty = cache[3]

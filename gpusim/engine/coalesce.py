@@ -29,7 +29,7 @@ def make_sector_buffer() -> np.ndarray:
     return np.empty(MAX_SECTORS_PER_REQUEST, dtype=np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _insert_sorted_unique(sorted_values, count, value):
     """Insert ``value`` into ``sorted_values[:count]`` keeping it ascending and duplicate-free.
 
@@ -47,7 +47,7 @@ def _insert_sorted_unique(sorted_values, count, value):
     return count + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def coalesce(addresses, active_mask, access_bytes, sector_bytes, line_bytes, out_sector_addrs):
     """Collect the distinct sectors a warp access touches.
 
@@ -73,7 +73,7 @@ def coalesce(addresses, active_mask, access_bytes, sector_bytes, line_bytes, out
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def count_lines(sector_addrs, n, line_bytes):
     """Number of distinct ``line_bytes`` lines among the ascending ``sector_addrs[:n]``."""
     lines = 0
@@ -86,7 +86,7 @@ def count_lines(sector_addrs, n, line_bytes):
     return lines
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def lanes_per_sector(addresses, active_mask, access_bytes, sector_addrs, n, sector_bytes, out_lane_counts):
     """For each sector of a coalesced request, how many active lanes access it.
 

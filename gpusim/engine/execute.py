@@ -19,6 +19,8 @@ from gpusim.engine import codes as c
 from gpusim.engine import layout as L
 from gpusim.engine import state as S
 from gpusim.engine.alu import alu_eval
+from gpusim.engine.bits import popcount64
+from gpusim.engine.fastpath import fast_alu
 from gpusim.engine.memops import atomic_update, extend_loaded, read_element, resolve, write_element
 from gpusim.engine.simt import (
     STATUS_BARRIER,
@@ -37,7 +39,7 @@ U64_0 = np.uint64(0)
 U32_MASK = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def special_value(m, code, w, lane):
     launch = m.launch
     ntx = launch[S.L_NTID_X]
@@ -95,7 +97,7 @@ def special_value(m, code, w, lane):
     return np.uint64(launch[S.L_SHARED_BYTES])
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def read_src(m, row, i, w, lane):
     kind = row[L.F_SK0 + 2 * i]
     value = row[L.F_SK0 + 2 * i + 1]
@@ -110,7 +112,7 @@ def read_src(m, row, i, w, lane):
     return U64_0
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def guard_mask(m, row, w, active):
     g = row[L.F_GUARD]
     if g < 0:
@@ -123,7 +125,7 @@ def guard_mask(m, row, w, active):
     return mask
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fail(m, kind, pc, w, lane, address):
     m.err[S.E_KIND] = kind
     m.err[S.E_PC] = pc
@@ -133,7 +135,7 @@ def fail(m, kind, pc, w, lane, address):
     return STATUS_ERROR
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def exec_alu(m, row, w, mask):
     op = row[L.F_OP]
     ty = row[L.F_TY]
@@ -160,6 +162,8 @@ def exec_alu(m, row, w, mask):
                         if d >= 0:
                             m.regs[w, d, lane] = (value >> (elem_bits * np.uint64(i))) & elem_mask
         return
+    if fast_alu(m.regs, row, w, mask):
+        return
     d1 = row[L.F_DST0 + 1] if ndst > 1 else -1
     for lane in range(32):
         if (mask >> lane) & 1:
@@ -177,7 +181,7 @@ def exec_alu(m, row, w, mask):
                 m.regs[w, d0, lane] = result
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def exec_memory(m, row, pc, w, mask):
     """ld / st / atom / red on every lane of ``mask``; returns a status."""
     op = row[L.F_OP]
@@ -251,7 +255,7 @@ def exec_memory(m, row, pc, w, mask):
     return STATUS_OK
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def exec_cvta(m, row, w, mask):
     to_space = row[L.F_AUX] == 1
     space = row[L.F_SPACE]
@@ -271,7 +275,7 @@ def exec_cvta(m, row, w, mask):
             m.regs[w, d, lane] = value
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def step_warp(m, code, w):
     """Execute the next instruction of warp slot ``w``. Returns a STATUS_* code."""
     sp = m.sp[w]
@@ -282,13 +286,8 @@ def step_warp(m, code, w):
     mask = guard_mask(m, row, w, active)
     counts = m.pc_counts
     counts[pc, 0] += 1
-    n_active = 0
-    n_on = 0
-    for lane in range(32):
-        n_active += (active >> lane) & 1
-        n_on += (mask >> lane) & 1
-    counts[pc, 1] += n_active
-    counts[pc, 2] += n_on
+    counts[pc, 1] += popcount64(np.uint64(active))
+    counts[pc, 2] += popcount64(np.uint64(mask))
     m.mem_req[S.MR_KIND] = 0
     m.mem_req[S.MR_PC] = pc
     status = STATUS_OK

@@ -23,7 +23,7 @@ RUN_DEADLOCK = 2
 RUN_LIMIT = 3
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block, sm, sm_slot0):
     for wi in range(warps_per_block):
         w = first_slot + wi

@@ -23,15 +23,13 @@ from gpusim.engine import stalls as ST
 from gpusim.engine import state as S
 from gpusim.engine import timing_state as T
 from gpusim.engine.coalesce import coalesce, lanes_per_sector
-from gpusim.engine.execute import step_warp
 from gpusim.engine.memsys import global_atomic, global_load, global_store
 from gpusim.engine.shared_banks import shared_wavefronts
-from gpusim.engine.simt import STATUS_ERROR
 
 LOCAL_TIMING_BASE = np.int64(1) << np.int64(50)   # where local memory sits in the memory system's view
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def dep_state(dep):
     if dep == I.DEP_LONG:
         return ST.LONG_SCOREBOARD
@@ -40,7 +38,7 @@ def dep_state(dep):
     return ST.WAIT
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def throttle_state(pipe):
     if pipe == I.PIPE_LSU:
         return ST.LG_THROTTLE
@@ -51,46 +49,47 @@ def throttle_state(pipe):
     return ST.MATH_PIPE_THROTTLE
 
 
-@njit(cache=True, inline='always')
-def _reg_wait(ts, w, r, wake, state):
+@njit(cache=True, _nrt=False)
+def _reg_wait(reg_ready, reg_dep, w, r, wake, state):
     if r >= 0:
-        t = ts.reg_ready[w, r]
+        t = reg_ready[w, r]
         if t > wake:
-            return t, dep_state(ts.reg_dep[w, r])
+            return t, dep_state(reg_dep[w, r])
     return wake, state
 
 
-@njit(cache=True)
-def evaluate(ts, m, code, w, sub):
-    """(earliest issue cycle, state until then, pc) of warp slot ``w``."""
-    sp = m.sp[w]
-    pc = m.stk_pc[w, sp]
-    row = code[pc]
-    wake = ts.w_wake[w]
-    state = ts.w_reason[w]
-    for i in range(row[L.F_NSRC]):
-        kind = row[L.F_SK0 + 2 * i]
+@njit(cache=True, _nrt=False)
+def dependencies(sp_of, stk_pc, code, w, w_wake, w_reason, reg_ready, reg_dep, isa, w_dep_ready, w_dep_state,
+                 w_pipe, w_next_pc, w_cached):
+    """Cache when warp ``w``'s next instruction has its operands (its registers change only when it issues).
+
+    Takes arrays, not the state structs: every struct attribute read costs an atomic reference count,
+    and this runs once per issued instruction."""
+    pc = stk_pc[w, sp_of[w]]
+    wake = w_wake[w]
+    state = w_reason[w]
+    for i in range(code[pc, L.F_NSRC]):
+        kind = code[pc, L.F_SK0 + 2 * i]
         if kind == L.SK_REG or kind == L.SK_REGNEG:
-            wake, state = _reg_wait(ts, w, row[L.F_SK0 + 2 * i + 1], wake, state)
-    wake, state = _reg_wait(ts, w, row[L.F_GUARD], wake, state)
-    wake, state = _reg_wait(ts, w, row[L.F_ABASE], wake, state)
-    for i in range(row[L.F_NDST]):
-        wake, state = _reg_wait(ts, w, row[L.F_DST0 + i], wake, state)
-    pipe = ts.isa[row[L.F_ISA], I.I_PIPE]
-    free = ts.pipe_free[sub, pipe]
-    if free > wake:
-        wake = free
-        state = throttle_state(pipe)
-    return wake, state, pc
+            wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_SK0 + 2 * i + 1], wake, state)
+    wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_GUARD], wake, state)
+    wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_ABASE], wake, state)
+    for i in range(code[pc, L.F_NDST]):
+        wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_DST0 + i], wake, state)
+    w_dep_ready[w] = wake
+    w_dep_state[w] = state
+    w_pipe[w] = isa[code[pc, L.F_ISA], I.I_PIPE]
+    w_next_pc[w] = pc
+    w_cached[w] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _ceil_div(a, b):
     return (a + b - 1) // b
 
 
-@njit(cache=True)
-def _memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
+@njit(cache=True, _nrt=False)
+def memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
     """Time the memory part of the instruction just executed; returns its result-ready cycle."""
     req = m.mem_req
     space = req[S.MR_SPACE]
@@ -149,8 +148,8 @@ def _memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
             ts.ctr[T.TC_GLD_REQ] += 1
             ts.ctr[T.TC_GLD_SECTORS] += n
             ts.ctr[T.TC_GLD_IDEAL] += ideal
-        done, wait = global_load(ts.sectors, n, sm, cycle, prm[T.TP_USE_L1] != 0, ms[0], ms[1], ms[2], ms[3],
-                                 ms[4], ms[5], ms[6])
+        done, wait = global_load(ts.sectors, n, sm, cycle, prm[T.TP_USE_L1] != 0, ms.l1, ms.l2, ms.servers,
+                                 ms.mshr, ms.params, ms.rates, ms.counters)
         if wait > 0:
             ts.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
             ts.pipe_free[sub, I.PIPE_LSU] = max(ts.pipe_free[sub, I.PIPE_LSU], cycle + wait)
@@ -163,51 +162,50 @@ def _memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
             ts.ctr[T.TC_GST_REQ] += 1
             ts.ctr[T.TC_GST_SECTORS] += n
             ts.ctr[T.TC_GST_IDEAL] += ideal
-        accepted = global_store(ts.sectors, n, sm, cycle, ms[0], ms[1], ms[2], ms[4], ms[5], ms[6])
+        accepted = global_store(ts.sectors, n, sm, cycle, ms.l1, ms.l2, ms.servers, ms.params, ms.rates,
+                                ms.counters)
         ts.w_mem_pending[w] = max(ts.w_mem_pending[w], accepted)
         return cycle
     ts.ctr[T.TC_GATOM_REQ] += 1
     ts.ctr[T.TC_GATOM_SECTORS] += n
     lanes_per_sector(addrs, mask, nbytes, ts.sectors, n, prm[T.TP_SECTOR], ts.lane_ops)
-    done = global_atomic(ts.sectors, ts.lane_ops, n, sm, cycle, ms[1], ms[2], ms[4], ms[5], ms[6])
+    done = global_atomic(ts.sectors, ts.lane_ops, n, sm, cycle, ms.l2, ms.servers, ms.params, ms.rates,
+                         ms.counters)
     ts.w_mem_pending[w] = max(ts.w_mem_pending[w], done)
     return done
 
 
-@njit(cache=True)
-def issue(ts, m, ms, code, w, sm, sub, cycle):
-    """Issue warp ``w``'s next instruction at ``cycle``; returns the step_warp status."""
-    m.clock[0] = cycle
-    status = step_warp(m, code, w)
-    if status == STATUS_ERROR:
-        return status
-    pc = m.mem_req[S.MR_PC]
-    row = code[pc]
-    form = row[L.F_ISA]
-    pipe = ts.isa[form, I.I_PIPE]
-    latency = ts.isa[form, I.I_LATENCY]
-    dep = ts.isa[form, I.I_DEP]
-    ts.pipe_issues[pipe] += 1
-    ts.pipe_free[sub, pipe] = max(ts.pipe_free[sub, pipe], cycle + ts.pipe_interval[pipe])
-    ready = cycle + max(latency, 1)
-    if m.mem_req[S.MR_KIND] != 0:
-        ready = _memory_timing(ts, m, ms, w, sm, sub, pc, cycle)
-    for i in range(row[L.F_NDST]):
-        d = row[L.F_DST0 + i]
+@njit(cache=True, _nrt=False)
+def book_issue(code, isa, pipe_issues, pipe_free, pipe_interval, reg_ready, reg_dep, w_wake, w_reason,
+               w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready):
+    """Book the timing of the instruction at ``pc`` that warp ``w`` issued at ``cycle``: pipe occupancy,
+    when its destinations are ready (``memory_ready`` for memory instructions, else the form's latency),
+    and any wait it imposes on the warp (branch resolution, memory barrier, nanosleep)."""
+    form = code[pc, L.F_ISA]
+    pipe = isa[form, I.I_PIPE]
+    latency = isa[form, I.I_LATENCY]
+    dep = isa[form, I.I_DEP]
+    pipe_issues[pipe] += 1
+    pipe_free[sub, pipe] = max(pipe_free[sub, pipe], cycle + pipe_interval[pipe])
+    ready = cycle + max(latency, 1) if memory_ready < 0 else memory_ready
+    for i in range(code[pc, L.F_NDST]):
+        d = code[pc, L.F_DST0 + i]
         if d >= 0:
-            ts.reg_ready[w, d] = ready
-            ts.reg_dep[w, d] = dep
-    op = row[L.F_OP]
-    ts.w_wake[w] = cycle + 1
-    ts.w_reason[w] = ST.NOT_SELECTED
+            reg_ready[w, d] = ready
+            reg_dep[w, d] = dep
+    op = code[pc, L.F_OP]
+    w_wake[w] = cycle + 1
+    w_reason[w] = ST.NOT_SELECTED
     if op == c.OP_BRA or op == c.OP_EXIT:
-        ts.w_wake[w] = cycle + max(latency, 1)
-        ts.w_reason[w] = ST.BRANCH_RESOLVING
+        w_wake[w] = cycle + max(latency, 1)
+        w_reason[w] = ST.BRANCH_RESOLVING
     elif op == c.OP_MEMBAR:
-        ts.w_wake[w] = max(cycle + 1, ts.w_mem_pending[w])
-        ts.w_reason[w] = ST.MEMBAR
+        w_wake[w] = max(cycle + 1, w_mem_pending[w])
+        w_reason[w] = ST.MEMBAR
     elif op == c.OP_NANOSLEEP:
-        nanoseconds = np.int64(m.regs[w, row[L.F_SK0 + 1], 0]) if row[L.F_SK0] == L.SK_REG else row[L.F_SK0 + 1]
-        ts.w_wake[w] = cycle + max(1, nanoseconds * ts.prm[T.TP_CLOCK_MHZ] // 1000)
-        ts.w_reason[w] = ST.SLEEPING
-    return status
+        if code[pc, L.F_SK0] == L.SK_REG:
+            nanoseconds = np.int64(regs[w, code[pc, L.F_SK0 + 1], 0])
+        else:
+            nanoseconds = code[pc, L.F_SK0 + 1]
+        w_wake[w] = cycle + max(1, nanoseconds * clock_mhz // 1000)
+        w_reason[w] = ST.SLEEPING

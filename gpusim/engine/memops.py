@@ -23,7 +23,7 @@ from gpusim.engine.state import L_HEAP_BYTES, L_LOCAL_BYTES, L_PARAM_BYTES, L_SH
 BAD = -1
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def resolve(m, space, address, nbytes, align):
     """(space, offset) of an access, or (BAD, error kind) — 1 out of bounds, 2 misaligned."""
     if address % align != 0:
@@ -60,7 +60,7 @@ def resolve(m, space, address, nbytes, align):
     return BAD, 1
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def _read(a8, a16, a32, a64, offset, size):
     if size == 4:
         return np.uint64(a32[offset >> 2])
@@ -71,7 +71,7 @@ def _read(a8, a16, a32, a64, offset, size):
     return np.uint64(a8[offset])
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def _write(a8, a16, a32, a64, offset, size, value):
     if size == 4:
         a32[offset >> 2] = np.uint32(value & np.uint64(0xFFFFFFFF))
@@ -83,7 +83,7 @@ def _write(a8, a16, a32, a64, offset, size, value):
         a8[offset] = np.uint8(value & np.uint64(0xFF))
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def read_element(m, space, offset, size, bslot, thread_row):
     if space == L.SP_GLOBAL:
         return _read(m.mem8, m.mem16, m.mem32, m.mem64, offset, size)
@@ -95,7 +95,7 @@ def read_element(m, space, offset, size, bslot, thread_row):
     return _read(m.param8, m.param16, m.param32, m.param64, offset, size)
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def write_element(m, space, offset, size, bslot, thread_row, value):
     if space == L.SP_GLOBAL:
         _write(m.mem8, m.mem16, m.mem32, m.mem64, offset, size, value)
@@ -106,7 +106,7 @@ def write_element(m, space, offset, size, bslot, thread_row, value):
                m.local64[thread_row], offset, size, value)
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def extend_loaded(value, ty, size):
     """A loaded narrow value as the register receives it: sign-extended for signed types, 32 bits wide."""
     if size >= 4:
@@ -119,7 +119,7 @@ def extend_loaded(value, ty, size):
     return value & np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def atomic_update(op, ty, old, b, cv):
     """The new memory value of an atomic; ``cv`` is the swap value of cas."""
     size = c.TYPE_BYTES[ty]

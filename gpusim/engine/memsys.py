@@ -180,7 +180,7 @@ def make_memsys_state(*, sms: int, l1_bytes_per_sm: int, l1_assoc: int, l2_bytes
     return l1, l2, servers, mshr_free_cycle, counters
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def xor_fold_hash(block_index):
     """Mix the bits of a non-negative block index so power-of-two strides spread over slices/channels."""
     folded = block_index
@@ -191,19 +191,19 @@ def xor_fold_hash(block_index):
     return folded
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def l2_slice_of(line_addr, line_bytes, slices):
     """L2 slice serving a line: XOR-folded line index modulo the slice count."""
     return xor_fold_hash(line_addr // line_bytes) % slices
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def dram_channel_of(addr, interleave_bytes, channels):
     """DRAM channel serving an address: XOR-folded ``interleave_bytes`` block index modulo channels."""
     return xor_fold_hash(addr // interleave_bytes) % channels
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _write_back(evicted_line, evicted_dirty_sectors, arrival_cycle, servers, params, rates, counters):
     """Send a dirty L2 victim's sectors to its DRAM channel (occupies bandwidth; nobody waits for it)."""
     if evicted_line < 0 or evicted_dirty_sectors == 0:
@@ -215,7 +215,7 @@ def _write_back(evicted_line, evicted_dirty_sectors, arrival_cycle, servers, par
     counters[C_DRAM_WRITE_BYTES] += write_bytes
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _l2_arrive(sector_addr, arrival_cycle, l2, servers, params, rates, counters):
     """Queue a sector at its L2 slice. Returns ``(slice, cycle it is served, L2 set index)``."""
     line_bytes = params[P_LINE_BYTES]
@@ -228,7 +228,7 @@ def _l2_arrive(sector_addr, arrival_cycle, l2, servers, params, rates, counters)
     return l2_slice, served_cycle, cache_set_index(l2, l2_slice, line_addr)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _l2_read(sector_addr, served_cycle, l2_set, l2, servers, params, rates, counters):
     """Read a sector at its L2 slice (from DRAM on a miss). Returns its load-to-use completion cycle."""
     hit, ready_cycle = cache_lookup(l2, l2_set, sector_addr, served_cycle)
@@ -247,7 +247,7 @@ def _l2_read(sector_addr, served_cycle, l2_set, l2, servers, params, rates, coun
     return completion
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _take_mshr(mshr_free_cycle, sm, wanted_cycle):
     """Slot of SM ``sm`` that frees earliest and the cycle (>= wanted_cycle) the sector can use it."""
     slot = 0
@@ -257,7 +257,7 @@ def _take_mshr(mshr_free_cycle, sm, wanted_cycle):
     return slot, max(wanted_cycle, mshr_free_cycle[sm, slot])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cycle, params, rates, counters):
     """Time a warp's load of the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
 
@@ -299,7 +299,7 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
     return completion, mshr_wait
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, counters):
     """Time a warp's store of the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
 
@@ -325,7 +325,7 @@ def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, count
     return accepted
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def global_atomic(sector_addrs, lane_ops, n, sm, now, l2, servers, params, rates, counters):
     """Time a warp's atomic on the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
 

@@ -42,7 +42,7 @@ def shared_scratch_length(banks: int) -> int:
     return max(WARP_LANES, banks) + banks
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per_lane, banks, bank_bytes,
                       scratch):
     """Wavefronts of one phase: the most distinct words any bank must deliver (0 if no lane is active).
@@ -77,7 +77,7 @@ def _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per
     return worst_bank_words
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, scratch):
     """Number of wavefronts a warp's shared-memory access takes.
 

@@ -21,7 +21,7 @@ STATUS_SLEEP = 4
 STATUS_MEMBAR = 5
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def init_warp(m, w, lane_mask):
     """Start warp slot ``w`` at pc 0 with ``lane_mask`` lanes present."""
     m.sp[w] = 0
@@ -31,7 +31,7 @@ def init_warp(m, w, lane_mask):
     m.exited[w] = 0xFFFFFFFF ^ lane_mask
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def normalize(m, w):
     """Pop finished entries; returns the new top index (-1 when the warp is done)."""
     sp = m.sp[w]
@@ -44,7 +44,7 @@ def normalize(m, w):
     return sp
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def branch(m, w, pc, target, reconv, taken, active):
     """Apply a branch with ``taken`` lanes of ``active``; returns False on stack overflow."""
     sp = m.sp[w]
@@ -85,7 +85,7 @@ def branch(m, w, pc, target, reconv, taken, active):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def exit_lanes(m, w, pc, lanes):
     """Lanes ``lanes`` leave the kernel; the rest of the top entry continues at pc + 1."""
     m.exited[w] |= lanes

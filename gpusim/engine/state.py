@@ -1,7 +1,7 @@
 """The engine's mutable state, laid out in one place.
 
 Everything that changes while a kernel runs is a numpy array inside the
-``Machine`` struct (a numba StructRef: compiled code passes it by reference). Warp state is indexed by *warp slot* ``w``; a slot holds one warp
+``Machine`` namedtuple. Warp state is indexed by *warp slot* ``w``; a slot holds one warp
 of a resident block. Lane ``l`` of slot ``w`` is row ``w * 32 + l`` of the
 per-thread arrays.
 
@@ -32,6 +32,8 @@ mem_req        [10] int64                   scratch: the last memory op (space, 
                                             bytes), barrier id/count, and the pc executed
 snap           [32] uint64                  scratch: a register of all lanes (shuffles)
 clock          [1] int64                    the current cycle (for %clock)
+shfl_values    [32] uint64                  scratch: shuffle results before they are written
+shfl_preds     [32] uint64                  scratch: shuffle predicates
 =============  ===========================  ==============================================
 """
 
@@ -39,20 +41,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from numba.experimental import structref
-
-from gpusim.engine.structs import EngineStructType, make_struct
+from collections import namedtuple
 
 WARP_SIZE = 32
 FULL_MASK = 0xFFFFFFFF
-
-class MachineType(EngineStructType):
-    """numba type of Machine."""
-
-
-class Machine(structref.StructRefProxy):
-    """The Python face of the Machine struct (fields below)."""
-
 
 MACHINE_FIELDS = [
     "regs", "stk_pc", "stk_rpc", "stk_mask", "sp", "exited",
@@ -61,9 +53,9 @@ MACHINE_FIELDS = [
     "shared8", "shared16", "shared32", "shared64",
     "local8", "local16", "local32", "local64",
     "param8", "param16", "param32", "param64",
-    "launch", "pc_counts", "err", "lane_addr", "mem_req", "snap", "clock",
+    "launch", "pc_counts", "err", "lane_addr", "mem_req", "snap", "clock", "shfl_values", "shfl_preds",
 ]
-make_struct(Machine, MachineType, MACHINE_FIELDS)
+Machine = namedtuple("Machine", MACHINE_FIELDS)
 
 # launch[] indices
 L_NTID_X, L_NTID_Y, L_NTID_Z = 0, 1, 2
@@ -111,7 +103,7 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
     """Allocate the state for ``warp_slots`` resident warps of a kernel."""
     shared = np.zeros((block_slots, padded(shared_bytes)), dtype=np.uint8)
     local = np.zeros((warp_slots * WARP_SIZE, padded(local_bytes)), dtype=np.uint8)
-    return Machine.build(
+    return Machine(
         regs=np.zeros((warp_slots, n_regs, WARP_SIZE), dtype=np.uint64),
         stk_pc=np.zeros((warp_slots, stack_depth), dtype=np.int64),
         stk_rpc=np.full((warp_slots, stack_depth), -1, dtype=np.int64),
@@ -135,4 +127,6 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         mem_req=np.zeros(10, dtype=np.int64),
         snap=np.zeros(WARP_SIZE, dtype=np.uint64),
         clock=np.zeros(1, dtype=np.int64),
+        shfl_values=np.zeros(WARP_SIZE, dtype=np.uint64),
+        shfl_preds=np.zeros(WARP_SIZE, dtype=np.uint64),
     )

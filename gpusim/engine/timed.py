@@ -102,7 +102,8 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
                                                             config.l2_slices))
     mshr = np.zeros((nsm, config.mshrs_per_sm), dtype=np.int64)
     mcounters = np.zeros(MS.N_COUNTERS, dtype=np.int64)
-    ms = (l1, l2_state(gpu), servers, mshr, mparams, rates, mcounters)
+    ms = T.MemorySystem(l1=l1, l2=l2_state(gpu), servers=servers, mshr=mshr, params=mparams, rates=rates,
+                              counters=mcounters)
     status, end_cycle = run_timed(ts, m, ms, program.code)
     if status == TIMED_ERROR:
         from gpusim.runner import raise_engine_error

@@ -22,7 +22,8 @@ from gpusim.engine import stalls as ST
 from gpusim.engine import timing_state as T
 from gpusim.engine.barriers import release_barriers
 from gpusim.engine.functional import start_block
-from gpusim.engine.issue import evaluate, issue
+from gpusim.engine.execute import step_warp
+from gpusim.engine.issue import book_issue, dependencies, memory_timing, throttle_state
 from gpusim.engine.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED
 from gpusim.engine import state as S
 
@@ -32,20 +33,7 @@ TIMED_DEADLOCK = 2
 TIMED_LIMIT = 3
 
 
-@njit(cache=True, inline='always')
-def set_state(ts, w, state, cycle, pc):
-    """Close the warp's current interval if its state or pc changes."""
-    if ts.w_state[w] != state or ts.w_pc[w] != pc:
-        elapsed = cycle - ts.w_since[w]
-        if elapsed > 0:
-            ts.stalls[ts.w_state[w]] += elapsed
-            ts.pc_stalls[ts.w_pc[w], ts.w_state[w]] += elapsed
-        ts.w_state[w] = state
-        ts.w_pc[w] = pc
-        ts.w_since[w] = cycle
-
-
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def dispatch_block(ts, m, sm, bslot_local, block, cycle, age):
     prm = ts.prm
     slots = prm[T.TP_SLOTS]
@@ -69,6 +57,7 @@ def dispatch_block(ts, m, sm, bslot_local, block, cycle, age):
         ts.w_mem_pending[w] = 0
         ts.w_exiting[w] = 0
         ts.w_group[w] = 1
+        ts.w_cached[w] = 0
         ts.reg_ready[w, :] = 0
     ts.b_block[bslot] = block
     ts.b_live[bslot] = wpb
@@ -78,7 +67,7 @@ def dispatch_block(ts, m, sm, bslot_local, block, cycle, age):
     ts.sm_next[sm] = min(ts.sm_next[sm], cycle)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def release_block_barriers(ts, sm, bslot_local, cycle):
     """Release the block's barriers that are now complete; released warps resume after the barrier latency."""
     prm = ts.prm
@@ -98,12 +87,13 @@ def release_block_barriers(ts, sm, bslot_local, cycle):
                 ts.w_wake[w] = cycle + prm[T.TP_BARRIER_LAT]
                 ts.w_reason[w] = ST.BARRIER
                 ts.w_eval[w] = cycle + 1
+                ts.w_cached[w] = 0
             else:
                 ts.w_wake[w] = 0
     ts.sm_next[sm] = min(ts.sm_next[sm], cycle + 1)
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def close_interval(ts, w, cycle):
     elapsed = cycle - ts.w_since[w]
     if elapsed > 0:
@@ -112,7 +102,7 @@ def close_interval(ts, w, cycle):
     ts.w_since[w] = cycle
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def retire_warp(ts, m, w, sm, cycle, next_block, age):
     """Free warp slot ``w``; when its block is done, start the next block there. Returns next_block."""
     prm = ts.prm
@@ -140,23 +130,17 @@ def retire_warp(ts, m, w, sm, cycle, next_block, age):
     return next_block
 
 
-@njit(cache=True, inline='always')
-def _better(ts, policy, sub_last, w, best, slots):
-    """Does warp ``w`` beat ``best`` under the scheduling policy?"""
-    if best < 0:
-        return True
-    if policy == T.POLICY_GTO:
-        if w == sub_last:
-            return True
-        if best == sub_last:
-            return False
-        return ts.w_age[w] < ts.w_age[best]
-    if policy == T.POLICY_TWO_LEVEL and ts.w_group[w] != ts.w_group[best]:
-        return ts.w_group[w] > ts.w_group[best]
-    # round-robin distance after the last issued warp
-    dw = (w - sub_last - 1) % slots
-    db = (best - sub_last - 1) % slots
-    return dw < db
+@njit(cache=True, _nrt=False)
+def _state_to(w_state, w_since, w_pc, stalls, pc_stalls, w, state, cycle, pc):
+    """set_state on hoisted arrays (struct attribute reads cost a reference count each)."""
+    if w_state[w] != state or w_pc[w] != pc:
+        elapsed = cycle - w_since[w]
+        if elapsed > 0:
+            stalls[w_state[w]] += elapsed
+            pc_stalls[w_pc[w], w_state[w]] += elapsed
+        w_state[w] = state
+        w_pc[w] = pc
+        w_since[w] = cycle
 
 
 @njit(cache=True)
@@ -168,99 +152,166 @@ def run_timed(ts, m, ms, code):
     slots = prm[T.TP_SLOTS]
     bslots = prm[T.TP_BSLOTS]
     nblocks = prm[T.TP_NBLOCKS]
+    wpb = prm[T.TP_WPB]
     policy = prm[T.TP_POLICY]
     max_cycles = prm[T.TP_MAX_CYCLES]
     two_level_n = prm[T.TP_TWO_LEVEL_N]
+    # hoisted arrays: the scan below touches them for every warp every cycle
+    w_resident = ts.w_resident
+    w_eval = ts.w_eval
+    w_exiting = ts.w_exiting
+    w_bar = ts.w_bar
+    w_cached = ts.w_cached
+    w_dep_ready = ts.w_dep_ready
+    w_dep_state = ts.w_dep_state
+    w_pipe = ts.w_pipe
+    w_next_pc = ts.w_next_pc
+    w_state = ts.w_state
+    w_since = ts.w_since
+    w_pc = ts.w_pc
+    w_age = ts.w_age
+    w_group = ts.w_group
+    w_mem_pending = ts.w_mem_pending
+    pipe_free = ts.pipe_free
+    stalls = ts.stalls
+    pc_stalls = ts.pc_stalls
+    sm_next = ts.sm_next
+    sm_warps = ts.sm_warps
+    sched_last = ts.sched_last
+    reg_ready = ts.reg_ready
+    reg_dep = ts.reg_dep
+    w_wake = ts.w_wake
+    w_reason = ts.w_reason
+    isa = ts.isa
+    pipe_issues = ts.pipe_issues
+    pipe_interval = ts.pipe_interval
+    clock_mhz = prm[T.TP_CLOCK_MHZ]
+    sp_of = m.sp
+    stk_pc = m.stk_pc
+    mem_req = m.mem_req
+    clock = m.clock
+    regs = m.regs
     next_block = 0
     age = 0
     for k in range(bslots):
         for sm in range(nsm):
             if next_block < nblocks:
                 dispatch_block(ts, m, sm, k, next_block, 0, age)
-                age += prm[T.TP_WPB]
+                age += wpb
                 next_block += 1
     cycle = 0
     while True:
         next_cycle = T.INF_CYCLE
         for sm in range(nsm):
-            if ts.sm_next[sm] > cycle:
-                if ts.sm_next[sm] < next_cycle:
-                    next_cycle = ts.sm_next[sm]
+            if sm_next[sm] > cycle:
+                if sm_next[sm] < next_cycle:
+                    next_cycle = sm_next[sm]
                 continue
             sm_min = T.INF_CYCLE
             for sp in range(nsp):
                 sub = sm * nsp + sp
                 best = -1
                 best_pc = 0
-                sub_last = ts.sched_last[sub]
+                sub_last = sched_last[sub]
                 for k in range(sp, slots, nsp):
                     w = sm * slots + k
-                    if ts.w_resident[w] == 0:
+                    if w_resident[w] == 0:
                         continue
-                    if ts.w_eval[w] > cycle:
-                        if ts.w_eval[w] < sm_min:
-                            sm_min = ts.w_eval[w]
+                    if w_eval[w] > cycle:
+                        if w_eval[w] < sm_min:
+                            sm_min = w_eval[w]
                         continue
-                    if ts.w_exiting[w]:
-                        if ts.w_mem_pending[w] <= cycle:
+                    if w_exiting[w]:
+                        if w_mem_pending[w] <= cycle:
                             before = next_block
                             next_block = retire_warp(ts, m, w, sm, cycle, next_block, age)
                             if next_block != before:
-                                age += prm[T.TP_WPB]
+                                age += wpb
                             sm_min = min(sm_min, cycle)
                         else:
-                            set_state(ts, w, ST.DRAIN, cycle, ts.w_pc[w])
-                            ts.w_eval[w] = ts.w_mem_pending[w]
-                            sm_min = min(sm_min, ts.w_eval[w])
+                            _state_to(w_state, w_since, w_pc, stalls, pc_stalls, w, ST.DRAIN, cycle, w_pc[w])
+                            w_eval[w] = w_mem_pending[w]
+                            sm_min = min(sm_min, w_eval[w])
                         continue
-                    if ts.w_bar[w]:
-                        set_state(ts, w, ST.BARRIER, cycle, ts.w_pc[w])
-                        ts.w_eval[w] = T.INF_CYCLE
+                    if w_bar[w]:
+                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, w, ST.BARRIER, cycle, w_pc[w])
+                        w_eval[w] = T.INF_CYCLE
                         continue
-                    wake, state, pc = evaluate(ts, m, code, w, sub)
+                    if w_cached[w] == 0:
+                        dependencies(sp_of, stk_pc, code, w, w_wake, w_reason, reg_ready, reg_dep, isa,
+                                     w_dep_ready, w_dep_state, w_pipe, w_next_pc, w_cached)
+                    wake = w_dep_ready[w]
+                    state = w_dep_state[w]
+                    pipe = w_pipe[w]
+                    pc = w_next_pc[w]
+                    if pipe_free[sub, pipe] > wake:
+                        wake = pipe_free[sub, pipe]
+                        state = throttle_state(pipe)
                     if wake > cycle:
-                        set_state(ts, w, state, cycle, pc)
-                        ts.w_eval[w] = wake
-                        if ts.w_group[w] == 1 and state == ST.LONG_SCOREBOARD and policy == T.POLICY_TWO_LEVEL:
-                            ts.w_group[w] = 0
+                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, w, state, cycle, pc)
+                        w_eval[w] = wake
+                        if policy == T.POLICY_TWO_LEVEL and w_group[w] == 1 and state == ST.LONG_SCOREBOARD:
+                            w_group[w] = 0
                         if wake < sm_min:
                             sm_min = wake
                         continue
-                    set_state(ts, w, ST.NOT_SELECTED, cycle, pc)
-                    ts.w_eval[w] = cycle
-                    if _better(ts, policy, sub_last, w, best, slots):
+                    _state_to(w_state, w_since, w_pc, stalls, pc_stalls, w, ST.NOT_SELECTED, cycle, pc)
+                    w_eval[w] = cycle
+                    if best < 0:
+                        better = True
+                    elif policy == T.POLICY_GTO:
+                        if w == sub_last:
+                            better = True
+                        elif best == sub_last:
+                            better = False
+                        else:
+                            better = w_age[w] < w_age[best]
+                    elif policy == T.POLICY_TWO_LEVEL and w_group[w] != w_group[best]:
+                        better = w_group[w] > w_group[best]
+                    else:
+                        better = (w - sub_last - 1) % slots < (best - sub_last - 1) % slots
+                    if better:
                         best = w
                         best_pc = pc
                 if best < 0:
                     continue
-                set_state(ts, best, ST.SELECTED, cycle, best_pc)
-                if policy == T.POLICY_TWO_LEVEL and ts.w_group[best] == 0:
+                _state_to(w_state, w_since, w_pc, stalls, pc_stalls, best, ST.SELECTED, cycle, best_pc)
+                if policy == T.POLICY_TWO_LEVEL and w_group[best] == 0:
                     active = 0
                     for k2 in range(sp, slots, nsp):
-                        active += ts.w_group[sm * slots + k2] * ts.w_resident[sm * slots + k2]
+                        active += w_group[sm * slots + k2] * w_resident[sm * slots + k2]
                     if active < two_level_n:
-                        ts.w_group[best] = 1
-                status = issue(ts, m, ms, code, best, sm, sub, cycle)
-                ts.sched_last[sub] = best
-                ts.w_eval[best] = cycle + 1
-                sm_min = min(sm_min, cycle + 1)
+                        w_group[best] = 1
+                clock[0] = cycle
+                w_cached[best] = 0
+                status = step_warp(m, code, best)
                 if status == STATUS_ERROR:
                     return TIMED_ERROR, cycle
+                pc = mem_req[S.MR_PC]
+                memory_ready = -1
+                if mem_req[S.MR_KIND] != 0:
+                    memory_ready = memory_timing(ts, m, ms, best, sm, sub, pc, cycle)
+                book_issue(code, isa, pipe_issues, pipe_free, pipe_interval, reg_ready, reg_dep, w_wake, w_reason,
+                           w_mem_pending, regs, clock_mhz, pc, best, sub, cycle, memory_ready)
+                sched_last[sub] = best
+                w_eval[best] = cycle + 1
+                sm_min = min(sm_min, cycle + 1)
                 if status == STATUS_EXITED:
-                    ts.w_exiting[best] = 1
+                    w_exiting[best] = 1
                 elif status == STATUS_BARRIER:
-                    ts.w_bar[best] = 1
+                    w_bar[best] = 1
                     ts.w_bar_id[best] = m.mem_req[S.MR_BAR_ID]
                     ts.w_bar_count[best] = m.mem_req[S.MR_BAR_COUNT]
-                    release_block_barriers(ts, sm, (best - sm * slots) // prm[T.TP_WPB], cycle)
-            ts.sm_next[sm] = sm_min
-            if sm_min < next_cycle:
-                next_cycle = sm_min
+                    release_block_barriers(ts, sm, (best - sm * slots) // wpb, cycle)
+            if sm_min < sm_next[sm] or sm_next[sm] <= cycle:
+                sm_next[sm] = sm_min
+            if sm_next[sm] < next_cycle:
+                next_cycle = sm_next[sm]
         if next_cycle >= T.INF_CYCLE:
             for sm in range(nsm):
-                if ts.sm_warps[sm] > 0:
+                if sm_warps[sm] > 0:
                     return TIMED_DEADLOCK, cycle
             return TIMED_OK, ts.ctr[T.TC_END_CYCLE]
         if next_cycle > max_cycles:
             return TIMED_LIMIT, cycle
-        cycle = max(next_cycle, cycle + 1) if next_cycle <= cycle else next_cycle
+        cycle = next_cycle if next_cycle > cycle else cycle + 1

@@ -21,6 +21,10 @@ w_bar_count
 w_mem_pending      [W]                   cycle its last store/atomic completes
 w_exiting          [W]                   exited, draining stores
 w_group            [W]                   two-level scheduler: 1 in the active set
+w_cached           [W]                   1 while w_dep_ready/w_dep_state/w_pipe/w_next_pc are valid
+w_dep_ready        [W]                   when the next instruction's operands (and w_wake) allow issue
+w_dep_state        [W]                   the state until then
+w_pipe, w_next_pc  [W]                   the next instruction's pipe and pc
 reg_ready          [W, R]                cycle each register's pending write completes
 reg_dep            [W, R]                dependency class (isa.DEP_*) of that write
 pipe_free          [NSM*NSP, N_PIPES]    next cycle each pipe accepts an instruction
@@ -46,31 +50,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from numba.experimental import structref
-
-from gpusim.engine.structs import EngineStructType, make_struct
+from collections import namedtuple
 
 from gpusim.engine.shared_banks import make_shared_scratch
 from gpusim.engine.stalls import N_STATES
 from gpusim.isa import N_PIPES
 
-class TimingStateType(EngineStructType):
-    """numba type of TimingState."""
-
-
-class TimingState(structref.StructRefProxy):
-    """The Python face of the TimingState struct (fields below)."""
-
-
 TIMINGSTATE_FIELDS = [
     "prm", "isa", "pipe_interval",
     "w_resident", "w_done", "w_state", "w_since", "w_pc", "w_eval", "w_wake", "w_reason", "w_age",
     "w_bar", "w_bar_id", "w_bar_count", "w_mem_pending", "w_exiting", "w_group",
+    "w_cached", "w_dep_ready", "w_dep_state", "w_pipe", "w_next_pc",
     "reg_ready", "reg_dep", "pipe_free", "sched_last", "sched_active",
     "sm_next", "sm_warps", "sm_active_since", "sm_active_cycles", "b_block", "b_live",
     "stalls", "pc_stalls", "pc_mem", "pipe_issues", "ctr", "sectors", "lane_ops", "bank_scratch", "addrs",
 ]
-make_struct(TimingState, TimingStateType, TIMINGSTATE_FIELDS)
+TimingState = namedtuple("TimingState", TIMINGSTATE_FIELDS)
+
+# The memory hierarchy's state (see gpusim.engine.memsys): caches, servers, MSHRs, counters.
+MEMORY_SYSTEM_FIELDS = ["l1", "l2", "servers", "mshr", "params", "rates", "counters"]
+MemorySystem = namedtuple("MemorySystem", MEMORY_SYSTEM_FIELDS)
 
 # prm[] indices
 TP_NSM, TP_NSP, TP_SLOTS, TP_BSLOTS, TP_WPB, TP_TPB, TP_NBLOCKS = 0, 1, 2, 3, 4, 5, 6
@@ -113,12 +112,14 @@ def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: 
     def per_warp(fill=0):
         return np.full(warps, fill, dtype=np.int64)
 
-    return TimingState.build(
+    return TimingState(
         prm=prm, isa=isa_table, pipe_interval=pipe_interval,
         w_resident=per_warp(), w_done=per_warp(1), w_state=per_warp(), w_since=per_warp(), w_pc=per_warp(),
         w_eval=per_warp(INF_CYCLE), w_wake=per_warp(), w_reason=per_warp(), w_age=per_warp(),
         w_bar=per_warp(), w_bar_id=per_warp(), w_bar_count=per_warp(), w_mem_pending=per_warp(),
         w_exiting=per_warp(), w_group=per_warp(1),
+        w_cached=per_warp(), w_dep_ready=per_warp(), w_dep_state=per_warp(), w_pipe=per_warp(),
+        w_next_pc=per_warp(),
         reg_ready=np.zeros((warps, max(n_regs, 1)), dtype=np.int64),
         reg_dep=np.zeros((warps, max(n_regs, 1)), dtype=np.int64),
         pipe_free=np.zeros((nsm * nsp, N_PIPES), dtype=np.int64),

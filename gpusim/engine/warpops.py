@@ -18,7 +18,7 @@ from gpusim.engine.alu import alu_eval
 U64_0 = np.uint64(0)
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, _nrt=False)
 def _src(m, row, i, w, lane):
     kind = row[L.F_SK0 + 2 * i]
     value = row[L.F_SK0 + 2 * i + 1]
@@ -31,15 +31,15 @@ def _src(m, row, i, w, lane):
     return np.uint64(lane)   # special registers in warp ops: only %laneid is meaningful
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _shfl(m, row, w, mask):
     mode = row[L.F_AUX]
     d0 = row[L.F_DST0]
     d1 = row[L.F_DST0 + 1] if row[L.F_NDST] > 1 else -1
     for lane in range(32):
         m.snap[lane] = _src(m, row, 0, w, lane)
-    results = np.zeros(32, dtype=np.uint64)
-    preds = np.zeros(32, dtype=np.uint64)
+    results = m.shfl_values
+    preds = m.shfl_preds
     for lane in range(32):
         if not (mask >> lane) & 1:
             continue
@@ -73,7 +73,7 @@ def _shfl(m, row, w, mask):
                 m.regs[w, d1, lane] = preds[lane]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _vote(m, row, w, mask):
     mode = row[L.F_AUX]
     d0 = row[L.F_DST0]
@@ -95,7 +95,7 @@ def _vote(m, row, w, mask):
                 m.regs[w, d0, lane] = value
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _match(m, row, w, mask):
     mode = row[L.F_AUX]
     d0 = row[L.F_DST0]
@@ -128,7 +128,7 @@ def _match(m, row, w, mask):
             m.regs[w, d1, lane] = np.uint64(1) if all_equal else U64_0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _redux(m, row, w, mask):
     kind = row[L.F_AUX]
     ty = row[L.F_TY]
@@ -156,7 +156,7 @@ def _redux(m, row, w, mask):
             m.regs[w, d0, lane] = acc
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def warp_op(m, row, w, mask):
     op = row[L.F_OP]
     if op == c.OP_SHFL:
