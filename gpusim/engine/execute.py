@@ -286,8 +286,12 @@ def step_warp(m, code, w):
     mask = guard_mask(m, row, w, active)
     counts = m.pc_counts
     counts[pc, 0] += 1
-    counts[pc, 1] += popcount64(np.uint64(active))
-    counts[pc, 2] += popcount64(np.uint64(mask))
+    n_active = popcount64(np.uint64(active))
+    n_on = popcount64(np.uint64(mask))
+    counts[pc, 1] += n_active
+    counts[pc, 2] += n_on
+    m.mem_req[S.MR_ACTIVE] = n_active
+    m.mem_req[S.MR_PRED_ON] = n_on
     m.mem_req[S.MR_KIND] = 0
     m.mem_req[S.MR_PC] = pc
     status = STATUS_OK

@@ -23,6 +23,7 @@ from gpusim.engine import stalls as ST
 from gpusim.engine import state as S
 from gpusim.engine import timing_state as T
 from gpusim.engine.coalesce import coalesce, lanes_per_sector
+from gpusim.engine import memsys as MS
 from gpusim.engine.memsys import global_atomic, global_load, global_store
 from gpusim.engine.shared_banks import shared_wavefronts
 
@@ -90,7 +91,43 @@ def _ceil_div(a, b):
 
 @njit(cache=True, _nrt=False)
 def memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
-    """Time the memory part of the instruction just executed; returns its result-ready cycle."""
+    """Time the memory part of the instruction just executed; returns its result-ready cycle.
+    When tracing, the request is recorded with the deepest level it reached."""
+    counters = ms.counters
+    l1_misses = counters[MS.C_L1_MISS_SECTORS]
+    l2_misses = counters[MS.C_L2_MISS_SECTORS]
+    l2_sectors = counters[MS.C_L2_SECTORS]
+    done = _memory_timing(ts, m, ms, w, sm, sub, pc, cycle)
+    trace = ts.mem_trace
+    n = ts.mem_trace_n[0]
+    if m.mem_req[S.MR_SPACE] == L.SP_PARAM:
+        return done
+    if n < trace.shape[0]:
+        space = m.mem_req[S.MR_SPACE]
+        level = T.LEVEL_SHARED
+        if space == L.SP_GLOBAL or space == L.SP_LOCAL:
+            level = T.LEVEL_L1
+            if counters[MS.C_L2_MISS_SECTORS] > l2_misses:
+                level = T.LEVEL_DRAM
+            elif counters[MS.C_L1_MISS_SECTORS] > l1_misses or counters[MS.C_L2_SECTORS] > l2_sectors:
+                level = T.LEVEL_L2
+        trace[n, T.MT_ISSUE] = cycle
+        trace[n, T.MT_DONE] = done
+        trace[n, T.MT_WARP] = w
+        trace[n, T.MT_PC] = pc
+        trace[n, T.MT_LEVEL] = level
+        trace[n, T.MT_SECTORS] = ts.last_sectors[0]
+        trace[n, T.MT_KIND] = m.mem_req[S.MR_KIND]
+        trace[n, T.MT_SPACE] = m.mem_req[S.MR_SPACE]
+        trace[n, T.MT_BLOCK] = m.warp_block[w]
+        ts.mem_trace_n[0] = n + 1
+    elif trace.shape[0] > 0:
+        ts.mem_trace_n[1] = 1
+    return done
+
+
+@njit(cache=True, _nrt=False)
+def _memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
     req = m.mem_req
     space = req[S.MR_SPACE]
     kind = req[S.MR_KIND]
@@ -106,6 +143,7 @@ def memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
         ideal = _ceil_div(active * nbytes, prm[T.TP_BANKS] * prm[T.TP_BANK_BYTES])
         ts.pipe_free[sub, I.PIPE_MIO] = max(ts.pipe_free[sub, I.PIPE_MIO], cycle + wavefronts)
         ts.pc_mem[pc, T.PM_REQUESTS] += 1
+        ts.last_sectors[0] = wavefronts
         ts.pc_mem[pc, T.PM_WAVEFRONTS] += wavefronts
         ts.pc_mem[pc, T.PM_IDEAL_WAVEFRONTS] += ideal
         if kind == S.MR_LOAD:
@@ -122,6 +160,7 @@ def memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
         ts.ctr[T.TC_SHATOM_WAVEFRONTS] += wavefronts
         return cycle + prm[T.TP_SHARED_ATOMIC_LAT] + wavefronts * active - 1
     if space == L.SP_PARAM:
+        ts.last_sectors[0] = 0
         return cycle + ts.pipe_interval[I.PIPE_ALU]
     # global and local: per-lane addresses as the memory system sees them
     addrs = ts.addrs
@@ -137,6 +176,7 @@ def memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
     n = coalesce(addrs, mask, nbytes, prm[T.TP_SECTOR], prm[T.TP_LINE], ts.sectors)
     ideal = _ceil_div(active * nbytes, prm[T.TP_SECTOR])
     ts.pc_mem[pc, T.PM_REQUESTS] += 1
+    ts.last_sectors[0] = n
     ts.pc_mem[pc, T.PM_SECTORS] += n
     ts.pc_mem[pc, T.PM_IDEAL_SECTORS] += ideal
     is_local = space == L.SP_LOCAL

@@ -28,8 +28,9 @@ launch         [LAUNCH_FIELDS] int64        grid/block geometry and sizes (L_* i
 pc_counts      [n_inst, 3] int64            warp instructions, active threads, predicated-on threads
 err            [8] int64                    the first error: kind, pc, warp slot, lane, address, extra
 lane_addr      [32] int64                   scratch: per-lane resolved address of the last memory op
-mem_req        [10] int64                   scratch: the last memory op (space, size, vec, kind, mask,
-                                            bytes), barrier id/count, and the pc executed
+mem_req        [12] int64                   scratch: the last memory op (space, size, vec, kind, mask,
+                                            bytes), barrier id/count, the pc executed, its active and
+                                            predicated-on lane counts
 snap           [32] uint64                  scratch: a register of all lanes (shuffles)
 clock          [1] int64                    the current cycle (for %clock)
 shfl_values    [32] uint64                  scratch: shuffle results before they are written
@@ -85,6 +86,7 @@ ERR_BAD_SPACE = 5
 
 # mem_req[] layout
 MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8
+MR_ACTIVE, MR_PRED_ON = 9, 10
 MR_LOAD, MR_STORE, MR_ATOMIC = 1, 2, 3
 
 
@@ -124,7 +126,7 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         pc_counts=np.zeros((max(n_inst, 1), 3), dtype=np.int64),
         err=np.zeros(8, dtype=np.int64),
         lane_addr=np.zeros(WARP_SIZE, dtype=np.int64),
-        mem_req=np.zeros(10, dtype=np.int64),
+        mem_req=np.zeros(12, dtype=np.int64),
         snap=np.zeros(WARP_SIZE, dtype=np.uint64),
         clock=np.zeros(1, dtype=np.int64),
         shfl_values=np.zeros(WARP_SIZE, dtype=np.uint64),

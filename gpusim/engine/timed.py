@@ -21,6 +21,10 @@ from gpusim.errors import DeadlockError, SimulationLimitError
 from gpusim.run import Run
 
 
+DEFAULT_TRACE_CAPACITY = 2_000_000
+"""Rows per trace table with ``trace=True``; ``trace=N`` sets another capacity. A longer run is cut there."""
+
+
 def pipe_intervals(config) -> np.ndarray:
     """Cycles each pipe is busy per warp-instruction: 32 lanes over the pipe's lanes per sub-partition."""
     out = np.ones(I.N_PIPES, dtype=np.int64)
@@ -88,8 +92,9 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     prm[T.TP_USE_L1] = 1 if l1_bytes >= config.line_bytes * config.l1_assoc else 0
     prm[T.TP_SHARED_BYTES_PER_CYCLE] = int(config.shared_bytes_per_cycle_per_sm)
     prm[T.TP_BARRIER_LAT] = config.barrier_latency_cycles
+    capacity = 0 if not trace else (DEFAULT_TRACE_CAPACITY if trace is True else int(trace))
     ts = T.make_timing_state(prm=prm, isa_table=I.isa_array(config), pipe_interval=pipe_intervals(config),
-                             n_regs=program.n_regs, n_inst=program.n_inst)
+                             n_regs=program.n_regs, n_inst=program.n_inst, trace_capacity=capacity)
     heap = gpu.heap
     m = S.make_machine(warp_slots=nsm * slots, n_regs=program.n_regs, stack_depth=int(launch[S.L_STACK_DEPTH]),
                        block_slots=nsm * bslots, shared_bytes=common["shared_bytes"],
@@ -125,8 +130,14 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     from gpusim.engine.stalls import STATE_NAMES
 
     stalls = {name: int(ts.stalls[i]) for i, name in enumerate(STATE_NAMES)}
-    return Run(**common, pc_counts=m.pc_counts.copy(), timing=True, cycles=int(end_cycle), counters=counters,
-               stalls=stalls, pc_stalls=ts.pc_stalls.copy(), pc_memory=ts.pc_mem.copy())
+    run = Run(**common, pc_counts=m.pc_counts.copy(), timing=True, cycles=int(end_cycle), counters=counters,
+              stalls=stalls, pc_stalls=ts.pc_stalls.copy(), pc_memory=ts.pc_mem.copy())
+    if capacity:
+        from gpusim.trace import Trace
+
+        run.trace = Trace.from_engine(run, ts, slots=slots, bslots=bslots, warp_block=m.warp_block,
+                                      warp_index=m.warp_index)
+    return run
 
 
 _TIMING_COUNTER_NAMES = {

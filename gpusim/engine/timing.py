@@ -94,11 +94,12 @@ def release_block_barriers(ts, sm, bslot_local, cycle):
 
 
 @njit(cache=True, _nrt=False)
-def close_interval(ts, w, cycle):
+def close_interval(ts, m, w, cycle):
     elapsed = cycle - ts.w_since[w]
     if elapsed > 0:
         ts.stalls[ts.w_state[w]] += elapsed
         ts.pc_stalls[ts.w_pc[w], ts.w_state[w]] += elapsed
+        record_interval(ts.trace, ts.trace_n, m.warp_block, w, ts.w_state[w], ts.w_since[w], cycle, ts.w_pc[w])
     ts.w_since[w] = cycle
 
 
@@ -106,7 +107,7 @@ def close_interval(ts, w, cycle):
 def retire_warp(ts, m, w, sm, cycle, next_block, age):
     """Free warp slot ``w``; when its block is done, start the next block there. Returns next_block."""
     prm = ts.prm
-    close_interval(ts, w, cycle)
+    close_interval(ts, m, w, cycle)
     ts.w_resident[w] = 0
     ts.w_done[w] = 1
     ts.w_eval[w] = T.INF_CYCLE
@@ -131,13 +132,48 @@ def retire_warp(ts, m, w, sm, cycle, next_block, age):
 
 
 @njit(cache=True, _nrt=False)
-def _state_to(w_state, w_since, w_pc, stalls, pc_stalls, w, state, cycle, pc):
-    """set_state on hoisted arrays (struct attribute reads cost a reference count each)."""
+def record_interval(trace, trace_n, warp_block, w, state, start, end, pc):
+    """Append a warp-state interval to the trace (a no-op when tracing is off: zero capacity)."""
+    n = trace_n[0]
+    if n < trace.shape[0]:
+        trace[n, 0] = w
+        trace[n, 1] = state
+        trace[n, 2] = start
+        trace[n, 3] = end
+        trace[n, 4] = pc
+        trace[n, 5] = warp_block[w]
+        trace_n[0] = n + 1
+    elif trace.shape[0] > 0:
+        trace_n[1] = 1      # the trace was cut
+
+
+@njit(cache=True, _nrt=False)
+def record_issue(issue_trace, issue_trace_n, cycle, w, pc, mem_req, stall_before, block):
+    """Append an issued warp-instruction to the trace (no-op when tracing is off)."""
+    n = issue_trace_n[0]
+    if n < issue_trace.shape[0]:
+        issue_trace[n, 0] = cycle
+        issue_trace[n, 1] = w
+        issue_trace[n, 2] = pc
+        issue_trace[n, 3] = mem_req[S.MR_ACTIVE]
+        issue_trace[n, 4] = mem_req[S.MR_PRED_ON]
+        issue_trace[n, 5] = stall_before
+        issue_trace[n, 6] = block
+        issue_trace_n[0] = n + 1
+    elif issue_trace.shape[0] > 0:
+        issue_trace_n[1] = 1
+
+
+@njit(cache=True, _nrt=False)
+def _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, state, cycle, pc):
+    """Move warp ``w`` to ``state`` at ``cycle`` (waiting to issue ``pc``); a change closes the current
+    interval, charging it to the state's counters and, when tracing, recording it."""
     if w_state[w] != state or w_pc[w] != pc:
         elapsed = cycle - w_since[w]
         if elapsed > 0:
             stalls[w_state[w]] += elapsed
             pc_stalls[w_pc[w], w_state[w]] += elapsed
+            record_interval(trace, trace_n, warp_block, w, w_state[w], w_since[w], cycle, w_pc[w])
         w_state[w] = state
         w_pc[w] = pc
         w_since[w] = cycle
@@ -179,6 +215,11 @@ def run_timed(ts, m, ms, code):
     sm_warps = ts.sm_warps
     sched_last = ts.sched_last
     reg_ready = ts.reg_ready
+    trace = ts.trace
+    trace_n = ts.trace_n
+    issue_trace = ts.issue_trace
+    warp_block = m.warp_block
+    issue_trace_n = ts.issue_trace_n
     reg_dep = ts.reg_dep
     w_wake = ts.w_wake
     w_reason = ts.w_reason
@@ -229,12 +270,12 @@ def run_timed(ts, m, ms, code):
                                 age += wpb
                             sm_min = min(sm_min, cycle)
                         else:
-                            _state_to(w_state, w_since, w_pc, stalls, pc_stalls, w, ST.DRAIN, cycle, w_pc[w])
+                            _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, ST.DRAIN, cycle, w_pc[w])
                             w_eval[w] = w_mem_pending[w]
                             sm_min = min(sm_min, w_eval[w])
                         continue
                     if w_bar[w]:
-                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, w, ST.BARRIER, cycle, w_pc[w])
+                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, ST.BARRIER, cycle, w_pc[w])
                         w_eval[w] = T.INF_CYCLE
                         continue
                     if w_cached[w] == 0:
@@ -248,14 +289,14 @@ def run_timed(ts, m, ms, code):
                         wake = pipe_free[sub, pipe]
                         state = throttle_state(pipe)
                     if wake > cycle:
-                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, w, state, cycle, pc)
+                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, state, cycle, pc)
                         w_eval[w] = wake
                         if policy == T.POLICY_TWO_LEVEL and w_group[w] == 1 and state == ST.LONG_SCOREBOARD:
                             w_group[w] = 0
                         if wake < sm_min:
                             sm_min = wake
                         continue
-                    _state_to(w_state, w_since, w_pc, stalls, pc_stalls, w, ST.NOT_SELECTED, cycle, pc)
+                    _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, ST.NOT_SELECTED, cycle, pc)
                     w_eval[w] = cycle
                     if best < 0:
                         better = True
@@ -275,7 +316,8 @@ def run_timed(ts, m, ms, code):
                         best_pc = pc
                 if best < 0:
                     continue
-                _state_to(w_state, w_since, w_pc, stalls, pc_stalls, best, ST.SELECTED, cycle, best_pc)
+                stall_before = w_state[best] if w_pc[best] == best_pc else ST.SELECTED
+                _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, best, ST.SELECTED, cycle, best_pc)
                 if policy == T.POLICY_TWO_LEVEL and w_group[best] == 0:
                     active = 0
                     for k2 in range(sp, slots, nsp):
@@ -291,6 +333,7 @@ def run_timed(ts, m, ms, code):
                 memory_ready = -1
                 if mem_req[S.MR_KIND] != 0:
                     memory_ready = memory_timing(ts, m, ms, best, sm, sub, pc, cycle)
+                record_issue(issue_trace, issue_trace_n, cycle, best, pc, mem_req, stall_before, warp_block[best])
                 book_issue(code, isa, pipe_issues, pipe_free, pipe_interval, reg_ready, reg_dep, w_wake, w_reason,
                            w_mem_pending, regs, clock_mhz, pc, best, sub, cycle, memory_ready)
                 sched_last[sub] = best

@@ -43,6 +43,9 @@ ctr                [N_TC]                timing counters (TC_*)
 sectors, lane_ops  [128]                 scratch for the coalescer
 bank_scratch       [..]                  scratch for shared-memory bank conflicts
 addrs              [32]                  scratch: per-lane addresses as the memory system sees them
+trace, trace_n     [cap, 6], [2]         warp-state intervals (TR_*) when tracing; trace_n[1] = 1 if cut
+mem_trace, ..._n   [cap, 9], [2]         memory requests (MT_*) when tracing
+issue_trace, .._n  [cap, 7], [2]         issued warp-instructions (IT_*) when tracing
 =================  ====================  ===============================================
 """
 
@@ -64,6 +67,8 @@ TIMINGSTATE_FIELDS = [
     "reg_ready", "reg_dep", "pipe_free", "sched_last", "sched_active",
     "sm_next", "sm_warps", "sm_active_since", "sm_active_cycles", "b_block", "b_live",
     "stalls", "pc_stalls", "pc_mem", "pipe_issues", "ctr", "sectors", "lane_ops", "bank_scratch", "addrs",
+    "trace", "trace_n", "mem_trace", "mem_trace_n", "last_sectors",
+    "issue_trace", "issue_trace_n",
 ]
 TimingState = namedtuple("TimingState", TIMINGSTATE_FIELDS)
 
@@ -101,11 +106,23 @@ N_TC = 23
 PM_REQUESTS, PM_SECTORS, PM_IDEAL_SECTORS, PM_WAVEFRONTS, PM_IDEAL_WAVEFRONTS = 0, 1, 2, 3, 4
 N_PCMEM = 5
 
+# trace[] columns: one row per warp-state interval (recorded only when tracing)
+TR_WARP, TR_STATE, TR_START, TR_END, TR_PC, TR_BLOCK = 0, 1, 2, 3, 4, 5
+N_TRACE_FIELDS = 6
+# mem_trace[] columns: one row per global/local memory request
+MT_ISSUE, MT_DONE, MT_WARP, MT_PC, MT_LEVEL, MT_SECTORS, MT_KIND, MT_SPACE, MT_BLOCK = 0, 1, 2, 3, 4, 5, 6, 7, 8
+N_MEM_TRACE_FIELDS = 9
+# issue_trace[] columns: one row per issued warp-instruction
+IT_CYCLE, IT_WARP, IT_PC, IT_ACTIVE, IT_PRED_ON, IT_STALL_BEFORE, IT_BLOCK = 0, 1, 2, 3, 4, 5, 6
+N_ISSUE_TRACE_FIELDS = 7
+LEVEL_L1, LEVEL_L2, LEVEL_DRAM, LEVEL_SHARED = 1, 2, 3, 0
+LEVEL_NAMES = {LEVEL_SHARED: "shared", LEVEL_L1: "L1", LEVEL_L2: "L2", LEVEL_DRAM: "DRAM"}
+
 INF_CYCLE = np.int64(1) << np.int64(62)
 
 
 def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: np.ndarray, n_regs: int,
-                      n_inst: int) -> TimingState:
+                      n_inst: int, trace_capacity: int = 0) -> TimingState:
     nsm, nsp, slots, bslots = (int(prm[TP_NSM]), int(prm[TP_NSP]), int(prm[TP_SLOTS]), int(prm[TP_BSLOTS]))
     warps = nsm * slots
 
@@ -140,4 +157,11 @@ def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: 
         lane_ops=np.zeros(128, dtype=np.int64),
         bank_scratch=make_shared_scratch(int(prm[TP_BANKS])),
         addrs=np.zeros(32, dtype=np.int64),
+        trace=np.zeros((trace_capacity, N_TRACE_FIELDS), dtype=np.int64),
+        trace_n=np.zeros(2, dtype=np.int64),
+        mem_trace=np.zeros((trace_capacity, N_MEM_TRACE_FIELDS), dtype=np.int64),
+        mem_trace_n=np.zeros(2, dtype=np.int64),
+        last_sectors=np.zeros(1, dtype=np.int64),
+        issue_trace=np.zeros((trace_capacity, N_ISSUE_TRACE_FIELDS), dtype=np.int64),
+        issue_trace_n=np.zeros(2, dtype=np.int64),
     )
