@@ -1,0 +1,238 @@
+"""Known-answer tests of the timing model: every expected value is a formula over config fields.
+
+The microbenchmarks (tests/timing_kernels.py) isolate one latency or throughput each; slopes between
+two sizes cancel fixed start-up costs, so the expectations are exact where the model is exact.
+"""
+
+from math import gcd
+
+import numpy as np
+import pytest
+
+import gpusim
+from tests import timing_kernels as K
+
+H100 = "h100-sxm"
+
+
+def _chain_cycles(gpu, count):
+    kernel = gpu.load_ptx(K.dependent_ffma(count))["chain"]
+    out = gpu.empty(1, np.float32)
+    return gpu.launch(kernel, grid=1, block=32, args=[out]).cycles
+
+
+@pytest.mark.parametrize("config", [H100, "teaching", "v100"])
+def test_dependent_ffma_chain_slope_is_the_fp32_latency(config):
+    gpu = gpusim.GPU(config, sms=1)
+    slope = (_chain_cycles(gpu, 96) - _chain_cycles(gpu, 32)) / 64
+    assert slope == gpu.config.fp32_latency_cycles
+
+
+def test_ffma_latency_follows_the_config():
+    gpu = gpusim.GPU(H100, sms=1, fp32_latency_cycles=6)
+    assert (_chain_cycles(gpu, 80) - _chain_cycles(gpu, 16)) / 64 == 6
+
+
+def _chase(gpu, table, hops):
+    kernel = gpu.load_ptx(K.POINTER_CHASE)["chase"]
+    out = gpu.empty(1, np.uint32)
+    run = gpu.launch(kernel, grid=1, block=1, args=[table, out, hops])
+    return run
+
+
+def _hop_overhead(config):
+    """Address arithmetic on the chain between two loads: mul.wide (IMAD) then add.s64 (ALU)."""
+    return config.imad_latency_cycles + config.int32_latency_cycles
+
+
+def test_pointer_chase_l1_hit_costs_the_l1_latency_plus_address_arithmetic():
+    gpu = gpusim.GPU(H100, sms=1)
+    ring = 16                                      # 64 bytes: one line, L1-resident after one lap
+    table = gpu.to_device(((np.arange(ring) + 1) % ring).astype(np.uint32))
+    _chase(gpu, table, ring)                       # warms L2, so both timed launches start alike
+    slope = (_chase(gpu, table, 400).cycles - _chase(gpu, table, 200).cycles) / 200
+    assert slope == gpu.config.l1_latency_cycles + _hop_overhead(gpu.config)
+
+
+def test_pointer_chase_l2_hit_costs_the_l2_latency_plus_address_arithmetic():
+    gpu = gpusim.GPU(H100, sms=1)
+    stride_words = 32                              # one 128-byte line per hop
+    lines = 2 * gpu.config.l1_shared_bytes_per_sm // gpu.config.line_bytes   # twice any L1 size
+    assert lines * gpu.config.line_bytes < gpu.config.l2_bytes
+    entries = lines * stride_words
+    nxt = (np.arange(entries) + stride_words) % entries
+    table = gpu.to_device(nxt.astype(np.uint32))
+    _chase(gpu, table, lines)                      # warms L2 (L2 persists across launches, L1 does not)
+    slope = (_chase(gpu, table, 2000).cycles - _chase(gpu, table, 1000).cycles) / 1000
+    assert slope == gpu.config.l2_latency_cycles + _hop_overhead(gpu.config)
+
+
+def test_pointer_chase_dram_access_costs_the_dram_latency_plus_address_arithmetic():
+    stride_words = 64                              # a new 256-byte block each hop: always a cold miss
+    hops = (100, 300)
+    cycles = []
+    for count in hops:
+        gpu = gpusim.GPU(H100, sms=1)              # a fresh GPU: cold L2
+        entries = (count + 1) * stride_words
+        table = gpu.to_device(((np.arange(entries) + stride_words) % entries).astype(np.uint32))
+        cycles.append(_chase(gpu, table, count).cycles)
+    slope = (cycles[1] - cycles[0]) / (hops[1] - hops[0])
+    assert slope == gpu.config.dram_latency_cycles + _hop_overhead(gpu.config)
+
+
+def test_h100_latencies_land_on_published_measurements():
+    config = gpusim.load_config(H100)
+    assert config.fp32_latency_cycles == 4
+    assert 30 <= config.l1_latency_cycles <= 40
+    assert 200 <= config.l2_latency_cycles <= 260
+    assert 500 <= config.dram_latency_cycles <= 850
+
+
+def _diverge_cycles(gpu, mask_a, warp_split, chain):
+    kernel = gpu.load_ptx(K.diverge(chain))["diverge"]
+    out = gpu.empty(64, np.float32)
+    run = gpu.launch(kernel, grid=1, block=64, args=[out, mask_a, warp_split])
+    return run
+
+
+def test_intra_warp_divergence_costs_both_paths_inter_warp_costs_nothing():
+    gpu = gpusim.GPU(H100, sms=1)
+    chain = 64
+    uniform = _diverge_cycles(gpu, 0xFFFFFFFF, 0, chain)
+    intra = _diverge_cycles(gpu, 0x55555555, 0, chain)
+    inter = _diverge_cycles(gpu, 0b01, 5, chain)
+    config = gpu.config
+    slack = 2 * config.branch_latency_cycles + 2 * config.int32_latency_cycles
+    second_path = chain * config.fp32_latency_cycles
+    assert abs(intra.cycles - uniform.cycles - second_path) <= slack
+    assert abs(inter.cycles - uniform.cycles) <= slack
+    # SIMD efficiency shows it too: in the divergent chains half the lanes are idle
+    assert intra.metrics["smsp__thread_inst_executed_per_inst_executed.ratio"] < \
+        uniform.metrics["smsp__thread_inst_executed_per_inst_executed.ratio"]
+
+
+@pytest.mark.parametrize("stride", [1, 2, 4, 8, 32])
+def test_sectors_per_request_for_float_strides(stride):
+    gpu = gpusim.GPU(H100, sms=2)
+    threads = 256
+    src = gpu.to_device(np.arange(threads * stride, dtype=np.float32))
+    dst = gpu.empty(threads, np.float32)
+    kernel = gpu.load_ptx(K.STRIDED_LOAD)["strided"]
+    run = gpu.launch(kernel, grid=2, block=128, args=[src, dst, stride])
+    assert np.array_equal(dst.get(), np.arange(threads * stride, dtype=np.float32)[::stride])
+    metrics = run.metrics
+    per_request = metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] / \
+        metrics["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+    bytes_per_warp = 32 * 4 * stride
+    expected = min(32, bytes_per_warp // gpu.config.sector_bytes)
+    assert per_request == expected
+
+
+def _expected_wavefronts(stride, banks=32):
+    words = [(lane * stride) % 1024 for lane in range(32)]
+    per_bank: dict[int, set] = {}
+    for word in words:
+        per_bank.setdefault(word % banks, set()).add(word)
+    return max(len(v) for v in per_bank.values())
+
+
+@pytest.mark.parametrize("stride,expected", [(1, 1), (2, 2), (32, 32), (33, 1), (0, 1)])
+def test_shared_memory_wavefronts_for_word_strides(stride, expected):
+    assert _expected_wavefronts(stride) == expected == (gcd(stride, 32) if stride else 1)
+    gpu = gpusim.GPU(H100, sms=1)
+    dst = gpu.empty(32, np.float32)
+    kernel = gpu.load_ptx(K.SHARED_STRIDE)["shared_stride"]
+    run = gpu.launch(kernel, grid=1, block=32, args=[dst, stride])
+    metrics = run.metrics
+    wavefronts = metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+    assert wavefronts / metrics["smsp__inst_executed_op_shared_ld.sum"] == expected
+    assert metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == expected - 1
+
+
+def _stream_bandwidth(config_name, warps, iters=6, vector_width=4, **overrides):
+    gpu = gpusim.GPU(config_name, **overrides)
+    block = 64
+    grid = max(1, warps * 32 // block) * gpu.config.sms
+    threads = grid * block
+    src = gpu.to_device(np.ones(threads * vector_width * 4 * iters + 16, np.float32))
+    out = gpu.empty(threads, np.float32)
+    kernel = gpu.load_ptx(K.stream_loads(vector_width))["stream_loads"]
+    run = gpu.launch(kernel, grid=grid, block=block, args=[src, out, iters])
+    assert np.all(out.get() == 4 * iters)
+    return gpu, run
+
+
+def test_one_sm_streaming_bandwidth_follows_littles_law():
+    """Bandwidth = min(bytes in flight / latency, the SM's share of DRAM bandwidth)."""
+    bytes_in_flight_per_warp = 4 * 32 * 4           # four float loads per warp before it waits
+    measured = {}
+    for warps in (2, 4, 8, 32, 64):
+        gpu, run = _stream_bandwidth(H100, warps, vector_width=1, sms=1)
+        measured[warps] = run.metrics["dram__bytes_read.sum"] / run.cycles
+    config = gpu.config
+    peak = config.dram_bandwidth_gbs * 1e9 / config.clock_hz * config.dram_efficiency
+    for warps, bandwidth in measured.items():
+        littles_law = min(warps * bytes_in_flight_per_warp / config.dram_latency_cycles, peak)
+        assert bandwidth == pytest.approx(littles_law, rel=0.2), (warps, bandwidth, littles_law)
+    assert measured[4] > 1.6 * measured[2]          # linear below the knee
+    assert measured[64] == pytest.approx(measured[32], rel=0.1)   # flat above it
+
+
+def test_streaming_reaches_about_ninety_percent_of_dram_peak():
+    gpu, run = _stream_bandwidth(H100, 32, iters=8, sms=4)
+    pct = run.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"]
+    assert 80 <= pct <= 100 * gpu.config.dram_efficiency + 1
+
+
+def test_compute_bound_kernel_reaches_ninety_percent_of_issue_peak():
+    from benchmarks.kernels import FFMA_LOOP
+
+    gpu = gpusim.GPU(H100, sms=2)
+    kernel = gpu.load_ptx(FFMA_LOOP)["ffma_loop"]
+    out = gpu.empty(64 * 128, np.float32)
+    run = gpu.launch(kernel, grid=64, block=128, args=[out, 64])
+    assert run.metrics["smsp__issue_active.avg.pct_of_peak_sustained_active"] >= 90
+
+
+def test_scheduler_policies_change_order_not_results():
+    from gpusim.programs import run_program
+
+    outputs = {}
+    orders = {}
+    for policy in ("gto", "lrr", "two_level"):
+        gpu = gpusim.GPU("teaching", scheduler=policy)
+        result = run_program("programs/reduce_shared.toml", gpu=gpu)
+        assert result.ok
+        outputs[policy] = {name: array.copy() for name, array in result.arrays.items()}
+        kernel_run = result.runs[0]
+        orders[policy] = kernel_run.cycles
+    for name in outputs["gto"]:
+        assert np.array_equal(outputs["gto"][name], outputs["lrr"][name])
+        assert np.array_equal(outputs["gto"][name], outputs["two_level"][name])
+    gto, lrr = (gpusim.GPU("teaching", scheduler=p) for p in ("gto", "lrr"))
+    sequences = []
+    for gpu in (gto, lrr):
+        kernel = gpu.load_ptx(K.dependent_ffma(8))["chain"]
+        run = gpu.launch(kernel, grid=1, block=512, args=[gpu.empty(1, np.float32)], trace=True)
+        sequences.append(run.trace.raw_issues[:, 1].tolist())
+    assert sorted(sequences[0]) == sorted(sequences[1]) and sequences[0] != sequences[1]
+
+
+def test_identical_runs_give_identical_metrics():
+    from gpusim.programs import run_program
+
+    first = run_program("programs/histogram.toml", gpu=gpusim.GPU("teaching"))
+    second = run_program("programs/histogram.toml", gpu=gpusim.GPU("teaching"))
+    assert [r.cycles for r in first.runs] == [r.cycles for r in second.runs]
+    assert [r.metrics for r in first.runs] == [r.metrics for r in second.runs]
+    assert [r.stalls for r in first.runs] == [r.stalls for r in second.runs]
+
+
+def test_stall_states_add_up_to_resident_warp_cycles():
+    gpu = gpusim.GPU("teaching")
+    run = _diverge_cycles(gpu, 0x0F0F0F0F, 0, 16)
+    per_warp_lifetimes = sum(run.stalls.values())
+    # every warp is resident from its block's dispatch to its exit; with one block of two warps
+    # both live (almost) the whole kernel, so the states cover at most 2 x cycles warp-cycles
+    assert 0 < per_warp_lifetimes <= 2 * run.cycles
+    assert run.stalls["selected"] == run.metrics["smsp__inst_executed.sum"]
