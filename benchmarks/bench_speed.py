@@ -1,0 +1,110 @@
+"""Simulation speed and memory benchmarks (issue targets in brackets).
+
+    python benchmarks/bench_speed.py            # all
+    python benchmarks/bench_speed.py alu stream8
+
+Each case runs once to warm the JIT, then is timed; the figure is simulated
+warp-instructions per second of wall time in one process.
+
+* alu        FFMA loop, 512 warps on 4 SMs of h100-sxm, timed        [>= 5 M/s]
+* stream8    grid-stride copy, 8-SM slice of h100-sxm, timed         [>= 1 M/s]
+* stream132  grid-stride copy, full 132-SM h100-sxm, timed           [>= 1 M/s]
+* functional vecadd-like copy, functional only                       [>= 5 M/s]
+* firstlaunch  a new process's first launch, numba cache warm        [<= 3 s]
+* fullchip   128 MB stream on the full h100-sxm: peak RSS beyond device memory [<= 2 GB]
+"""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import gpusim  # noqa: E402  (path set up above so the script runs from a checkout)
+from benchmarks.kernels import FFMA_LOOP, STREAM_COPY  # noqa: E402
+
+
+def _rate(run, seconds: float) -> str:
+    return f"{run.warp_instructions / seconds / 1e6:6.2f} M warp-instructions/s " \
+           f"({run.warp_instructions} in {seconds:.3f} s, {run.cycles} cycles)"
+
+
+def bench_alu() -> str:
+    gpu = gpusim.GPU("h100-sxm", sms=4)
+    kernel = gpu.load_ptx(FFMA_LOOP)["ffma_loop"]
+    out = gpu.empty(512 * 32, np.float32)
+    gpu.launch(kernel, grid=128, block=128, args=[out, 4])
+    start = time.perf_counter()
+    run = gpu.launch(kernel, grid=128, block=128, args=[out, 400])
+    return _rate(run, time.perf_counter() - start)
+
+
+def _stream(sms: int | None, n: int, timing: bool = True):
+    gpu = gpusim.GPU("h100-sxm", **({"sms": sms} if sms else {}))
+    kernel = gpu.load_ptx(STREAM_COPY)["stream_copy"]
+    src = gpu.to_device(np.ones(n, np.float32))
+    dst = gpu.empty(n, np.float32)
+    blocks = gpu.config.sms * 8
+    gpu.launch(kernel, grid=blocks, block=256, args=[src, dst, 4096], timing=timing)
+    start = time.perf_counter()
+    run = gpu.launch(kernel, grid=blocks, block=256, args=[src, dst, n], timing=timing)
+    return run, time.perf_counter() - start
+
+
+def bench_stream8() -> str:
+    run, seconds = _stream(8, 1 << 21)
+    pct = run.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"]
+    return _rate(run, seconds) + f", DRAM {pct:.1f}% of the slice's peak"
+
+
+def bench_stream132() -> str:
+    run, seconds = _stream(None, 1 << 23)
+    pct = run.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"]
+    return _rate(run, seconds) + f", DRAM {pct:.1f}% of peak"
+
+
+def bench_functional() -> str:
+    run, seconds = _stream(8, 1 << 22, timing=False)
+    return _rate(run, seconds)
+
+
+def bench_firstlaunch() -> str:
+    code = ("import time; t=time.perf_counter(); import numpy as np, gpusim; "
+            "from benchmarks.kernels import STREAM_COPY; g=gpusim.GPU('h100-sxm', sms=2); "
+            "k=g.load_ptx(STREAM_COPY)['stream_copy']; a=g.to_device(np.ones(4096, np.float32)); "
+            "b=g.empty(4096, np.float32); g.launch(k, grid=4, block=256, args=[a, b, 4096]); "
+            "print(time.perf_counter()-t)")
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, "-c", code], cwd=root, check=True, capture_output=True)   # warm cache
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, check=True, capture_output=True, text=True)
+    return f"{float(out.stdout.strip()):.2f} s from interpreter start to the first timed launch's result"
+
+
+def bench_fullchip() -> str:
+    n = 128 * (1 << 20) // 4 // 2          # 64 MB source + 64 MB destination = 128 MB streamed
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    run, seconds = _stream(None, n)
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    heap_bytes = 2 * n * 4
+    beyond = peak_kib * 1024 - heap_bytes * 2      # the heap plus its validity map
+    return (_rate(run, seconds) + f"; peak RSS {peak_kib / 1024:.0f} MiB (was {before / 1024:.0f}), "
+            f"{beyond / 2**30:.2f} GiB beyond the device memory and its validity map")
+
+
+CASES = {"alu": bench_alu, "stream8": bench_stream8, "stream132": bench_stream132,
+         "functional": bench_functional, "firstlaunch": bench_firstlaunch, "fullchip": bench_fullchip}
+
+
+def main(names: list[str]) -> None:
+    for name in names or list(CASES):
+        print(f"{name:12s} {CASES[name]()}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
