@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_system import FakeGPU, FakeKernel
+from tests.test_system import FakeGPU, FakeKernel
 
 from gpusim.labs import llm_step
 

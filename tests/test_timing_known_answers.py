@@ -236,3 +236,17 @@ def test_stall_states_add_up_to_resident_warp_cycles():
     # both live (almost) the whole kernel, so the states cover at most 2 x cycles warp-cycles
     assert 0 < per_warp_lifetimes <= 2 * run.cycles
     assert run.stalls["selected"] == run.metrics["smsp__inst_executed.sum"]
+
+
+def test_l1_hit_bandwidth_is_the_configured_bytes_per_cycle_per_sm():
+    gpu = gpusim.GPU(H100, sms=1)
+    src = gpu.to_device(np.ones(128 * 4, np.float32))
+    out = gpu.empty(1024, np.float32)
+    kernel = gpu.load_ptx(K.L1_RESIDENT_LOADS)["l1_loads"]
+    iters = 64
+    run = gpu.launch(kernel, grid=1, block=1024, args=[src, out, iters])
+    assert np.all(out.get() == iters)
+    l1_bytes = run.counters["l1_hit_sectors"] * gpu.config.sector_bytes
+    per_cycle = l1_bytes / run.cycles
+    assert per_cycle <= gpu.config.l1_bytes_per_cycle_per_sm
+    assert per_cycle >= 0.8 * gpu.config.l1_bytes_per_cycle_per_sm
