@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_alu_reference import f32_bits, float_to_bits
+from tests.test_alu_reference import f32_bits, float_to_bits
 
 from gpusim.engine.alu import alu_eval
 from gpusim.engine.bits import (

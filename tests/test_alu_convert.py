@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_alu_reference import (
+from tests.test_alu_reference import (
     ALL_DIRECTED,
     CANONICAL_NAN,
     FORMATS,

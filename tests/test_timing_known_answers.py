@@ -250,3 +250,15 @@ def test_l1_hit_bandwidth_is_the_configured_bytes_per_cycle_per_sm():
     per_cycle = l1_bytes / run.cycles
     assert per_cycle <= gpu.config.l1_bytes_per_cycle_per_sm
     assert per_cycle >= 0.8 * gpu.config.l1_bytes_per_cycle_per_sm
+
+
+def test_bank_conflicts_are_limited_by_the_sms_shared_data_path():
+    """Four sub-partitions share one data path: 32-way conflicts from every warp serialise per SM."""
+    gpu = gpusim.GPU(H100, sms=1)
+    dst = gpu.empty(1024, np.float32)
+    kernel = gpu.load_ptx(K.SHARED_STRIDE)["shared_stride"]
+    run = gpu.launch(kernel, grid=1, block=1024, args=[dst, 32])
+    wavefronts = run.metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+    assert wavefronts == 32 * 32
+    bytes_per_wavefront = gpu.config.shared_banks * gpu.config.shared_bank_bytes
+    assert run.cycles >= wavefronts * bytes_per_wavefront / gpu.config.shared_bytes_per_cycle_per_sm

@@ -25,6 +25,7 @@ from gpusim.engine import timing_state as T
 from gpusim.engine.coalesce import coalesce, lanes_per_sector
 from gpusim.engine import memsys as MS
 from gpusim.engine.memsys import global_atomic, global_load, global_store
+from gpusim.engine.servers import server_reserve
 from gpusim.engine.shared_banks import shared_wavefronts
 
 LOCAL_TIMING_BASE = np.int64(1) << np.int64(50)   # where local memory sits in the memory system's view
@@ -140,8 +141,13 @@ def _memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
     if space == L.SP_SHARED:
         wavefronts = shared_wavefronts(m.lane_addr, mask, nbytes, prm[T.TP_BANKS], prm[T.TP_BANK_BYTES],
                                        ts.bank_scratch)
-        ideal = _ceil_div(active * nbytes, prm[T.TP_BANKS] * prm[T.TP_BANK_BYTES])
+        wavefront_bytes = prm[T.TP_BANKS] * prm[T.TP_BANK_BYTES]
+        ideal = _ceil_div(active * nbytes, wavefront_bytes)
+        # the sub-partition's MIO queue takes one wavefront per cycle; the SM's shared-memory data path
+        # (shared by all four sub-partitions) moves shared_bytes_per_cycle_per_sm
         ts.pipe_free[sub, I.PIPE_MIO] = max(ts.pipe_free[sub, I.PIPE_MIO], cycle + wavefronts)
+        start, _ = server_reserve(ts.shared_path, sm, cycle, wavefronts * wavefront_bytes,
+                                  prm[T.TP_SHARED_BYTES_PER_CYCLE])
         ts.pc_mem[pc, T.PM_REQUESTS] += 1
         ts.last_sectors[0] = wavefronts
         ts.pc_mem[pc, T.PM_WAVEFRONTS] += wavefronts
@@ -150,15 +156,15 @@ def _memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
             ts.ctr[T.TC_SHLD_REQ] += 1
             ts.ctr[T.TC_SHLD_WAVEFRONTS] += wavefronts
             ts.ctr[T.TC_SHLD_IDEAL] += ideal
-            return cycle + prm[T.TP_SHARED_LAT] + wavefronts - 1
+            return start + prm[T.TP_SHARED_LAT] + wavefronts - 1
         if kind == S.MR_STORE:
             ts.ctr[T.TC_SHST_REQ] += 1
             ts.ctr[T.TC_SHST_WAVEFRONTS] += wavefronts
             ts.ctr[T.TC_SHST_IDEAL] += ideal
-            return cycle + wavefronts
+            return start + wavefronts
         ts.ctr[T.TC_SHATOM_REQ] += 1
         ts.ctr[T.TC_SHATOM_WAVEFRONTS] += wavefronts
-        return cycle + prm[T.TP_SHARED_ATOMIC_LAT] + wavefronts * active - 1
+        return start + prm[T.TP_SHARED_ATOMIC_LAT] + wavefronts * active - 1
     if space == L.SP_PARAM:
         ts.last_sectors[0] = 0
         return cycle + ts.pipe_interval[I.PIPE_ALU]

@@ -46,6 +46,7 @@ addrs              [32]                  scratch: per-lane addresses as the memo
 trace, trace_n     [cap, 6], [2]         warp-state intervals (TR_*) when tracing; trace_n[1] = 1 if cut
 mem_trace, ..._n   [cap, 9], [2]         memory requests (MT_*) when tracing
 issue_trace, .._n  [cap, 7], [2]         issued warp-instructions (IT_*) when tracing
+shared_path        [NSM] float64         next-free instant of each SM's shared-memory data path (a server)
 =================  ====================  ===============================================
 """
 
@@ -68,7 +69,7 @@ TIMINGSTATE_FIELDS = [
     "sm_next", "sm_warps", "sm_active_since", "sm_active_cycles", "b_block", "b_live",
     "stalls", "pc_stalls", "pc_mem", "pipe_issues", "ctr", "sectors", "lane_ops", "bank_scratch", "addrs",
     "trace", "trace_n", "mem_trace", "mem_trace_n", "last_sectors",
-    "issue_trace", "issue_trace_n",
+    "issue_trace", "issue_trace_n", "shared_path",
 ]
 TimingState = namedtuple("TimingState", TIMINGSTATE_FIELDS)
 
@@ -164,4 +165,5 @@ def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: 
         last_sectors=np.zeros(1, dtype=np.int64),
         issue_trace=np.zeros((trace_capacity, N_ISSUE_TRACE_FIELDS), dtype=np.int64),
         issue_trace_n=np.zeros(2, dtype=np.int64),
+        shared_path=np.zeros(nsm, dtype=np.float64),
     )
