@@ -107,7 +107,12 @@ class DeviceArray:
         self._heap.view(self.ptr, self.nbytes)[:] = host.reshape(-1).view(np.uint8)
 
     def free(self) -> None:
+        """Release the memory; a second free is an error (it could release a newer allocation)."""
+        if getattr(self, "_freed", False):
+            raise LaunchError(f"double free of the device array at 0x{self.ptr:x}, which is not a live "
+                              "allocation")
         self._heap.free(self.ptr)
+        self._freed = True
 
     def __len__(self) -> int:
         return self.shape[0] if self.shape else 1

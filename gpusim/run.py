@@ -60,6 +60,36 @@ class Run:
 
         return report_text(self)
 
+    def source_view(self):
+        """Per-PTX-line attribution (gpusim.source_view.SourceView): counts, stalls, sectors per line."""
+        from gpusim.source_view import SourceView
+
+        return SourceView(self)
+
+    def to_dict(self) -> dict:
+        """Every metric, the stalls, the config, the verdict and the source view as plain data."""
+        from gpusim.report import run_dict
+
+        return run_dict(self)
+
+    def to_json(self, path) -> None:
+        """Write ``to_dict()`` as JSON to ``path``."""
+        import json
+        from pathlib import Path
+
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
+
+    def to_html(self, path) -> None:
+        """Write one self-contained HTML report (figures embedded when matplotlib is installed)."""
+        from gpusim.html import write_html
+
+        write_html(self, path)
+
+    def _repr_html_(self) -> str:
+        from gpusim.html import run_summary_html
+
+        return run_summary_html(self)
+
     def __repr__(self) -> str:
         kind = f"{self.cycles} cycles, {self.seconds * 1e6:.3f} us" if self.timing else "functional"
         return (f"Run({self.program.name!r}, grid={self.grid}, block={self.block}, {kind}, "

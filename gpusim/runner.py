@@ -65,8 +65,13 @@ def raise_engine_error(m, program) -> None:
     head = f"kernel '{program.name}' block {block} thread {thread} at {where(program, pc)}"
     if kind in (S.ERR_OUT_OF_BOUNDS, S.ERR_MISALIGNED):
         what = "outside every allocation" if kind == S.ERR_OUT_OF_BOUNDS else "misaligned for its size"
-        if kind == S.ERR_OUT_OF_BOUNDS and L.SHARED_WINDOW <= address < L.SHARED_WINDOW + L.WINDOW_BYTES:
+        space = int(program.code[pc, L.F_SPACE]) if 0 <= pc < program.n_inst else L.SP_GENERIC
+        if kind == S.ERR_OUT_OF_BOUNDS and (space == L.SP_SHARED or (
+                space == L.SP_GENERIC and L.SHARED_WINDOW <= address < L.SHARED_WINDOW + L.WINDOW_BYTES)):
             what = "outside the block's shared memory"
+        elif kind == S.ERR_OUT_OF_BOUNDS and (space == L.SP_LOCAL or (
+                space == L.SP_GENERIC and L.LOCAL_WINDOW <= address < L.LOCAL_WINDOW + L.WINDOW_BYTES)):
+            what = "outside the thread's local memory"
         raise IllegalAddressError(f"an illegal memory access was encountered: {head}: address 0x{address:x} "
                                   f"is {what}", kernel=program.name, block=block, thread=thread,
                                   line=line, address=address)

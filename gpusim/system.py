@@ -436,7 +436,8 @@ class System:
             self.runs.append(run)
             yield env.timeout(float(run.seconds))
             details = {"grid": node.grid, "block": node.block, "stream": stream.stream_id,
-                       "cycles": getattr(run, "cycles", 0), "metrics": dict(getattr(run, "metrics", {}))}
+                       "cycles": getattr(run, "cycles", 0), "metrics": dict(getattr(run, "metrics", {})),
+                       "stalls": dict(getattr(run, "stalls", {}))}
             self.timeline.add(COMPUTE_TRACK, node.name, KERNEL_CATEGORY, start_s, env.now, details)
             self.timeline.add(stream.track, node.name, KERNEL_CATEGORY, start_s, env.now)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.test_system import FakeGPU, FakeKernel
 
 from gpusim.labs import LABS, overhead
+from tests.test_system import FakeGPU, FakeKernel
 
 US = 1e-6
 
@@ -72,7 +72,8 @@ def test_overhead_lab_reproduces_nvidia_v100_cuda_graph_numbers(tmp_path):
     result = overhead.run("v100", plot_dir=tmp_path, progress=False, overrides={"sms": 8})
     values = result.values
     assert values["outputs_match"] and values["reference_match"]
-    assert values["kernel_us"] == pytest.approx(overhead.NVIDIA_V100_US["kernel"], rel=0.15)
+    # the search sizes the kernel to the target to within a block's share of it (~0.3% at 2.9 us)
+    assert values["kernel_us"] == pytest.approx(overhead.NVIDIA_V100_US["kernel"], rel=0.02)
     for variant in ("sync_each", "back_to_back", "graph"):
         nvidia_us = overhead.NVIDIA_V100_US[variant]
         assert values[f"{variant}_per_kernel_us"] == pytest.approx(nvidia_us, rel=0.15), variant

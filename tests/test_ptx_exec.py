@@ -9,6 +9,7 @@ and one output (``%rd20``): four 8-byte slots per thread, a value in the low byt
 import math
 import struct
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -70,7 +71,8 @@ def nearest_f32(exact: Fraction) -> np.float32:
 
 
 U32_EDGES = np.array([0, 1, 2, 3, 7, 31, 32, 33, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFF, 0xFFFFFFFE,
-                      12345, 0xDEADBEEF, 0x55555555, 0xAAAAAAAA, 1 << 16, 65535, 100, 1000, 999999, 0x12345678,
+                      12345, 0xDEADBEEF, 0x55555555, 0xAAAAAAAA, 1 << 16, 65535, 100, 1000, 999999,
+                      0x12345678,
                       0x87654321, 5, 6, 64, 63, 0x40000000, 0xC0000000, 17, 0x0F0F0F0F], dtype=np.uint32)
 U32_OTHER = np.roll(U32_EDGES, 5)
 
@@ -86,9 +88,9 @@ def test_add_sub_mul_wrap_around_u32(gpu, timing):
     a = [int(x) for x in U32_EDGES]
     b = [int(x) for x in U32_OTHER]
     mask = 0xFFFFFFFF
-    assert [int(x) for x in out[:, 0]] == [(x + y) & mask for x, y in zip(a, b)]
-    assert [int(x) for x in out[:, 1]] == [(x - y) & mask for x, y in zip(a, b)]
-    assert [int(x) for x in out[:, 2]] == [(x * y) & mask for x, y in zip(a, b)]
+    assert [int(x) for x in out[:, 0]] == [(x + y) & mask for x, y in zip(a, b, strict=False)]
+    assert [int(x) for x in out[:, 1]] == [(x - y) & mask for x, y in zip(a, b, strict=False)]
+    assert [int(x) for x in out[:, 2]] == [(x * y) & mask for x, y in zip(a, b, strict=False)]
     assert [int(x) for x in out[:, 3]] == [(-x) & mask for x in a]
 
 
@@ -107,7 +109,7 @@ def test_mul_hi_wide_and_mad(gpu, timing):
       st.global.u32 [%rd20], %r3; st.global.u32 [%rd20+4], %r4; st.global.u64 [%rd20+8], %rd1;
       st.global.u64 [%rd20+16], %rd2; st.global.u32 [%rd20+24], %r5; st.global.u32 [%rd20+28], %r6;""",
               timing, U32_EDGES, U32_OTHER)
-    for lane, (x, y) in enumerate(zip(U32_EDGES.tolist(), U32_OTHER.tolist())):
+    for lane, (x, y) in enumerate(zip(U32_EDGES.tolist(), U32_OTHER.tolist(), strict=False)):
         row = [int(v) for v in out[lane]]
         assert row[0] & 0xFFFFFFFF == (x * y) >> 32
         assert row[0] >> 32 == ((_s32(x) * _s32(y)) >> 32) & 0xFFFFFFFF
@@ -289,7 +291,7 @@ def test_setp_float_comparisons_including_unordered(gpu, timing, cmp):
       ld.global.f32 %f1, [%rd21]; ld.global.f32 %f2, [%rd22];
       setp.{cmp}.f32 %p1, %f1, %f2; selp.u32 %r1, 1, 0, %p1; st.global.u32 [%rd20], %r1;""",
               timing, a, b, n=64)
-    expect = [int(FLOAT_CMP[cmp](float(x), float(y))) for x, y in zip(a, b)]
+    expect = [int(FLOAT_CMP[cmp](float(x), float(y))) for x, y in zip(a, b, strict=False)]
     assert low32(out[:, 0]).tolist() == expect
 
 
@@ -303,7 +305,8 @@ def test_setp_integer_comparisons_and_boolean_combining(gpu, timing):
       setp.ne.s32 %p2, %r3, 0;
     """
     tests = [("lt.s32", lambda x, y: x < y), ("le.s32", lambda x, y: x <= y), ("gt.s32", lambda x, y: x > y),
-             ("ge.s32", lambda x, y: x >= y), ("eq.s32", lambda x, y: x == y), ("ne.s32", lambda x, y: x != y),
+             ("ge.s32", lambda x, y: x >= y), ("eq.s32", lambda x, y: x == y),
+             ("ne.s32", lambda x, y: x != y),
              ("lo.u32", lambda x, y: (x & 0xFFFFFFFF) < (y & 0xFFFFFFFF)),
              ("hs.u32", lambda x, y: (x & 0xFFFFFFFF) >= (y & 0xFFFFFFFF))]
     for i, (cmp, _) in enumerate(tests):
@@ -363,7 +366,8 @@ def test_cvt_float_to_int_rounding_modes_and_saturation(gpu, timing):
 
 @TIMING
 def test_cvt_int_widening_narrowing_and_float_rounding(gpu, timing):
-    a = np.resize(np.array([-1, 255, 256, -129, 0x7FFFFFFF, 16777217, -16777219, 33554435], dtype=np.int32), 32)
+    a = np.resize(np.array([-1, 255, 256, -129, 0x7FFFFFFF, 16777217, -16777219, 33554435],
+                           dtype=np.int32), 32)
     out = run(gpu, """
       ld.global.s32 %r1, [%rd21];
       cvt.s64.s32 %rd1, %r1; cvt.s8.s32 %r2, %r1; cvt.sat.s8.s32 %r3, %r1;
@@ -672,3 +676,94 @@ def test_special_registers_in_3d_grids_and_blocks(gpu, timing):
                             assert row[13] == (1 << lane) - 1
                             assert row[14] == (2 << lane) - 1
                             assert row[15] == 1 << lane
+
+
+# ---------------------------------------------------------------- the issue's "Done when" kernels (nvcc -O3)
+DONE_WHEN = Path(__file__).parent / "data" / "exec" / "done_when.ptx"
+
+
+@pytest.fixture(scope="module")
+def done_when(gpu):
+    module = gpu.load(DONE_WHEN)
+    return {name: next(k for k in module if name in k.name) for name in
+            ("block_reduce", "shuffle_reduce", "histogram", "matmul_2d", "double_math", "int64_math")}
+
+
+@TIMING
+def test_nvcc_shared_memory_reduction(gpu, done_when, timing):
+    n, threads = 3000, 128
+    values = np.random.default_rng(41).integers(-1000, 1000, n).astype(np.float32) * 0.5
+    blocks = (n + 2 * threads - 1) // (2 * threads)
+    partial = gpu.zeros(blocks, np.float32)
+    gpu.launch(done_when["block_reduce"], blocks, threads, [gpu.to_device(values), partial, np.int32(n)],
+               shared_bytes=4 * threads, timing=timing)
+    padded = np.zeros(blocks * 2 * threads, np.float32)
+    padded[:n] = values
+    # half-integers: every partial sum is exact, so the tree order does not matter
+    np.testing.assert_array_equal(partial.get(), padded.reshape(blocks, -1).sum(axis=1))
+
+
+@TIMING
+def test_nvcc_shuffle_reduction_with_atomics(gpu, done_when, timing):
+    n = 1000
+    values = np.random.default_rng(42).integers(-5000, 5000, n).astype(np.int32)
+    total = gpu.zeros(1, np.int32)
+    gpu.launch(done_when["shuffle_reduce"], (n + 255) // 256, 256,
+               [gpu.to_device(values), total, np.int32(n)],
+               timing=timing)
+    assert total.get()[0] == int(values.astype(np.int64).sum())
+
+
+@TIMING
+def test_nvcc_histogram(gpu, done_when, timing):
+    n, bins = 5000, 37
+    data = np.random.default_rng(43).integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    counts = gpu.zeros(bins, np.uint32)
+    gpu.launch(done_when["histogram"], 4, 128, [gpu.to_device(data), np.int32(n), counts, np.int32(bins)],
+               shared_bytes=4 * bins, timing=timing)
+    np.testing.assert_array_equal(counts.get(), np.bincount(data % bins, minlength=bins))
+
+
+@TIMING
+def test_nvcc_matmul_on_a_2d_grid(gpu, done_when, timing):
+    m, k, n = 19, 7, 23
+    rng = np.random.default_rng(44)
+    a = rng.integers(-8, 8, (m, k)).astype(np.float32)
+    b = rng.integers(-8, 8, (k, n)).astype(np.float32)
+    c = gpu.zeros((m, n), np.float32)
+    gpu.launch(done_when["matmul_2d"], ((n + 7) // 8, (m + 3) // 4), (8, 4),
+               [gpu.to_device(a), gpu.to_device(b), c, np.int32(m), np.int32(k), np.int32(n)], timing=timing)
+    np.testing.assert_array_equal(c.get(), a @ b)    # small integers: exact in f32 in any order
+
+
+@TIMING
+def test_nvcc_double_precision(gpu, done_when, timing):
+    n = 100
+    x = np.random.default_rng(45).standard_normal(n) * 10
+    y = gpu.zeros(n, np.float64)
+    gpu.launch(done_when["double_math"], 2, 64, [gpu.to_device(x), y, np.int32(n)], timing=timing)
+    r = np.sqrt(x * x + 1.0) / (x + 3.0)
+    # fma rounds once where numpy's r * x - 0.125 rounds twice: allow one ulp of the result
+    expect = np.array([math.fma(ri, xi, -0.125) if hasattr(math, "fma") else ri * xi - 0.125
+                       for ri, xi in zip(r, x, strict=False)]) + (np.arange(n) % 7) * 0.5
+    np.testing.assert_allclose(y.get(), expect, rtol=4e-16, atol=1e-15)
+
+
+@TIMING
+def test_nvcc_int64_math(gpu, done_when, timing):
+    n = 96
+    x = np.random.default_rng(46).integers(-(1 << 62), 1 << 62, n, dtype=np.int64)
+    x[:3] = [0, -1, -(1 << 62)]
+    y, z = gpu.zeros(n, np.int64), gpu.zeros(n, np.uint64)
+    gpu.launch(done_when["int64_math"], 3, 32, [gpu.to_device(x), y, z, np.int32(n)], timing=timing)
+    mask = (1 << 64) - 1
+    expect_y, expect_z = [], []
+    for v in x.tolist():
+        h = (v * 0x9E3779B97F4A7C15) & mask
+        h ^= h >> 29
+        quotient = abs(v) // 1000003 * (1 if v >= 0 else -1)       # C division truncates
+        remainder = v - (abs(v) // 97 * (1 if v >= 0 else -1)) * 97
+        expect_y.append(quotient - remainder + (v >> 3))
+        expect_z.append((h + abs(v) % 1000000007) & mask)
+    assert y.get().tolist() == expect_y
+    assert z.get().tolist() == expect_z

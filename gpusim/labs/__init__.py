@@ -42,6 +42,19 @@ from gpusim.labs import llm_step, overhead  # noqa: E402  (see the comment above
 
 LABS: dict[str, ModuleType] = {overhead.NAME: overhead, llm_step.NAME: llm_step}
 
+from gpusim.labs import (  # noqa: E402  (see the comment above)
+    bank_conflicts,
+    coalescing,
+    divergence,
+    fusion,
+    roofline,
+    tiling,
+    warp_granularity,
+)
+
+LABS.update({module.NAME: module for module in (roofline, divergence, coalescing, bank_conflicts, fusion, tiling,
+                                                warp_granularity)})
+
 
 def run_lab(name: str, **options: object) -> LabResult:
     """Run the lab called ``name`` (a key of LABS) with the given options."""

@@ -8,7 +8,7 @@ from ``gpusim.ptx.cfg``). Anything the engine does not model stops here with
 ``UnsupportedPTXError`` naming file:line:column.
 
 Simplifications, stated: ``.func`` bodies reached by ``call`` are not inlined
-(``call`` is refused with a clear error); cache and eviction hints
+(``call`` is refused with a clear error, recursion named as such); cache and eviction hints
 (``.ca``, ``.L2::evict_last`` ...) and memory-ordering qualifiers are accepted
 and ignored by the functional model.
 """
@@ -34,7 +34,7 @@ _IGNORED_MODS = {
     ".cta", ".gpu", ".sys", ".cluster", ".ca", ".cg", ".cs", ".lu", ".cv", ".wb", ".wt",
     ".aligned", ".sync", ".uni", ".L1::evict_normal", ".L1::evict_unchanged", ".L1::evict_first",
     ".L1::evict_last", ".L1::no_allocate", ".L2::evict_normal", ".L2::evict_first", ".L2::evict_last",
-    ".L2::64B", ".L2::128B", ".L2::256B", ".L2::cache_hint", ".noftz", ".shiftamt",
+    ".L2::64B", ".L2::128B", ".L2::256B", ".L2::cache_hint", ".noftz",
 }
 _SPACE_ALIASES = {".shared::cta": ".shared", ".shared::cluster": ".shared"}
 
@@ -282,6 +282,8 @@ def _classify(ins: ast.Instruction) -> _Mods:
             out.mods |= c.MOD_RELU
         elif mod == ".NaN":
             out.mods |= c.MOD_NAN
+        elif mod == ".shiftamt" and ins.opcode == "bfind":
+            out.mods |= c.MOD_SHIFTAMT
         elif mod in L.SPACE_CODES:
             out.space = L.SPACE_CODES[mod]
         elif mod in (".v2", ".v4", ".v8"):
@@ -338,8 +340,39 @@ class _Row:
         self.row[L.F_NDST] = len(regs)
 
 
+def _callee_name(ins: ast.Instruction) -> str:
+    for operand in ins.operands:
+        if isinstance(operand, ast.Symbol | ast.Reg):
+            return operand.name
+    return "?"
+
+
+def _refuse_calls(module: ast.Module, func: ast.Function) -> None:
+    """``call`` is not modelled: stop at the first one with a clear error (naming recursion as such)."""
+    for ins in func.body:
+        if ins.opcode != "call":
+            continue
+        callee = _callee_name(ins)
+        seen, pending, recursive = set(), [callee], False
+        while pending:
+            name = pending.pop()
+            if name in seen or name not in module.functions:
+                continue
+            seen.add(name)
+            for inner in module.functions[name].body:
+                if inner.opcode == "call":
+                    recursive = recursive or _callee_name(inner) in (callee, func.name)
+                    pending.append(_callee_name(inner))
+        if recursive:
+            raise _err(ins, f"recursive call of .func '{callee}' is not supported (no call stack)",
+                       unsupported=True)
+        raise _err(ins, f"'call' of the .func '{callee}' is not supported: mark the device function "
+                   "__forceinline__ (or drop __noinline__) so that nvcc inlines it", unsupported=True)
+
+
 def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Program:
     """Lower one entry function. ``symbols`` maps module-scope .global/.const names to (space, address)."""
+    _refuse_calls(module, func)
     shared = _SharedLayout(module, func)
     symbols = {**symbols, **shared.symbols}
     shared_allocator = shared.place
@@ -691,6 +724,8 @@ def _lower_warp(fl, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
         if len(operands) == 4:
             b.add_src((L.SK_IMM, 0xFFFFFFFF))
     elif op == "vote":
+        if ".uni" in ins.mods:    # _classify drops .uni (the bra.uni hint); here it is the vote mode
+            words.append(".uni")
         row[L.F_AUX] = _take(words, L.VOTE_CODES, ins, "vote mode", required=True)
         _reject_leftovers(ins, words)
         ty = _one_type(ins, m)

@@ -2,6 +2,7 @@
 //   rmsnorm    out[b,:] = x[b,:] / sqrt(mean(x[b,:]^2) + eps) * weight          one block per batch row
 //   gemv       y[b,n] = act(sum_k x[b,k] * W[k,n]) (+ residual[b,n])             W row-major [K][N]
 //              block (32 columns, 8 k-slices), 4 batch rows per block; act 1 = SiLU; residual may be null
+//              (loads grouped ahead of their use, 8 per warp in flight: the kernel is executed as PTX, in order)
 //   attention  appends this token's k,v to the cache at `pos`, then softmax(q.K / sqrt(d)) V over 0..pos
 //              one block per (head, batch row); K cache [b][h][d][max_seq], V cache [b][h][max_seq][d]
 //   add        out = a + b;   silu  out = x / (1 + exp(-x))                      elementwise
@@ -11,6 +12,8 @@
 #define GEMV_COLUMNS 32
 #define GEMV_SLICES 8
 #define GEMV_BATCH 4
+#define GEMV_UNROLL 8
+#define ATTN_UNROLL 8
 #define NORM_THREADS 256
 #define ATTN_THREADS 128
 #define ATTN_MAX_SEQ 1024
@@ -42,20 +45,41 @@ extern "C" __global__ void rmsnorm(float* out, const float* x, const __half* wei
 extern "C" __global__ void gemv(float* y, const float* x, const __half* w, const float* residual,
                                 int k_dim, int n_dim, int batch, int act)
 {
+    // Loads are grouped ahead of their use (GEMV_UNROLL weight rows, then the x values) so that a warp
+    // keeps GEMV_UNROLL weight loads in flight, as ptxas' scheduling would arrange; batch rows past the
+    // end read the last row (always valid) and are never stored, so the loop has no branches.
     __shared__ float partial[GEMV_SLICES][GEMV_BATCH][GEMV_COLUMNS];
     int n = blockIdx.x * GEMV_COLUMNS + threadIdx.x;
     int b0 = blockIdx.y * GEMV_BATCH;
+    int column = n < n_dim ? n : n_dim - 1;
+    const float* rows[GEMV_BATCH];
+#pragma unroll
+    for (int b = 0; b < GEMV_BATCH; ++b) rows[b] = x + (size_t)min(b0 + b, batch - 1) * k_dim;
     float acc[GEMV_BATCH];
 #pragma unroll
     for (int b = 0; b < GEMV_BATCH; ++b) acc[b] = 0.0f;
-    if (n < n_dim) {
-        for (int k = threadIdx.y; k < k_dim; k += GEMV_SLICES) {
-            float wv = __half2float(w[(size_t)k * n_dim + n]);
+    int k = threadIdx.y;
+    for (; k + (GEMV_UNROLL - 1) * GEMV_SLICES < k_dim; k += GEMV_UNROLL * GEMV_SLICES) {
+        __half raw[GEMV_UNROLL];
+        float xv[GEMV_UNROLL][GEMV_BATCH];
 #pragma unroll
-            for (int b = 0; b < GEMV_BATCH; ++b) {
-                if (b0 + b < batch) acc[b] += x[(size_t)(b0 + b) * k_dim + k] * wv;
-            }
+        for (int u = 0; u < GEMV_UNROLL; ++u) raw[u] = w[(size_t)(k + u * GEMV_SLICES) * n_dim + column];
+#pragma unroll
+        for (int u = 0; u < GEMV_UNROLL; ++u) {
+#pragma unroll
+            for (int b = 0; b < GEMV_BATCH; ++b) xv[u][b] = rows[b][k + u * GEMV_SLICES];
         }
+#pragma unroll
+        for (int u = 0; u < GEMV_UNROLL; ++u) {
+            float wv = __half2float(raw[u]);
+#pragma unroll
+            for (int b = 0; b < GEMV_BATCH; ++b) acc[b] += xv[u][b] * wv;
+        }
+    }
+    for (; k < k_dim; k += GEMV_SLICES) {
+        float wv = __half2float(w[(size_t)k * n_dim + column]);
+#pragma unroll
+        for (int b = 0; b < GEMV_BATCH; ++b) acc[b] += rows[b][k] * wv;
     }
 #pragma unroll
     for (int b = 0; b < GEMV_BATCH; ++b) partial[threadIdx.y][b][threadIdx.x] = acc[b];
@@ -95,9 +119,15 @@ extern "C" __global__ void attention(float* out, const float* qkv, __half* k_cac
     float local_max = -3.0e38f;
     for (int t = threadIdx.x; t <= pos; t += blockDim.x) {
         float s = 0.0f;
-        for (int i = 0; i < head_dim; ++i) {
-            s += q[i] * __half2float(k_cache[(kv_head * head_dim + i) * max_seq + t]);
+        int i = 0;
+        for (; i + ATTN_UNROLL <= head_dim; i += ATTN_UNROLL) {  // loads first: ATTN_UNROLL in flight
+            __half raw[ATTN_UNROLL];
+#pragma unroll
+            for (int u = 0; u < ATTN_UNROLL; ++u) raw[u] = k_cache[(kv_head * head_dim + i + u) * max_seq + t];
+#pragma unroll
+            for (int u = 0; u < ATTN_UNROLL; ++u) s += q[i + u] * __half2float(raw[u]);
         }
+        for (; i < head_dim; ++i) s += q[i] * __half2float(k_cache[(kv_head * head_dim + i) * max_seq + t]);
         s *= scale;
         scores[t] = s;
         local_max = fmaxf(local_max, s);
@@ -125,9 +155,15 @@ extern "C" __global__ void attention(float* out, const float* qkv, __half* k_cac
     float inv_sum = 1.0f / reduce[0];
     for (int i = threadIdx.x; i < head_dim; i += blockDim.x) {
         float o = 0.0f;
-        for (int t = 0; t <= pos; ++t) {
-            o += scores[t] * __half2float(v_cache[(kv_head * max_seq + t) * head_dim + i]);
+        int t = 0;
+        for (; t + ATTN_UNROLL <= pos + 1; t += ATTN_UNROLL) {  // loads first: ATTN_UNROLL in flight
+            __half raw[ATTN_UNROLL];
+#pragma unroll
+            for (int u = 0; u < ATTN_UNROLL; ++u) raw[u] = v_cache[(kv_head * max_seq + t + u) * head_dim + i];
+#pragma unroll
+            for (int u = 0; u < ATTN_UNROLL; ++u) o += scores[t + u] * __half2float(raw[u]);
         }
+        for (; t <= pos; ++t) o += scores[t] * __half2float(v_cache[(kv_head * max_seq + t) * head_dim + i]);
         out[(size_t)b * model_dim + h * head_dim + i] = o * inv_sum;
     }
 }

@@ -1,0 +1,58 @@
+"""Helpers the labs share: a progress bar, a figure context and the paths of the lab kernels.
+
+The progress bar uses ``rich`` when it is installed and a plain stderr line otherwise; ``enabled=False``
+makes it silent. Figures use matplotlib when installed; a lab without it still returns its table.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+PROGRAMS_DIR = Path(__file__).resolve().parents[2] / "programs"
+LAB_PROGRAMS_DIR = PROGRAMS_DIR / "labs"
+
+
+def progress_items(items: Iterable[Any], label: str, enabled: bool = True) -> Iterator[Any]:
+    """Yield ``items`` while showing how many are done."""
+    items = list(items)
+    if not enabled:
+        yield from items
+        return
+    try:
+        from rich.progress import track
+    except ImportError:
+        for index, item in enumerate(items):
+            print(f"\r[{label}] {index}/{len(items)}", end="", file=sys.stderr, flush=True)
+            yield item
+        print(f"\r[{label}] {len(items)}/{len(items)}", file=sys.stderr, flush=True)
+        return
+    yield from track(items, description=f"[{label}]", transient=True)
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend, or None when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+def save(figure: Any, plot_dir: str | Path, file_name: str) -> Path:
+    """Save ``figure`` as ``plot_dir/file_name`` and close it."""
+    out_dir = Path(plot_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / file_name
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    figure.clear()
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+    return path

@@ -1,0 +1,127 @@
+// LLM-decode GEMV kernels for the `decode` lab: y[b][row] = sum_k W[row][k] * x[b][k].
+//
+// One warp per weight row; lane l reads 16-byte vectors l, l + 32, l + 64, ... of the row, so each warp
+// load moves 512 contiguous bytes. Every thread first issues UNROLL independent weight loads (2 KiB per
+// warp in flight) and only then uses them: the simulator, like the PTX, runs instructions in program order,
+// so loads must be independent in the source to be in flight together. Partial sums are reduced across
+// the warp with shuffles. Activations x are fp32 and small: they stay in L1/L2.
+//
+//   gemv_f16_bN : fp16 weights, N batch rows per warp (blockIdx.x picks the batch group, blockIdx.y the
+//                 block of rows), so a weight vector loaded once feeds N dot products.
+//   gemv_u8     : int8 weights stored with a +128 offset (u8 = s8 + 128) and one fp32 scale per row.
+//                 Bytes become floats with the magic-number trick of production dequant kernels:
+//                 __byte_perm puts the byte under the exponent of 2^23, and subtracting 2^23 + 128
+//                 leaves the signed value (no conversion instruction).
+// Requirements: K is a multiple of 8 * 32 * UNROLL (fp16) or 16 * 32 * UNROLL (int8); rows a multiple of
+// the warps per block.
+#include <cuda_fp16.h>
+
+#define UNROLL 4
+#define WARP 32
+
+__device__ __forceinline__ float warp_sum(float value)
+{
+#pragma unroll
+    for (int offset = WARP / 2; offset > 0; offset /= 2) {
+        value += __shfl_xor_sync(0xffffffffu, value, offset);
+    }
+    return value;
+}
+
+__device__ __forceinline__ void halves_to_floats(unsigned int bits, float& low, float& high)
+{
+    __half2 pair = *reinterpret_cast<__half2*>(&bits);
+    float2 both = __half22float2(pair);
+    low = both.x;
+    high = both.y;
+}
+
+template <int BATCH>
+__device__ __forceinline__ void gemv_f16(const uint4* weights, const float4* x, float* y, int rows, int k8)
+{
+    int row = blockIdx.y * (blockDim.x / WARP) + threadIdx.x / WARP;
+    int lane = threadIdx.x % WARP;
+    int first_batch = blockIdx.x * BATCH;
+    const uint4* weight_row = weights + (size_t)row * k8;
+    float acc[BATCH];
+#pragma unroll
+    for (int b = 0; b < BATCH; ++b) {
+        acc[b] = 0.0f;
+    }
+    for (int chunk = lane; chunk < k8; chunk += WARP * UNROLL) {
+        uint4 w[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            w[u] = weight_row[chunk + WARP * u];
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            float wf[8];
+            halves_to_floats(w[u].x, wf[0], wf[1]);
+            halves_to_floats(w[u].y, wf[2], wf[3]);
+            halves_to_floats(w[u].z, wf[4], wf[5]);
+            halves_to_floats(w[u].w, wf[6], wf[7]);
+#pragma unroll
+            for (int b = 0; b < BATCH; ++b) {
+                const float4* xb = x + (size_t)(first_batch + b) * 2 * k8 + 2 * (chunk + WARP * u);
+                float4 xa = xb[0];
+                float4 xc = xb[1];
+                acc[b] += wf[0] * xa.x + wf[1] * xa.y + wf[2] * xa.z + wf[3] * xa.w
+                        + wf[4] * xc.x + wf[5] * xc.y + wf[6] * xc.z + wf[7] * xc.w;
+            }
+        }
+    }
+#pragma unroll
+    for (int b = 0; b < BATCH; ++b) {
+        float total = warp_sum(acc[b]);
+        if (lane == 0) {
+            y[(size_t)(first_batch + b) * rows + row] = total;
+        }
+    }
+}
+
+extern "C" __global__ void gemv_f16_b1(const uint4* w, const float4* x, float* y, int rows, int k8)
+{
+    gemv_f16<1>(w, x, y, rows, k8);
+}
+
+extern "C" __global__ void gemv_f16_b8(const uint4* w, const float4* x, float* y, int rows, int k8)
+{
+    gemv_f16<8>(w, x, y, rows, k8);
+}
+
+__device__ __forceinline__ float dequant_dot4(unsigned int bits, float4 xv)
+{
+    const float offset = 8388736.0f;  // 2^23 + 128
+    float w0 = __int_as_float(__byte_perm(bits, 0x4b000000u, 0x7650)) - offset;
+    float w1 = __int_as_float(__byte_perm(bits, 0x4b000000u, 0x7651)) - offset;
+    float w2 = __int_as_float(__byte_perm(bits, 0x4b000000u, 0x7652)) - offset;
+    float w3 = __int_as_float(__byte_perm(bits, 0x4b000000u, 0x7653)) - offset;
+    return w0 * xv.x + w1 * xv.y + w2 * xv.z + w3 * xv.w;
+}
+
+extern "C" __global__ void gemv_u8(const uint4* weights, const float* scales, const float4* x, float* y,
+                                   int rows, int k16)
+{
+    int row = blockIdx.y * (blockDim.x / WARP) + threadIdx.x / WARP;
+    int lane = threadIdx.x % WARP;
+    const uint4* weight_row = weights + (size_t)row * k16;
+    float acc = 0.0f;
+    for (int chunk = lane; chunk < k16; chunk += WARP * UNROLL) {
+        uint4 w[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            w[u] = weight_row[chunk + WARP * u];
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const float4* xb = x + 4 * (chunk + WARP * u);
+            acc += dequant_dot4(w[u].x, xb[0]) + dequant_dot4(w[u].y, xb[1])
+                 + dequant_dot4(w[u].z, xb[2]) + dequant_dot4(w[u].w, xb[3]);
+        }
+    }
+    float total = warp_sum(acc);
+    if (lane == 0) {
+        y[row] = total * scales[row];
+    }
+}
