@@ -1,9 +1,11 @@
 """gpusim: a cycle-level SIMT GPU simulator that runs real PTX kernels.
 
 Public API (see docs/design.md): GPU, DeviceArray, Module, Kernel, Run, occupancy,
-load_config, list_configs and the error types.
+load_config, list_configs, analytic, compare and the error types.
 """
 
+from gpusim import analytic
+from gpusim.compare import Comparison, compare
 from gpusim.config import GPUConfig, list_configs, load_config
 from gpusim.errors import (
     ConfigError,
@@ -24,6 +26,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GPU", "GPUConfig", "Kernel", "Module", "DeviceArray", "Run", "Occupancy", "occupancy",
-    "load_config", "list_configs", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
+    "load_config", "list_configs", "analytic", "compare", "Comparison", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
     "LaunchError", "PTXSyntaxError", "SimulationLimitError", "UnsupportedPTXError", "__version__",
 ]

@@ -55,6 +55,12 @@ class Run:
     def warp_instructions(self) -> int:
         return int(self.pc_counts[:, 0].sum())
 
+    def roofline(self, level: str = "dram_sustained"):
+        """Where this run sits on the config's roofline (gpusim.analytic.RooflinePoint)."""
+        from gpusim.analytic import roofline_point
+
+        return roofline_point(self, level)
+
     def report(self) -> str:
         from gpusim.report import report_text
 

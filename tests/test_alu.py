@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.test_alu_reference import f32_bits, float_to_bits
 
 from gpusim.engine.alu import alu_eval
 from gpusim.engine.bits import (
@@ -50,6 +49,7 @@ from gpusim.engine.codes import (
     T_F64,
     T_S32,
 )
+from tests.test_alu_reference import f32_bits, float_to_bits
 
 
 @settings(max_examples=200, deadline=None)

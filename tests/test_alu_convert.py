@@ -10,15 +10,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.test_alu_reference import (
-    ALL_DIRECTED,
-    CANONICAL_NAN,
-    FORMATS,
-    bits_to_float,
-    f32_bits,
-    float_to_bits,
-    round_fraction,
-)
 
 from gpusim.engine.alu import alu_eval
 from gpusim.engine.codes import (
@@ -47,6 +38,15 @@ from gpusim.engine.codes import (
     T_U16,
     T_U32,
     T_U64,
+)
+from tests.test_alu_reference import (
+    ALL_DIRECTED,
+    CANONICAL_NAN,
+    FORMATS,
+    bits_to_float,
+    f32_bits,
+    float_to_bits,
+    round_fraction,
 )
 
 SETTINGS = settings(

@@ -14,20 +14,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.test_alu_reference import (
-    ALL_DIRECTED,
-    CANONICAL_NAN,
-    FORMATS,
-    bits_to_float,
-    exact,
-    f32_bits,
-    f32_value,
-    float_to_bits,
-    is_nan,
-    round_fraction,
-    sign_of_zero_sum,
-    sqrt_fraction_sticky,
-)
 
 from gpusim.engine.alu import alu_eval
 from gpusim.engine.codes import (
@@ -71,6 +57,20 @@ from gpusim.engine.codes import (
     TESTP_NOTANUMBER,
     TESTP_NUMBER,
     TESTP_SUBNORMAL,
+)
+from tests.test_alu_reference import (
+    ALL_DIRECTED,
+    CANONICAL_NAN,
+    FORMATS,
+    bits_to_float,
+    exact,
+    f32_bits,
+    f32_value,
+    float_to_bits,
+    is_nan,
+    round_fraction,
+    sign_of_zero_sum,
+    sqrt_fraction_sticky,
 )
 
 # GPUSIM_ALU_EXAMPLES raises the number of random cases for a deeper (slower) check

@@ -13,9 +13,9 @@ import numpy as np
 from numba import njit
 
 from gpusim.engine import state as S
-from gpusim.engine.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, init_warp
-from gpusim.engine.execute import step_warp
 from gpusim.engine.barriers import release_barriers
+from gpusim.engine.execute import step_warp
+from gpusim.engine.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, init_warp
 
 RUN_OK = 0
 RUN_ERROR = 1

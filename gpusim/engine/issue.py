@@ -19,11 +19,11 @@ from numba import njit
 from gpusim import isa as I
 from gpusim.engine import codes as c
 from gpusim.engine import layout as L
+from gpusim.engine import memsys as MS
 from gpusim.engine import stalls as ST
 from gpusim.engine import state as S
 from gpusim.engine import timing_state as T
 from gpusim.engine.coalesce import coalesce, lanes_per_sector
-from gpusim.engine import memsys as MS
 from gpusim.engine.memsys import global_atomic, global_load, global_store
 from gpusim.engine.servers import server_reserve
 from gpusim.engine.shared_banks import shared_wavefronts

@@ -40,9 +40,9 @@ shfl_preds     [32] uint64                  scratch: shuffle predicates
 
 from __future__ import annotations
 
-import numpy as np
-
 from collections import namedtuple
+
+import numpy as np
 
 WARP_SIZE = 32
 FULL_MASK = 0xFFFFFFFF

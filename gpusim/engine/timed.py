@@ -20,7 +20,6 @@ from gpusim.engine.timing import TIMED_DEADLOCK, TIMED_ERROR, TIMED_LIMIT, run_t
 from gpusim.errors import DeadlockError, SimulationLimitError
 from gpusim.run import Run
 
-
 DEFAULT_TRACE_CAPACITY = 2_000_000
 """Rows per trace table with ``trace=True``; ``trace=N`` sets another capacity. A longer run is cut there."""
 

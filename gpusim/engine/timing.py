@@ -19,13 +19,13 @@ from __future__ import annotations
 from numba import njit
 
 from gpusim.engine import stalls as ST
+from gpusim.engine import state as S
 from gpusim.engine import timing_state as T
 from gpusim.engine.barriers import release_barriers
-from gpusim.engine.functional import start_block
 from gpusim.engine.execute import step_warp
+from gpusim.engine.functional import start_block
 from gpusim.engine.issue import book_issue, dependencies, memory_timing, throttle_state
 from gpusim.engine.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED
-from gpusim.engine import state as S
 
 TIMED_OK = 0
 TIMED_ERROR = 1
@@ -165,7 +165,8 @@ def record_issue(issue_trace, issue_trace_n, cycle, w, pc, mem_req, stall_before
 
 
 @njit(cache=True, _nrt=False)
-def _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, state, cycle, pc):
+def _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
+                                  w, state, cycle, pc):
     """Move warp ``w`` to ``state`` at ``cycle`` (waiting to issue ``pc``); a change closes the current
     interval, charging it to the state's counters and, when tracing, recording it."""
     if w_state[w] != state or w_pc[w] != pc:
@@ -270,12 +271,14 @@ def run_timed(ts, m, ms, code):
                                 age += wpb
                             sm_min = min(sm_min, cycle)
                         else:
-                            _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, ST.DRAIN, cycle, w_pc[w])
+                            _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
+                                  w, ST.DRAIN, cycle, w_pc[w])
                             w_eval[w] = w_mem_pending[w]
                             sm_min = min(sm_min, w_eval[w])
                         continue
                     if w_bar[w]:
-                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, ST.BARRIER, cycle, w_pc[w])
+                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
+                                  w, ST.BARRIER, cycle, w_pc[w])
                         w_eval[w] = T.INF_CYCLE
                         continue
                     if w_cached[w] == 0:
@@ -289,14 +292,16 @@ def run_timed(ts, m, ms, code):
                         wake = pipe_free[sub, pipe]
                         state = throttle_state(pipe)
                     if wake > cycle:
-                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, state, cycle, pc)
+                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
+                                  w, state, cycle, pc)
                         w_eval[w] = wake
                         if policy == T.POLICY_TWO_LEVEL and w_group[w] == 1 and state == ST.LONG_SCOREBOARD:
                             w_group[w] = 0
                         if wake < sm_min:
                             sm_min = wake
                         continue
-                    _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, ST.NOT_SELECTED, cycle, pc)
+                    _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
+                                  w, ST.NOT_SELECTED, cycle, pc)
                     w_eval[w] = cycle
                     if best < 0:
                         better = True
@@ -317,7 +322,8 @@ def run_timed(ts, m, ms, code):
                 if best < 0:
                     continue
                 stall_before = w_state[best] if w_pc[best] == best_pc else ST.SELECTED
-                _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, best, ST.SELECTED, cycle, best_pc)
+                _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
+                                  best, ST.SELECTED, cycle, best_pc)
                 if policy == T.POLICY_TWO_LEVEL and w_group[best] == 0:
                     active = 0
                     for k2 in range(sp, slots, nsp):

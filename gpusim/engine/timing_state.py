@@ -52,9 +52,9 @@ shared_path        [NSM] float64         next-free instant of each SM's shared-m
 
 from __future__ import annotations
 
-import numpy as np
-
 from collections import namedtuple
+
+import numpy as np
 
 from gpusim.engine.shared_banks import make_shared_scratch
 from gpusim.engine.stalls import N_STATES

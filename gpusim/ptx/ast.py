@@ -8,7 +8,6 @@ names without the dot (``"f32"``, ``"u64"``, ``"pred"``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,7 @@ class ParenList:
     elems: tuple
 
 
-Operand = Union[Reg, SpecialReg, Imm, Symbol, Address, Vector, PredPair, Sink, ParenList]
+Operand = Reg | SpecialReg | Imm | Symbol | Address | Vector | PredPair | Sink | ParenList
 
 
 @dataclass

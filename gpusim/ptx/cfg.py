@@ -35,7 +35,7 @@ def basic_blocks(code: np.ndarray) -> tuple[list[int], list[list[int]]]:
             block_of[pc] = b
     exit_block = len(starts)
     succs: list[list[int]] = []
-    for b, start in enumerate(starts):
+    for b in range(len(starts)):
         end = starts[b + 1] if b + 1 < len(starts) else n
         last = end - 1
         op = code[last, L.F_OP]
@@ -91,7 +91,7 @@ def reconvergence_points(code: np.ndarray) -> np.ndarray:
         return out
     starts, succs = basic_blocks(code)
     ipdom = immediate_post_dominators(len(starts), succs)
-    for b, start in enumerate(starts):
+    for b in range(len(starts)):
         end = starts[b + 1] if b + 1 < len(starts) else n
         last = end - 1
         if code[last, L.F_OP] in (c.OP_BRA, c.OP_EXIT):

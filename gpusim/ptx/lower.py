@@ -15,8 +15,6 @@ and ignored by the functional model.
 
 from __future__ import annotations
 
-import math
-import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,19 +22,23 @@ import numpy as np
 from gpusim import isa
 from gpusim.engine import codes as c
 from gpusim.engine import layout as L
-from gpusim.errors import PTXSyntaxError, UnsupportedPTXError
+from gpusim.errors import UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.cfg import reconvergence_points
+from gpusim.ptx.lower_common import (
+    _classify,
+    _err,
+    _expect_operands,
+    _Mods,
+    _one_type,
+    _reject_leftovers,
+    _Row,
+    _signed,
+    _take,
+    imm_bits,
+)
+from gpusim.ptx.lower_ops import _lower_control, _lower_cvta, _lower_memory, _lower_sync, _lower_warp
 from gpusim.ptx.regs import estimate_registers
-
-_IGNORED_MODS = {
-    ".nc", ".volatile", ".relaxed", ".acquire", ".release", ".acq_rel", ".sc", ".weak", ".mmio",
-    ".cta", ".gpu", ".sys", ".cluster", ".ca", ".cg", ".cs", ".lu", ".cv", ".wb", ".wt",
-    ".aligned", ".sync", ".uni", ".L1::evict_normal", ".L1::evict_unchanged", ".L1::evict_first",
-    ".L1::evict_last", ".L1::no_allocate", ".L2::evict_normal", ".L2::evict_first", ".L2::evict_last",
-    ".L2::64B", ".L2::128B", ".L2::256B", ".L2::cache_hint", ".noftz",
-}
-_SPACE_ALIASES = {".shared::cta": ".shared", ".shared::cluster": ".shared"}
 
 _ALU_OPS = {
     "mov": c.OP_MOV, "add": c.OP_ADD, "sub": c.OP_SUB, "mul": c.OP_MUL, "mad": c.OP_MAD, "fma": c.OP_FMA,
@@ -95,41 +97,6 @@ class Program:
     @property
     def n_inst(self) -> int:
         return int(self.code.shape[0])
-
-
-def _err(ins: ast.Instruction, message: str, unsupported: bool = False) -> PTXSyntaxError:
-    cls = UnsupportedPTXError if unsupported else PTXSyntaxError
-    return cls(message, ins.loc.file, ins.loc.line, ins.loc.column, ins.text)
-
-
-def imm_bits(imm: ast.Imm, type_code: int) -> int:
-    """Raw bits of an immediate read as ``type_code`` (two's complement for negative ints)."""
-    width = c.TYPE_BYTES[type_code] * 8 if type_code != c.T_PRED else 1
-    mask = (1 << 64) - 1 if width >= 64 else (1 << width) - 1
-    if type_code == c.T_F32:
-        if imm.kind == "f32bits":
-            return int(imm.value) & 0xFFFFFFFF
-        if imm.kind == "f64bits":
-            value = struct.unpack("<d", struct.pack("<Q", int(imm.value)))[0]
-            return struct.unpack("<I", struct.pack("<f", value))[0]
-        return struct.unpack("<I", struct.pack("<f", float(imm.value)))[0]
-    if type_code == c.T_F64:
-        if imm.kind == "f64bits":
-            return int(imm.value) & mask
-        if imm.kind == "f32bits":
-            value = struct.unpack("<f", struct.pack("<I", int(imm.value)))[0]
-            return struct.unpack("<Q", struct.pack("<d", value))[0]
-        return struct.unpack("<Q", struct.pack("<d", float(imm.value)))[0]
-    if imm.kind == "float":
-        value = float(imm.value)
-        if not math.isfinite(value) or value != int(value):
-            raise ValueError("a non-integer float literal where an integer is expected")
-        return int(value) & mask
-    return int(imm.value) & mask
-
-
-def _signed(bits: int) -> int:
-    return bits - (1 << 64) if bits >= 1 << 63 else bits
 
 
 class _FunctionLowering:
@@ -251,95 +218,6 @@ class _FunctionLowering:
         raise _err(ins, f"unknown register or symbol '{operand.base}' in address")
 
 
-@dataclass
-class _Mods:
-    types: list = field(default_factory=list)
-    mods: int = 0
-    space: int = L.SP_GENERIC
-    vec: int = 1
-    aux: int = 0
-    words: list = field(default_factory=list)   # everything not classified
-
-
-def _classify(ins: ast.Instruction) -> _Mods:
-    out = _Mods()
-    for raw in ins.mods:
-        mod = _SPACE_ALIASES.get(raw, raw)
-        name = mod[1:]
-        if name in c.TYPE_CODES:
-            out.types.append(c.TYPE_CODES[name])
-        elif mod in c.ROUNDING_CODES:
-            out.mods |= c.ROUNDING_CODES[mod] << c.MOD_RND_SHIFT
-        elif mod == ".ftz":
-            out.mods |= c.MOD_FTZ
-        elif mod == ".sat" or mod == ".satfinite":
-            out.mods |= c.MOD_SAT
-        elif mod == ".approx":
-            out.mods |= c.MOD_APPROX
-        elif mod == ".full":
-            out.mods |= c.MOD_FULL
-        elif mod == ".relu":
-            out.mods |= c.MOD_RELU
-        elif mod == ".NaN":
-            out.mods |= c.MOD_NAN
-        elif mod == ".shiftamt" and ins.opcode == "bfind":
-            out.mods |= c.MOD_SHIFTAMT
-        elif mod in L.SPACE_CODES:
-            out.space = L.SPACE_CODES[mod]
-        elif mod in (".v2", ".v4", ".v8"):
-            out.vec = int(mod[2:])
-        elif mod in _IGNORED_MODS or mod.startswith(".L2::") or mod.startswith(".L1::"):
-            continue
-        else:
-            out.words.append(mod)
-    return out
-
-
-def _take(words: list, table: dict, ins: ast.Instruction, what: str, required: bool = False) -> int:
-    found = [w for w in words if w in table]
-    if len(found) > 1:
-        raise _err(ins, f"more than one {what} modifier: {' '.join(found)}")
-    if not found:
-        if required:
-            raise _err(ins, f"missing the {what} modifier; expected one of {' '.join(sorted(table))}")
-        return 0
-    words.remove(found[0])
-    return table[found[0]]
-
-
-def _reject_leftovers(ins: ast.Instruction, words: list) -> None:
-    if words:
-        raise _err(ins, f"modifier(s) {' '.join(words)} not supported on '{ins.opcode}'", unsupported=True)
-
-
-class _Row:
-    """Builder of one code row."""
-
-    def __init__(self, n_fields: int):
-        self.row = [0] * n_fields
-        for i in range(4):
-            self.row[L.F_DST0 + i] = -1
-        self.row[L.F_GUARD] = -1
-        self.row[L.F_ABASE] = -1
-        self.row[L.F_VEC] = 1
-        self.n_src = 0
-
-    def add_src(self, kind_value: tuple[int, int]) -> None:
-        if self.n_src >= L.MAX_SRC:
-            raise ValueError("too many source operands")
-        self.row[L.F_SK0 + 2 * self.n_src] = kind_value[0]
-        self.row[L.F_SK0 + 2 * self.n_src + 1] = kind_value[1]
-        self.n_src += 1
-        self.row[L.F_NSRC] = self.n_src
-
-    def set_dsts(self, regs: list[int]) -> None:
-        if len(regs) > 4:
-            raise ValueError("too many destinations")
-        for i, r in enumerate(regs):
-            self.row[L.F_DST0 + i] = r
-        self.row[L.F_NDST] = len(regs)
-
-
 def _callee_name(ins: ast.Instruction) -> str:
     for operand in ins.operands:
         if isinstance(operand, ast.Symbol | ast.Reg):
@@ -435,19 +313,6 @@ def _lower_instruction(fl: _FunctionLowering, ins: ast.Instruction, label_pc: di
     except ValueError as exc:
         raise _err(ins, str(exc)) from None
     return row
-
-
-def _one_type(ins: ast.Instruction, m: _Mods) -> int:
-    if len(m.types) != 1:
-        raise _err(ins, f"expected exactly one type modifier on '{ins.opcode}', found {len(m.types)}")
-    return m.types[0]
-
-
-def _expect_operands(ins: ast.Instruction, count: int | tuple) -> None:
-    counts = (count,) if isinstance(count, int) else count
-    if len(ins.operands) not in counts:
-        want = " or ".join(str(k) for k in counts)
-        raise _err(ins, f"'{ins.opcode}' takes {want} operands, found {len(ins.operands)}")
 
 
 _ALU_ARITY = {  # op -> number of source operands (None = variable, checked by the op)
@@ -557,205 +422,6 @@ def _source_type(op: int, index: int, ty: int, ty2: int) -> int:
     if op == c.OP_PRMT:
         return c.T_B32
     return ty
-
-
-def _lower_memory(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
-    row = b.row
-    words = m.words
-    if op in ("prefetch", "prefetchu"):
-        row[L.F_OP] = c.OP_PREFETCH
-        row[L.F_ISA] = isa.isa_row(c.OP_PREFETCH, c.T_NONE)
-        words[:] = [w for w in words if w not in (".L1", ".L2", ".tensormap")]
-        _reject_leftovers(ins, words)
-        base, offset, _ = fl.address(ins, ins.operands[0])
-        row[L.F_ABASE] = base
-        row[L.F_AOFF] = offset
-        row[L.F_SPACE] = m.space
-        return
-    if op in ("atom", "red"):
-        row[L.F_AUX] = _take(words, L.ATOM_CODES, ins, "atomic operation", required=True)
-    _reject_leftovers(ins, words)
-    ty = _one_type(ins, m)
-    if m.vec > 4 or (m.vec > 1 and op in ("atom", "red")):
-        raise _err(ins, f".v{m.vec} is not supported on '{op}'", unsupported=True)
-    row[L.F_TY] = ty
-    row[L.F_VEC] = m.vec
-    row[L.F_SIZE] = c.TYPE_BYTES[ty]
-    operands = ins.operands
-    space = m.space
-    if op in ("ld", "ldu"):
-        _expect_operands(ins, 2)
-        row[L.F_OP] = c.OP_LD
-        dsts = fl.dst(ins, operands[0])
-        if len(dsts) != m.vec:
-            raise _err(ins, f"a .v{m.vec} load needs {m.vec} destination registers, found {len(dsts)}")
-        b.set_dsts(dsts)
-        addr = operands[1]
-    elif op == "st":
-        _expect_operands(ins, 2)
-        row[L.F_OP] = c.OP_ST
-        values = operands[1].elems if isinstance(operands[1], ast.Vector) else (operands[1],)
-        if len(values) != m.vec:
-            raise _err(ins, f"a .v{m.vec} store needs {m.vec} source values, found {len(values)}")
-        for value in values:
-            b.add_src(fl.src(ins, value, ty))
-        addr = operands[0]
-    else:
-        is_atom = op == "atom"
-        row[L.F_OP] = c.OP_ATOM if is_atom else c.OP_RED
-        n_values = 2 if row[L.F_AUX] == L.ATOM_CAS else 1
-        _expect_operands(ins, (1 if is_atom else 0) + 1 + n_values)
-        if is_atom:
-            b.set_dsts(fl.dst(ins, operands[0]))
-        addr = operands[1 if is_atom else 0]
-        for value in operands[(2 if is_atom else 1):]:
-            b.add_src(fl.src(ins, value, ty))
-    base, offset, sym_space = fl.address(ins, addr)
-    if space == L.SP_GENERIC and sym_space is not None and sym_space != L.SP_GLOBAL:
-        space = sym_space if sym_space != L.SP_CONST else L.SP_GLOBAL
-    if space == L.SP_CONST:
-        space = L.SP_GLOBAL   # .const variables live in device memory
-    if space == L.SP_PARAM and op != "ld":
-        raise _err(ins, f"'{op}' to the .param space is only supported for loads of kernel parameters",
-                   unsupported=True)
-    row[L.F_ABASE] = base
-    row[L.F_AOFF] = offset
-    row[L.F_SPACE] = space
-    variant = {L.SP_SHARED: f"{op}.shared", L.SP_PARAM: "ld.param"}.get(space)
-    isa_op = {"ld": c.OP_LD, "ldu": c.OP_LD, "st": c.OP_ST, "atom": c.OP_ATOM, "red": c.OP_RED}[op]
-    row[L.F_ISA] = isa.isa_row(isa_op, ty, variant)
-
-
-def _lower_cvta(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods) -> None:
-    row = b.row
-    words = m.words
-    to_space = ".to" in words
-    if to_space:
-        words.remove(".to")
-    _reject_leftovers(ins, words)
-    if m.space == L.SP_GENERIC:
-        raise _err(ins, "cvta needs a state space (.global, .shared, .local, .const or .param)")
-    _expect_operands(ins, 2)
-    ty = _one_type(ins, m)
-    row[L.F_OP] = c.OP_CVTA
-    row[L.F_TY] = ty
-    row[L.F_SPACE] = m.space
-    row[L.F_AUX] = 1 if to_space else 0
-    b.set_dsts(fl.dst(ins, ins.operands[0]))
-    b.add_src(fl.src(ins, ins.operands[1], ty))
-    row[L.F_ISA] = isa.isa_row(c.OP_CVTA, ty)
-
-
-def _lower_control(fl, ins: ast.Instruction, b: _Row, m: _Mods, op: str, label_pc: dict) -> None:
-    row = b.row
-    if op == "call":
-        raise _err(ins, "'call' of a .func is not supported: mark the device function __forceinline__ "
-                   "(or compile with -O3 so nvcc inlines it)", unsupported=True)
-    _reject_leftovers(ins, m.words)
-    if op == "bra":
-        _expect_operands(ins, 1)
-        target = ins.operands[0]
-        name = target.name if isinstance(target, ast.Symbol | ast.Reg) else None
-        if name is None or name not in label_pc:
-            raise _err(ins, f"branch target {name or target!r} is not a label of this function")
-        row[L.F_OP] = c.OP_BRA
-        row[L.F_TARGET] = label_pc[name]
-        row[L.F_AUX] = 1 if ".uni" in ins.mods else 0
-        row[L.F_ISA] = isa.isa_row(c.OP_BRA, c.T_NONE)
-        return
-    _expect_operands(ins, 0)
-    row[L.F_OP] = {"ret": c.OP_EXIT, "exit": c.OP_EXIT, "trap": c.OP_TRAP}[op]
-    row[L.F_ISA] = isa.isa_row(row[L.F_OP], c.T_NONE)
-
-
-def _lower_sync(fl, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
-    row = b.row
-    words = [w for w in m.words if w not in (".cta",)]
-    if op in ("membar", "fence"):
-        row[L.F_OP] = c.OP_MEMBAR
-        row[L.F_ISA] = isa.isa_row(c.OP_MEMBAR, c.T_NONE)
-        return
-    if op == "nanosleep":
-        _expect_operands(ins, 1)
-        row[L.F_OP] = c.OP_NANOSLEEP
-        b.add_src(fl.src(ins, ins.operands[0], c.T_U32))
-        row[L.F_ISA] = isa.isa_row(c.OP_NANOSLEEP, c.T_NONE)
-        return
-    if ".warp" in words:          # bar.warp.sync membermask: lanes of a warp run in lockstep here
-        row[L.F_OP] = c.OP_NOP
-        row[L.F_ISA] = isa.isa_row(c.OP_NOP, c.T_NONE)
-        return
-    kind = _take(words, {".sync": L.BAR_SYNC, ".arrive": L.BAR_ARRIVE, ".red": 0}, ins, "barrier kind")
-    if kind == 0 and ".sync" in ins.mods:
-        kind = L.BAR_SYNC
-    if kind == 0:
-        raise _err(ins, "barrier reductions (bar.red) are not supported", unsupported=True)
-    _reject_leftovers(ins, words)
-    _expect_operands(ins, (1, 2))
-    row[L.F_OP] = c.OP_BAR
-    row[L.F_AUX] = kind
-    for operand in ins.operands:
-        b.add_src(fl.src(ins, operand, c.T_U32))
-    row[L.F_ISA] = isa.isa_row(c.OP_BAR, c.T_NONE)
-
-
-def _lower_warp(fl, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
-    row = b.row
-    words = m.words
-    operands = ins.operands
-    if op == "activemask":
-        _expect_operands(ins, 1)
-        row[L.F_OP] = c.OP_ACTIVEMASK
-        row[L.F_TY] = c.T_B32
-        b.set_dsts(fl.dst(ins, operands[0]))
-        row[L.F_ISA] = isa.isa_row(c.OP_ACTIVEMASK, c.T_NONE)
-        return
-    if op == "shfl":
-        row[L.F_AUX] = _take(words, L.SHFL_CODES, ins, "shuffle mode", required=True)
-        _reject_leftovers(ins, words)
-        ty = _one_type(ins, m)
-        _expect_operands(ins, (4, 5))
-        row[L.F_OP] = c.OP_SHFL
-        row[L.F_TY] = ty
-        b.set_dsts(fl.dst(ins, operands[0]))
-        b.add_src(fl.src(ins, operands[1], ty))
-        for operand in operands[2:]:
-            b.add_src(fl.src(ins, operand, c.T_U32))
-        if len(operands) == 4:
-            b.add_src((L.SK_IMM, 0xFFFFFFFF))
-    elif op == "vote":
-        if ".uni" in ins.mods:    # _classify drops .uni (the bra.uni hint); here it is the vote mode
-            words.append(".uni")
-        row[L.F_AUX] = _take(words, L.VOTE_CODES, ins, "vote mode", required=True)
-        _reject_leftovers(ins, words)
-        ty = _one_type(ins, m)
-        _expect_operands(ins, (2, 3))
-        row[L.F_OP] = c.OP_VOTE
-        row[L.F_TY] = ty
-        b.set_dsts(fl.dst(ins, operands[0]))
-        b.add_src(fl.src(ins, operands[1], c.T_PRED))
-        b.add_src(fl.src(ins, operands[2], c.T_U32) if len(operands) == 3 else (L.SK_IMM, 0xFFFFFFFF))
-    elif op == "match":
-        row[L.F_AUX] = _take(words, {".any": 1, ".all": 2}, ins, "match mode", required=True)
-        _reject_leftovers(ins, words)
-        ty = _one_type(ins, m)
-        _expect_operands(ins, 3)
-        row[L.F_OP] = c.OP_MATCH
-        row[L.F_TY] = ty
-        b.set_dsts(fl.dst(ins, operands[0]))
-        b.add_src(fl.src(ins, operands[1], ty))
-        b.add_src(fl.src(ins, operands[2], c.T_U32))
-    else:
-        row[L.F_AUX] = _take(words, L.REDUX_CODES, ins, "reduction", required=True)
-        _reject_leftovers(ins, words)
-        ty = _one_type(ins, m)
-        _expect_operands(ins, 3)
-        row[L.F_OP] = c.OP_REDUX
-        row[L.F_TY] = ty
-        b.set_dsts(fl.dst(ins, operands[0]))
-        b.add_src(fl.src(ins, operands[1], ty))
-        b.add_src(fl.src(ins, operands[2], c.T_U32))
-    row[L.F_ISA] = isa.isa_row(row[L.F_OP], c.T_NONE)
 
 
 def _var_bytes(var: ast.VarDecl) -> int:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.engine import codes as c
 from gpusim.engine import layout as L
 from gpusim.ptx.cfg import basic_blocks
 

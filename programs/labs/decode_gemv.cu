@@ -1,13 +1,14 @@
 // LLM-decode GEMV kernels for the `decode` lab: y[b][row] = sum_k W[row][k] * x[b][k].
 //
-// One warp per weight row; lane l reads 16-byte vectors l, l + 32, l + 64, ... of the row, so each warp
+// gemv_*: one warp per weight row; lane l reads 16-byte vectors l, l + 32, l + 64, ... of the row, so each warp
 // load moves 512 contiguous bytes. Every thread first issues UNROLL independent weight loads (2 KiB per
 // warp in flight) and only then uses them: the simulator, like the PTX, runs instructions in program order,
 // so loads must be independent in the source to be in flight together. Partial sums are reduced across
 // the warp with shuffles. Activations x are fp32 and small: they stay in L1/L2.
 //
-//   gemv_f16_bN : fp16 weights, N batch rows per warp (blockIdx.x picks the batch group, blockIdx.y the
-//                 block of rows), so a weight vector loaded once feeds N dot products.
+//   gemv_f16_b1 : fp16 weights, one activation row (blockIdx.y picks it: a batch > 1 re-reads the
+//                 weights, from L2 when they fit there).
+//   gemm_f16_r8_b8 : fp16 weights, 8 weight rows x 8 activation rows per warp (below).
 //   gemv_u8     : int8 weights stored with a +128 offset (u8 = s8 + 128) and one fp32 scale per row.
 //                 Bytes become floats with the magic-number trick of production dequant kernels:
 //                 __byte_perm puts the byte under the exponent of 2^23, and subtracting 2^23 + 128
@@ -39,9 +40,9 @@ __device__ __forceinline__ void halves_to_floats(unsigned int bits, float& low, 
 template <int BATCH>
 __device__ __forceinline__ void gemv_f16(const uint4* weights, const float4* x, float* y, int rows, int k8)
 {
-    int row = blockIdx.y * (blockDim.x / WARP) + threadIdx.x / WARP;
+    int row = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
     int lane = threadIdx.x % WARP;
-    int first_batch = blockIdx.x * BATCH;
+    int first_batch = blockIdx.y * BATCH;
     const uint4* weight_row = weights + (size_t)row * k8;
     float acc[BATCH];
 #pragma unroll
@@ -85,9 +86,73 @@ extern "C" __global__ void gemv_f16_b1(const uint4* w, const float4* x, float* y
     gemv_f16<1>(w, x, y, rows, k8);
 }
 
-extern "C" __global__ void gemv_f16_b8(const uint4* w, const float4* x, float* y, int rows, int k8)
+// Batched decode (a GEMM with a thin side): each warp owns ROWS weight rows and BATCH activation rows and
+// keeps a ROWS x BATCH tile of partial sums in registers, so every weight value loaded is used BATCH times
+// and every activation value ROWS times (registers, not L1, feed the FMAs). blockIdx.x picks the block of
+// rows, blockIdx.y the batch group: the blocks of one batch group run together and share its activations
+// in L1, and later groups re-read the weights from L2 when they fit there.
+template <int ROWS, int BATCH>
+__device__ __forceinline__ void gemm_f16(const uint4* weights, const float4* x, float* y, int rows, int k8)
 {
-    gemv_f16<8>(w, x, y, rows, k8);
+    int first_row = (blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP) * ROWS;
+    int lane = threadIdx.x % WARP;
+    int first_batch = blockIdx.y * BATCH;
+    float acc[ROWS][BATCH];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) {
+            acc[r][b] = 0.0f;
+        }
+    }
+    for (int chunk = lane; chunk < k8; chunk += WARP) {
+        uint4 w[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            w[r] = weights[(size_t)(first_row + r) * k8 + chunk];
+        }
+        float4 xv[BATCH][2];
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) {
+            const float4* xb = x + (size_t)(first_batch + b) * 2 * k8 + 2 * chunk;
+            xv[b][0] = xb[0];
+            xv[b][1] = xb[1];
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            float wf[8];
+            halves_to_floats(w[r].x, wf[0], wf[1]);
+            halves_to_floats(w[r].y, wf[2], wf[3]);
+            halves_to_floats(w[r].z, wf[4], wf[5]);
+            halves_to_floats(w[r].w, wf[6], wf[7]);
+#pragma unroll
+            for (int b = 0; b < BATCH; ++b) {
+                acc[r][b] = fmaf(wf[0], xv[b][0].x, acc[r][b]);
+                acc[r][b] = fmaf(wf[1], xv[b][0].y, acc[r][b]);
+                acc[r][b] = fmaf(wf[2], xv[b][0].z, acc[r][b]);
+                acc[r][b] = fmaf(wf[3], xv[b][0].w, acc[r][b]);
+                acc[r][b] = fmaf(wf[4], xv[b][1].x, acc[r][b]);
+                acc[r][b] = fmaf(wf[5], xv[b][1].y, acc[r][b]);
+                acc[r][b] = fmaf(wf[6], xv[b][1].z, acc[r][b]);
+                acc[r][b] = fmaf(wf[7], xv[b][1].w, acc[r][b]);
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) {
+            float total = warp_sum(acc[r][b]);
+            if (lane == 0) {
+                y[(size_t)(first_batch + b) * rows + first_row + r] = total;
+            }
+        }
+    }
+}
+
+extern "C" __global__ void gemm_f16_r8_b8(const uint4* w, const float4* x, float* y, int rows, int k8)
+{
+    gemm_f16<8, 8>(w, x, y, rows, k8);
 }
 
 __device__ __forceinline__ float dequant_dot4(unsigned int bits, float4 xv)
@@ -103,7 +168,7 @@ __device__ __forceinline__ float dequant_dot4(unsigned int bits, float4 xv)
 extern "C" __global__ void gemv_u8(const uint4* weights, const float* scales, const float4* x, float* y,
                                    int rows, int k16)
 {
-    int row = blockIdx.y * (blockDim.x / WARP) + threadIdx.x / WARP;
+    int row = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
     int lane = threadIdx.x % WARP;
     const uint4* weight_row = weights + (size_t)row * k16;
     float acc = 0.0f;
