@@ -26,6 +26,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GPU", "GPUConfig", "Kernel", "Module", "DeviceArray", "Run", "Occupancy", "occupancy",
-    "load_config", "list_configs", "analytic", "compare", "Comparison", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
+    "load_config", "list_configs", "analytic", "compare", "Comparison",
+    "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
     "LaunchError", "PTXSyntaxError", "SimulationLimitError", "UnsupportedPTXError", "__version__",
 ]
