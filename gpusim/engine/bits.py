@@ -140,3 +140,22 @@ def leading_zeros64(bits):
 def fused_multiply_add(a, b, c):
     """``a * b + c`` on float64 with a single round-to-nearest-even rounding."""
     return _fma_f64(np.float64(a), np.float64(b), np.float64(c))
+
+
+@intrinsic
+def _fma_f32(typingctx, a, b, cc):
+    signature = types.float32(types.float32, types.float32, types.float32)
+
+    def codegen(context, builder, sig, args):
+        single = ir.FloatType()
+        function_type = ir.FunctionType(single, [single, single, single])
+        function = builder.module.declare_intrinsic("llvm.fma", [single], function_type)
+        return builder.call(function, list(args))
+
+    return signature, codegen
+
+
+@njit(cache=True, _nrt=False)
+def fused_multiply_add_f32(a, b, cc):
+    """Single-precision fused multiply-add, one rounding (llvm.fma.f32)."""
+    return _fma_f32(np.float32(a), np.float32(b), np.float32(cc))

@@ -13,38 +13,16 @@ takes the general path.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
 from numba import njit
-from numba.core import types
-from numba.extending import intrinsic
 
 from gpusim.engine import codes as c
 from gpusim.engine import layout as L
-from gpusim.engine.bits import bits_from_f32, f32_from_bits
+from gpusim.engine.bits import bits_from_f32, f32_from_bits, fused_multiply_add_f32
 
 U32 = np.uint64(0xFFFFFFFF)
 U0 = np.uint64(0)
 U1 = np.uint64(1)
 F32_NAN = np.uint64(0x7FFFFFFF)
-
-
-@intrinsic
-def _fma_f32(typingctx, a, b, cc):
-    signature = types.float32(types.float32, types.float32, types.float32)
-
-    def codegen(context, builder, sig, args):
-        single = ir.FloatType()
-        function_type = ir.FunctionType(single, [single, single, single])
-        function = builder.module.declare_intrinsic("llvm.fma", [single], function_type)
-        return builder.call(function, list(args))
-
-    return signature, codegen
-
-
-@njit(cache=True, _nrt=False)
-def fma_f32(a, b, cc):
-    """Single-precision fused multiply-add, one rounding (llvm.fma.f32)."""
-    return _fma_f32(np.float32(a), np.float32(b), np.float32(cc))
 
 
 @njit(cache=True, _nrt=False)
@@ -196,7 +174,7 @@ def fast_alu(regs, row, w, mask):
                 elif op == c.OP_MUL:
                     r = x * y
                 else:
-                    r = fma_f32(x, y, f32_from_bits(np.uint32(_src(regs, k2, v2, w, lane) & U32)))
+                    r = fused_multiply_add_f32(x, y, f32_from_bits(np.uint32(_src(regs, k2, v2, w, lane) & U32)))
                 regs[w, d0, lane] = _f32_result(np.float32(r))
         return True
     if is_float or ty == c.T_PRED and op != c.OP_AND and op != c.OP_OR and op != c.OP_XOR:

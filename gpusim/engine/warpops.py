@@ -14,21 +14,9 @@ from numba import njit
 from gpusim.engine import codes as c
 from gpusim.engine import layout as L
 from gpusim.engine.alu import alu_eval
+from gpusim.engine.operands import read_src
 
 U64_0 = np.uint64(0)
-
-
-@njit(cache=True, _nrt=False)
-def _src(m, row, i, w, lane):
-    kind = row[L.F_SK0 + 2 * i]
-    value = row[L.F_SK0 + 2 * i + 1]
-    if kind == L.SK_REG:
-        return m.regs[w, value, lane]
-    if kind == L.SK_REGNEG:
-        return m.regs[w, value, lane] ^ np.uint64(1)
-    if kind == L.SK_IMM:
-        return np.uint64(value)
-    return np.uint64(lane)   # special registers in warp ops: only %laneid is meaningful
 
 
 @njit(cache=True, _nrt=False)
@@ -37,14 +25,14 @@ def _shfl(m, row, w, mask):
     d0 = row[L.F_DST0]
     d1 = row[L.F_DST0 + 1] if row[L.F_NDST] > 1 else -1
     for lane in range(32):
-        m.snap[lane] = _src(m, row, 0, w, lane)
+        m.snap[lane] = read_src(m, row, 0, w, lane)
     results = m.shfl_values
     preds = m.shfl_preds
     for lane in range(32):
         if not (mask >> lane) & 1:
             continue
-        bval = np.int64(_src(m, row, 1, w, lane) & np.uint64(0x1F))
-        cfull = np.int64(_src(m, row, 2, w, lane))
+        bval = np.int64(read_src(m, row, 1, w, lane) & np.uint64(0x1F))
+        cfull = np.int64(read_src(m, row, 2, w, lane))
         cval = cfull & 0x1F
         seg = (cfull >> 8) & 0x1F
         max_lane = (lane & seg) | (cval & ~seg)
@@ -79,7 +67,7 @@ def _vote(m, row, w, mask):
     d0 = row[L.F_DST0]
     ballot = 0
     for lane in range(32):
-        if (mask >> lane) & 1 and (_src(m, row, 0, w, lane) & np.uint64(1)):
+        if (mask >> lane) & 1 and (read_src(m, row, 0, w, lane) & np.uint64(1)):
             ballot |= 1 << lane
     if mode == L.VOTE_BALLOT:
         value = np.uint64(ballot)
@@ -102,7 +90,7 @@ def _match(m, row, w, mask):
     d1 = row[L.F_DST0 + 1] if row[L.F_NDST] > 1 else -1
     width_mask = np.uint64(0xFFFFFFFFFFFFFFFF) if c.TYPE_BYTES[row[L.F_TY]] == 8 else np.uint64(0xFFFFFFFF)
     for lane in range(32):
-        m.snap[lane] = _src(m, row, 0, w, lane) & width_mask
+        m.snap[lane] = read_src(m, row, 0, w, lane) & width_mask
     all_equal = True
     first = -1
     for lane in range(32):
@@ -147,7 +135,7 @@ def _redux(m, row, w, mask):
     first = True
     for lane in range(32):
         if (mask >> lane) & 1:
-            value = _src(m, row, 0, w, lane)
+            value = read_src(m, row, 0, w, lane)
             acc = value if first else alu_eval(op, ty, 0, 0, acc, value, U64_0, U64_0)
             first = False
     d0 = row[L.F_DST0]

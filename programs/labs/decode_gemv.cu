@@ -8,7 +8,7 @@
 //
 //   gemv_f16_b1 : fp16 weights, one activation row (blockIdx.y picks it: a batch > 1 re-reads the
 //                 weights, from L2 when they fit there).
-//   gemm_f16_r8_b8 : fp16 weights, 8 weight rows x 8 activation rows per warp (below).
+//   gemm_f16_r8_b16 : fp16 weights, 8 weight rows x 16 activation rows per warp (below).
 //   gemv_u8     : int8 weights stored with a +128 offset (u8 = s8 + 128) and one fp32 scale per row.
 //                 Bytes become floats with the magic-number trick of production dequant kernels:
 //                 __byte_perm puts the byte under the exponent of 2^23, and subtracting 2^23 + 128
@@ -87,10 +87,12 @@ extern "C" __global__ void gemv_f16_b1(const uint4* w, const float4* x, float* y
 }
 
 // Batched decode (a GEMM with a thin side): each warp owns ROWS weight rows and BATCH activation rows and
-// keeps a ROWS x BATCH tile of partial sums in registers, so every weight value loaded is used BATCH times
-// and every activation value ROWS times (registers, not L1, feed the FMAs). blockIdx.x picks the block of
-// rows, blockIdx.y the batch group: the blocks of one batch group run together and share its activations
-// in L1, and later groups re-read the weights from L2 when they fit there.
+// keeps a ROWS x BATCH tile of partial sums in registers. Per 8-element chunk of K a lane loads the next
+// chunk's ROWS weight vectors (double buffering hides the DRAM latency) and converts the current ones once (fp16 -> fp32 conversions are not free: the conversion pipe is
+// narrow), then streams the BATCH activation vectors from L1, loading the next one before using the
+// current; every weight value feeds BATCH FMAs and consecutive FMAs go to independent accumulators.
+// blockIdx.x picks the block of rows, blockIdx.y the batch group: the blocks of one batch group run
+// together and share its activations in L1, and later groups re-read the weights from L2 when they fit.
 template <int ROWS, int BATCH>
 __device__ __forceinline__ void gemm_f16(const uint4* weights, const float4* x, float* y, int rows, int k8)
 {
@@ -105,37 +107,50 @@ __device__ __forceinline__ void gemm_f16(const uint4* weights, const float4* x, 
             acc[r][b] = 0.0f;
         }
     }
+    uint4 w[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        w[r] = weights[(size_t)(first_row + r) * k8 + lane];
+    }
     for (int chunk = lane; chunk < k8; chunk += WARP) {
-        uint4 w[ROWS];
+        uint4 w_next[ROWS];
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
-            w[r] = weights[(size_t)(first_row + r) * k8 + chunk];
+            w_next[r] = chunk + WARP < k8 ? weights[(size_t)(first_row + r) * k8 + chunk + WARP] : w[r];
         }
-        float4 xv[BATCH][2];
+        const float4* xchunk = x + (size_t)first_batch * 2 * k8 + 2 * chunk;
+        float4 xa = xchunk[0];
+        float4 xc = xchunk[1];
+        float wf[ROWS][8];
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            halves_to_floats(w[r].x, wf[r][0], wf[r][1]);
+            halves_to_floats(w[r].y, wf[r][2], wf[r][3]);
+            halves_to_floats(w[r].z, wf[r][4], wf[r][5]);
+            halves_to_floats(w[r].w, wf[r][6], wf[r][7]);
+        }
 #pragma unroll
         for (int b = 0; b < BATCH; ++b) {
-            const float4* xb = x + (size_t)(first_batch + b) * 2 * k8 + 2 * chunk;
-            xv[b][0] = xb[0];
-            xv[b][1] = xb[1];
+            float4 next_a = xa;
+            float4 next_c = xc;
+            if (b + 1 < BATCH) {
+                next_a = xchunk[(size_t)(b + 1) * 2 * k8];
+                next_c = xchunk[(size_t)(b + 1) * 2 * k8 + 1];
+            }
+            float xf[8] = {xa.x, xa.y, xa.z, xa.w, xc.x, xc.y, xc.z, xc.w};
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+#pragma unroll
+                for (int r = 0; r < ROWS; ++r) {
+                    acc[r][b] = fmaf(wf[r][j], xf[j], acc[r][b]);
+                }
+            }
+            xa = next_a;
+            xc = next_c;
         }
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
-            float wf[8];
-            halves_to_floats(w[r].x, wf[0], wf[1]);
-            halves_to_floats(w[r].y, wf[2], wf[3]);
-            halves_to_floats(w[r].z, wf[4], wf[5]);
-            halves_to_floats(w[r].w, wf[6], wf[7]);
-#pragma unroll
-            for (int b = 0; b < BATCH; ++b) {
-                acc[r][b] = fmaf(wf[0], xv[b][0].x, acc[r][b]);
-                acc[r][b] = fmaf(wf[1], xv[b][0].y, acc[r][b]);
-                acc[r][b] = fmaf(wf[2], xv[b][0].z, acc[r][b]);
-                acc[r][b] = fmaf(wf[3], xv[b][0].w, acc[r][b]);
-                acc[r][b] = fmaf(wf[4], xv[b][1].x, acc[r][b]);
-                acc[r][b] = fmaf(wf[5], xv[b][1].y, acc[r][b]);
-                acc[r][b] = fmaf(wf[6], xv[b][1].z, acc[r][b]);
-                acc[r][b] = fmaf(wf[7], xv[b][1].w, acc[r][b]);
-            }
+            w[r] = w_next[r];
         }
     }
 #pragma unroll
@@ -150,9 +165,9 @@ __device__ __forceinline__ void gemm_f16(const uint4* weights, const float4* x, 
     }
 }
 
-extern "C" __global__ void gemm_f16_r8_b8(const uint4* w, const float4* x, float* y, int rows, int k8)
+extern "C" __global__ void gemm_f16_r8_b16(const uint4* w, const float4* x, float* y, int rows, int k8)
 {
-    gemm_f16<8, 8>(w, x, y, rows, k8);
+    gemm_f16<8, 16>(w, x, y, rows, k8);
 }
 
 __device__ __forceinline__ float dequant_dot4(unsigned int bits, float4 xv)
