@@ -110,6 +110,44 @@ def exec_alu(m, row, w, mask):
 
 
 @njit(cache=True, _nrt=False)
+def _global_word(m, row, pc, w, mask, is_load, base, offset):
+    """The most common access, a 4-byte ld/st.global, without the general path's space dispatch
+    (same checks, same effects, same request summary)."""
+    heap_bytes = m.launch[S.L_HEAP_BYTES]
+    valid = m.valid
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            address = offset
+            if base >= 0:
+                address = np.int64(m.regs[w, base, lane]) + offset
+            if address & 3:
+                return fail(m, S.ERR_MISALIGNED, pc, w, lane, address)
+            word = address - L.GLOBAL_BASE
+            if word < 0 or word + 4 > heap_bytes or valid[word] == 0 or valid[word + 3] == 0:
+                return fail(m, S.ERR_OUT_OF_BOUNDS, pc, w, lane, address)
+            m.lane_addr[lane] = word
+    req = m.mem_req
+    req[S.MR_SPACE] = L.SP_GLOBAL
+    req[S.MR_SIZE] = 4
+    req[S.MR_VEC] = 1
+    req[S.MR_MASK] = mask
+    req[S.MR_BYTES] = 4
+    mem32 = m.mem32
+    if is_load:
+        req[S.MR_KIND] = S.MR_LOAD
+        d = row[L.F_DST0]
+        for lane in range(32):
+            if (mask >> lane) & 1 and d >= 0:
+                m.regs[w, d, lane] = np.uint64(mem32[m.lane_addr[lane] >> 2])
+    else:
+        req[S.MR_KIND] = S.MR_STORE
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                mem32[m.lane_addr[lane] >> 2] = np.uint32(read_src(m, row, 0, w, lane) & U32_MASK)
+    return STATUS_OK
+
+
+@njit(cache=True, _nrt=False)
 def exec_memory(m, row, pc, w, mask):
     """ld / st / atom / red on every lane of ``mask``; returns a status."""
     op = row[L.F_OP]
@@ -121,6 +159,8 @@ def exec_memory(m, row, pc, w, mask):
     space = row[L.F_SPACE]
     bslot = m.warp_bslot[w]
     total = size * vec
+    if space == L.SP_GLOBAL and total == 4 and (op == c.OP_LD or op == c.OP_ST):
+        return _global_word(m, row, pc, w, mask, op == c.OP_LD, base, offset)
     first_space = -1
     # pass 1: resolve and check every lane
     for lane in range(32):
@@ -133,9 +173,7 @@ def exec_memory(m, row, pc, w, mask):
                 kind = S.ERR_OUT_OF_BOUNDS if got_offset == 1 else S.ERR_MISALIGNED
                 return fail(m, kind, pc, w, lane, address)
             if first_space < 0:
-                first_space = got_space
-            elif got_space != first_space:
-                first_space = got_space   # mixed generic spaces: each lane still goes to its own
+                first_space = got_space   # mixed generic spaces: timed as the first lane's; each lane
             m.lane_addr[lane] = got_offset
             m.snap[lane] = np.uint64(got_space)
     req = m.mem_req

@@ -55,6 +55,16 @@ from gpusim.labs import (  # noqa: E402  (see the comment above)
 LABS.update({module.NAME: module for module in (roofline, divergence, coalescing, bank_conflicts, fusion, tiling,
                                                 warp_granularity)})
 
+from gpusim.labs import (  # noqa: E402  (see the comment above)
+    decode,
+    latency_hiding,
+    occupancy,
+    regimes,
+    utilization,
+)
+
+LABS.update({module.NAME: module for module in (latency_hiding, occupancy, decode, utilization, regimes)})
+
 
 def run_lab(name: str, **options: object) -> LabResult:
     """Run the lab called ``name`` (a key of LABS) with the given options."""

@@ -1,0 +1,45 @@
+import pytest
+
+from gpusim.config import load_config
+from gpusim.labs import LABS, occupancy
+
+
+@pytest.fixture(scope="module")
+def result():
+    return occupancy.run(progress=False, sms=1, registers=(32, 128, 255), shared_kib=(32, 200), iterations=4)
+
+
+def test_registered():
+    assert LABS["occupancy"] is occupancy
+
+
+def test_limiters_and_achieved_occupancy(result):
+    config = load_config("h100-sxm")
+    points = {(p["sweep"], p["setting"]): p for p in result.values["points"]}
+    assert points[("regs", 32)]["limiter"] == "warps"
+    assert points[("regs", 255)]["limiter"] == "registers"
+    # 255 registers round to 256 per thread: the register file holds registers_per_sm / (256 x 32) warps
+    assert points[("regs", 255)]["warps_per_sm"] == config.registers_per_sm // (256 * 32)
+    assert points[("shared", 200)]["limiter"] == "shared_memory"
+    for point in points.values():
+        assert point["correct"]
+        assert point["achieved_pct"] == pytest.approx(point["theoretical_pct"], rel=0.15)
+
+
+def test_throughput_follows_littles_law_and_saturates(result):
+    saturate = result.values["warps_to_saturate"]
+    for point in result.values["points"]:
+        if point["warps_per_sm"] <= saturate / 1.2 or point["warps_per_sm"] >= 2 * saturate:
+            assert point["bytes_per_cycle_per_sm"] == pytest.approx(point["predicted_bytes_per_cycle_per_sm"],
+                                                                   rel=0.2)
+    points = {(p["sweep"], p["setting"]): p for p in result.values["points"]}
+    low, high = points[("regs", 255)], points[("regs", 32)]
+    assert low["bytes_per_cycle_per_sm"] < 0.5 * high["bytes_per_cycle_per_sm"]
+    analytic = result.values["analytic_stops_helping_pct"]
+    assert analytic <= result.values["stops_helping_pct"] <= 100
+
+
+def test_figure(tmp_path):
+    pytest.importorskip("matplotlib")
+    lab = occupancy.run(progress=False, plot_dir=tmp_path, registers=(32, 255), shared_kib=(0,), iterations=2)
+    assert all(path.exists() for path in lab.figures)
