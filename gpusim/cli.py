@@ -88,6 +88,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def print_report(text: str) -> None:
+    """Print a report: through rich (colour, highlighting) when it is installed and stdout is a terminal,
+    else as plain text."""
+    if sys.stdout.isatty():
+        try:
+            from rich.console import Console
+        except ImportError:
+            pass
+        else:
+            Console().print(text, markup=False, highlight=True)
+            return
+    print(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -238,7 +252,7 @@ def _outputs(args, runs) -> None:
         tag = f"{index}_{run.program.name}" if many else run.program.name
         if args.report:
             print()
-            print(run.report())
+            print_report(run.report())
         elif run.timing:
             from gpusim.report import verdict
 

@@ -97,9 +97,9 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
             timelines[count] = result
         points.append(point)
     linear = [p for p in points if p["warps"] <= knee_warps / 2]
-    slope = float(np.median([p["bytes_per_cycle_per_sm"] / p["warps"] for p in linear]))
-    plateau = float(np.median([p["bytes_per_cycle_per_sm"] for p in points
-                               if p["warps"] >= 2 * knee_warps]))
+    slope = float(np.median([p["bytes_per_cycle_per_sm"] / p["warps"] for p in (linear or points[:1])]))
+    saturated = [p["bytes_per_cycle_per_sm"] for p in points if p["warps"] >= 2 * knee_warps]
+    plateau = float(np.median(saturated)) if saturated else max(p["bytes_per_cycle_per_sm"] for p in points)
     values = {"config": cfg.name, "sms": sms, "points": points,
               "bytes_in_flight_per_warp": BYTES_IN_FLIGHT_PER_WARP,
               "predicted_knee_warps": knee_warps, "bare_latency_knee_warps": model.warps_per_sm_to_saturate,
