@@ -5,8 +5,15 @@ from gpusim.labs import LABS, decode
 
 @pytest.fixture(scope="module")
 def result():
-    return decode.run(progress=False, sms=1, gemv_rows=1024, gemv_k=2048, sweep_rows=128, sweep_k=2048,
-                      batches=(1, 2, 16, 64, 256))
+    return decode.run(
+        progress=False,
+        sms=1,
+        gemv_rows=1024,
+        gemv_k=2048,
+        sweep_rows=128,
+        sweep_k=2048,
+        batches=(1, 2, 16, 64, 256),
+    )
 
 
 def test_registered():
@@ -22,7 +29,7 @@ def test_tokens_per_second_of_a_70b_model(result):
     from gpusim.config import load_config
 
     config = load_config("h100-sxm")
-    bound = config.dram_bandwidth_gbs * 1e9 / (2 * 70e9)       # weight bytes / bandwidth
+    bound = config.dram_bandwidth_gbs * 1e9 / (2 * 70e9)  # weight bytes / bandwidth
     assert result.values["analytic_tokens_per_s_fp16"] == pytest.approx(bound)
     assert result.values["tokens_per_s_fp16"] == pytest.approx(bound, rel=0.2)
 

@@ -15,14 +15,18 @@ def test_registered():
 def test_throughput_follows_littles_law(result):
     for point in result.values["points"]:
         assert point["correct"]
-        assert point["bytes_per_cycle_per_sm"] == pytest.approx(point["predicted_bytes_per_cycle_per_sm"], rel=0.2)
+        assert point["bytes_per_cycle_per_sm"] == pytest.approx(
+            point["predicted_bytes_per_cycle_per_sm"], rel=0.2
+        )
 
 
 def test_linear_then_saturated_where_littles_law_says(result):
     by_warps = {p["warps"]: p["bytes_per_cycle_per_sm"] for p in result.values["points"]}
-    assert by_warps[2] > 1.8 * by_warps[1]                      # linear below the knee
-    assert by_warps[32] == pytest.approx(result.values["predicted_plateau"], rel=0.1)   # flat above it
-    assert result.values["measured_knee_warps"] == pytest.approx(result.values["predicted_knee_warps"], rel=0.2)
+    assert by_warps[2] > 1.8 * by_warps[1]  # linear below the knee
+    assert by_warps[32] == pytest.approx(result.values["predicted_plateau"], rel=0.1)  # flat above it
+    assert result.values["measured_knee_warps"] == pytest.approx(
+        result.values["predicted_knee_warps"], rel=0.2
+    )
 
 
 def test_gaps_close(result):
@@ -37,5 +41,7 @@ def test_gaps_close(result):
 
 def test_figure(tmp_path):
     pytest.importorskip("matplotlib")
-    lab = latency_hiding.run(progress=False, plot_dir=tmp_path, warps=(1, 4), iterations=2, timeline_warps=(1, 4))
+    lab = latency_hiding.run(
+        progress=False, plot_dir=tmp_path, warps=(1, 4), iterations=2, timeline_warps=(1, 4)
+    )
     assert all(path.exists() for path in lab.figures)

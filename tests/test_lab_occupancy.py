@@ -30,8 +30,9 @@ def test_throughput_follows_littles_law_and_saturates(result):
     saturate = result.values["warps_to_saturate"]
     for point in result.values["points"]:
         if point["warps_per_sm"] <= saturate / 1.2 or point["warps_per_sm"] >= 2 * saturate:
-            assert point["bytes_per_cycle_per_sm"] == pytest.approx(point["predicted_bytes_per_cycle_per_sm"],
-                                                                   rel=0.2)
+            assert point["bytes_per_cycle_per_sm"] == pytest.approx(
+                point["predicted_bytes_per_cycle_per_sm"], rel=0.2
+            )
     points = {(p["sweep"], p["setting"]): p for p in result.values["points"]}
     low, high = points[("regs", 255)], points[("regs", 32)]
     assert low["bytes_per_cycle_per_sm"] < 0.5 * high["bytes_per_cycle_per_sm"]

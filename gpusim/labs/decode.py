@@ -61,9 +61,18 @@ def _gemv_f16(gpu: Any, kernel: Any, weights: np.ndarray, activations: np.ndarra
     rows, k = weights.shape
     batch = activations.shape[0]
     out = gpu.zeros(rows * batch, np.float32)
-    run = gpu.launch(kernel, grid=(rows // (WARPS_PER_BLOCK * GEMV_ROWS_PER_WARP), batch), block=BLOCK_THREADS,
-                     args=[gpu.to_device(_pack_u32(weights)), gpu.to_device(activations.ravel()), out,
-                           np.int32(rows), np.int32(k // 8)])
+    run = gpu.launch(
+        kernel,
+        grid=(rows // (WARPS_PER_BLOCK * GEMV_ROWS_PER_WARP), batch),
+        block=BLOCK_THREADS,
+        args=[
+            gpu.to_device(_pack_u32(weights)),
+            gpu.to_device(activations.ravel()),
+            out,
+            np.int32(rows),
+            np.int32(k // 8),
+        ],
+    )
     expected = activations @ weights.astype(np.float32).T
     return run, bool(np.allclose(out.get().reshape(batch, rows), expected, rtol=1e-3, atol=1e-2))
 
@@ -72,29 +81,58 @@ def _gemm_f16(gpu: Any, kernel: Any, weights: np.ndarray, activations: np.ndarra
     rows, k = weights.shape
     batch = activations.shape[0]
     out = gpu.zeros(rows * batch, np.float32)
-    run = gpu.launch(kernel, grid=(rows // (WARPS_PER_BLOCK * TILE_ROWS_PER_WARP), batch // TILE_BATCH),
-                     block=BLOCK_THREADS, args=[gpu.to_device(_pack_u32(weights)),
-                                                gpu.to_device(activations.ravel()), out, np.int32(rows),
-                                                np.int32(k // 8)])
+    run = gpu.launch(
+        kernel,
+        grid=(rows // (WARPS_PER_BLOCK * TILE_ROWS_PER_WARP), batch // TILE_BATCH),
+        block=BLOCK_THREADS,
+        args=[
+            gpu.to_device(_pack_u32(weights)),
+            gpu.to_device(activations.ravel()),
+            out,
+            np.int32(rows),
+            np.int32(k // 8),
+        ],
+    )
     expected = activations @ weights.astype(np.float32).T
     return run, bool(np.allclose(out.get().reshape(batch, rows), expected, rtol=1e-3, atol=1e-2))
 
 
-def _gemv_u8(gpu: Any, kernel: Any, quantized: np.ndarray, scales: np.ndarray,
-             activation: np.ndarray) -> tuple[Any, bool]:
+def _gemv_u8(
+    gpu: Any, kernel: Any, quantized: np.ndarray, scales: np.ndarray, activation: np.ndarray
+) -> tuple[Any, bool]:
     rows, k = quantized.shape
-    stored = (quantized.astype(np.int16) + 128).astype(np.uint8)   # u8 = s8 + 128 (see the kernel)
+    stored = (quantized.astype(np.int16) + 128).astype(np.uint8)  # u8 = s8 + 128 (see the kernel)
     out = gpu.zeros(rows, np.float32)
-    run = gpu.launch(kernel, grid=(rows // WARPS_PER_BLOCK, 1), block=BLOCK_THREADS,
-                     args=[gpu.to_device(_pack_u32(stored)), gpu.to_device(scales), gpu.to_device(activation),
-                           out, np.int32(rows), np.int32(k // 16)])
+    run = gpu.launch(
+        kernel,
+        grid=(rows // WARPS_PER_BLOCK, 1),
+        block=BLOCK_THREADS,
+        args=[
+            gpu.to_device(_pack_u32(stored)),
+            gpu.to_device(scales),
+            gpu.to_device(activation),
+            out,
+            np.int32(rows),
+            np.int32(k // 16),
+        ],
+    )
     expected = (quantized.astype(np.float32) @ activation) * scales
     return run, bool(np.allclose(out.get(), expected, rtol=1e-3, atol=1e-2))
 
 
-def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 1,
-        gemv_rows: int = 2048, gemv_k: int = 2048, sweep_rows: int = 128, sweep_k: int = 2048,
-        batches: tuple = BATCHES, model_params: float = MODEL_PARAMS) -> LabResult:
+def run(
+    config: Any = None,
+    plot_dir: str | Path | None = None,
+    progress: bool = True,
+    *,
+    sms: int = 1,
+    gemv_rows: int = 2048,
+    gemv_k: int = 2048,
+    sweep_rows: int = 128,
+    sweep_k: int = 2048,
+    batches: tuple = BATCHES,
+    model_params: float = MODEL_PARAMS,
+) -> LabResult:
     """Batch-1 GEMV (fp16, int8), the tokens/s extrapolation and the batch sweep."""
     from gpusim.gpu import GPU
 
@@ -130,8 +168,9 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     tokens_int8 = int8_bandwidth * chip_scale / model_int8_bytes
     analytic_tokens_fp16 = chip_peak_bandwidth / model_fp16_bytes
     analytic_tokens_int8 = chip_peak_bandwidth / model_int8_bytes
-    fp16_vs_model = compare(fp16_run, {"dram__throughput.avg.pct_of_peak_sustained_elapsed":
-                                       100.0 * cfg.dram_efficiency})
+    fp16_vs_model = compare(
+        fp16_run, {"dram__throughput.avg.pct_of_peak_sustained_elapsed": 100.0 * cfg.dram_efficiency}
+    )
 
     sweep_weights = rng.standard_normal((sweep_rows, sweep_k)).astype(np.float16)
     points = []
@@ -143,61 +182,121 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
         else:
             result, ok = _gemv_f16(gpu, module["gemv_f16_b1"], sweep_weights, activations)
         flops = FLOPS_PER_MAC * sweep_weights.size * batch
-        points.append({"batch": batch, "correct": ok, "seconds": result.seconds,
-                       "tokens_per_s": batch / result.seconds, "flops_per_s": flops / result.seconds,
-                       "flop_per_weight_byte": flops / sweep_weights.nbytes,
-                       "roof_flops_per_s": roofs.attainable(flops / sweep_weights.nbytes, "fp32",
-                                                            "dram_sustained"),
-                       "dram_bytes_per_weight_byte": (result.metrics["dram__bytes_read.sum"]
-                                                      / sweep_weights.nbytes)})
+        points.append(
+            {
+                "batch": batch,
+                "correct": ok,
+                "seconds": result.seconds,
+                "tokens_per_s": batch / result.seconds,
+                "flops_per_s": flops / result.seconds,
+                "flop_per_weight_byte": flops / sweep_weights.nbytes,
+                "roof_flops_per_s": roofs.attainable(flops / sweep_weights.nbytes, "fp32", "dram_sustained"),
+                "dram_bytes_per_weight_byte": (result.metrics["dram__bytes_read.sum"] / sweep_weights.nbytes),
+            }
+        )
     for point in points:
         point["time_vs_batch1"] = point["seconds"] / points[0]["seconds"]
     plateau = max(p["flops_per_s"] for p in points)
     memory_side = [p for p in points if p["flop_per_weight_byte"] <= ridge / 4]
-    measured_bandwidth = float(np.median([p["flops_per_s"] / p["flop_per_weight_byte"] for p in memory_side])) \
-        if memory_side else sustained_bandwidth
+    measured_bandwidth = (
+        float(np.median([p["flops_per_s"] / p["flop_per_weight_byte"] for p in memory_side]))
+        if memory_side
+        else sustained_bandwidth
+    )
     knee = plateau / measured_bandwidth
 
-    values = {"config": cfg.name, "sms": sms, "fp16_correct": fp16_ok, "int8_correct": int8_ok,
-              "fp16_pct_of_peak": 100.0 * fp16_bandwidth / peak_bandwidth,
-              "dram_pct_metric": fp16_run.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
-              "int8_pct_of_peak": 100.0 * int8_bandwidth / peak_bandwidth,
-              "tokens_per_s_fp16": tokens_fp16, "analytic_tokens_per_s_fp16": analytic_tokens_fp16,
-              "tokens_per_s_int8": tokens_int8, "analytic_tokens_per_s_int8": analytic_tokens_int8,
-              "int8_speedup": tokens_int8 / tokens_fp16, "ridge_point": ridge, "knee": knee,
-              "plateau_flops": plateau, "peak_flops": peak_flops, "measured_bandwidth": measured_bandwidth,
-              "points": points, "chip_scale": chip_scale}
+    values = {
+        "config": cfg.name,
+        "sms": sms,
+        "fp16_correct": fp16_ok,
+        "int8_correct": int8_ok,
+        "fp16_pct_of_peak": 100.0 * fp16_bandwidth / peak_bandwidth,
+        "dram_pct_metric": fp16_run.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
+        "int8_pct_of_peak": 100.0 * int8_bandwidth / peak_bandwidth,
+        "tokens_per_s_fp16": tokens_fp16,
+        "analytic_tokens_per_s_fp16": analytic_tokens_fp16,
+        "tokens_per_s_int8": tokens_int8,
+        "analytic_tokens_per_s_int8": analytic_tokens_int8,
+        "int8_speedup": tokens_int8 / tokens_fp16,
+        "ridge_point": ridge,
+        "knee": knee,
+        "plateau_flops": plateau,
+        "peak_flops": peak_flops,
+        "measured_bandwidth": measured_bandwidth,
+        "points": points,
+        "chip_scale": chip_scale,
+    }
     table = format_table(
         ["weights", "GB/s (slice)", "% of DRAM peak", "tokens/s (chip)", "analytic tokens/s"],
-        [["fp16", fp16_bandwidth / 1e9, values["fp16_pct_of_peak"], tokens_fp16, analytic_tokens_fp16],
-         ["int8 + scale", int8_bandwidth / 1e9, values["int8_pct_of_peak"], tokens_int8, analytic_tokens_int8]])
-    table += (f"\n\n{model_params / 1e9:.0f}B-parameter model on {cfg.chip_sms} SMs: slice bandwidth x "
-              f"{cfg.chip_sms}/{cfg.sms}; analytic = weight bytes / peak {chip_peak_bandwidth / 1e12:.2f} TB/s."
-              f"\nint8 / fp16 tokens/s: {values['int8_speedup']:.2f}\n\n{fp16_vs_model.table()}\n\n")
+        [
+            ["fp16", fp16_bandwidth / 1e9, values["fp16_pct_of_peak"], tokens_fp16, analytic_tokens_fp16],
+            [
+                "int8 + scale",
+                int8_bandwidth / 1e9,
+                values["int8_pct_of_peak"],
+                tokens_int8,
+                analytic_tokens_int8,
+            ],
+        ],
+    )
+    table += (
+        f"\n\n{model_params / 1e9:.0f}B-parameter model on {cfg.chip_sms} SMs: slice bandwidth x "
+        f"{cfg.chip_sms}/{cfg.sms}; analytic = weight bytes / peak {chip_peak_bandwidth / 1e12:.2f} TB/s."
+        f"\nint8 / fp16 tokens/s: {values['int8_speedup']:.2f}\n\n{fp16_vs_model.table()}\n\n"
+    )
     table += format_table(
-        ["batch", "FLOP/weight B", "step us", "time x", "tokens/s", "GFLOP/s", "roof GFLOP/s", "DRAM/weights"],
-        [[p["batch"], p["flop_per_weight_byte"], p["seconds"] * 1e6, p["time_vs_batch1"], p["tokens_per_s"],
-          p["flops_per_s"] / 1e9, p["roof_flops_per_s"] / 1e9, p["dram_bytes_per_weight_byte"]]
-         for p in points])
-    table += (f"\n\nroofline ridge point {ridge:.1f} FLOP/B (FP32 peak / sustained DRAM); this kernel's knee "
-              f"{knee:.1f} FLOP/B (plateau {plateau / 1e9:.0f} GFLOP/s = {100 * plateau / peak_flops:.0f}% of "
-              f"the FP32 peak / {measured_bandwidth / 1e9:.1f} GB/s)")
-    lesson = (f"At batch 1 every weight is used for one multiply-add, so the GEMV streams the weights at "
-              f"{values['fp16_pct_of_peak']:.0f}% of the DRAM peak and nothing else matters: a "
-              f"{model_params / 1e9:.0f}B fp16 model gives {tokens_fp16:.1f} tokens/s against the bound "
-              f"weight bytes / bandwidth = {analytic_tokens_fp16:.1f}. Halving the bytes with int8 weights "
-              f"gives {values['int8_speedup']:.2f}x the tokens/s. Batching reuses each weight byte for "
-              f"every sequence: the step time stays flat and tokens/s grow with the batch until the FLOPs "
-              f"per weight byte reach the knee ({knee:.0f} for this kernel; the FP32 ridge point is "
-              f"{ridge:.0f}); beyond it the GPU is compute-bound and tokens/s stop growing.")
+        [
+            "batch",
+            "FLOP/weight B",
+            "step us",
+            "time x",
+            "tokens/s",
+            "GFLOP/s",
+            "roof GFLOP/s",
+            "DRAM/weights",
+        ],
+        [
+            [
+                p["batch"],
+                p["flop_per_weight_byte"],
+                p["seconds"] * 1e6,
+                p["time_vs_batch1"],
+                p["tokens_per_s"],
+                p["flops_per_s"] / 1e9,
+                p["roof_flops_per_s"] / 1e9,
+                p["dram_bytes_per_weight_byte"],
+            ]
+            for p in points
+        ],
+    )
+    table += (
+        f"\n\nroofline ridge point {ridge:.1f} FLOP/B (FP32 peak / sustained DRAM); this kernel's knee "
+        f"{knee:.1f} FLOP/B (plateau {plateau / 1e9:.0f} GFLOP/s = {100 * plateau / peak_flops:.0f}% of "
+        f"the FP32 peak / {measured_bandwidth / 1e9:.1f} GB/s)"
+    )
+    lesson = (
+        f"At batch 1 every weight is used for one multiply-add, so the GEMV streams the weights at "
+        f"{values['fp16_pct_of_peak']:.0f}% of the DRAM peak and nothing else matters: a "
+        f"{model_params / 1e9:.0f}B fp16 model gives {tokens_fp16:.1f} tokens/s against the bound "
+        f"weight bytes / bandwidth = {analytic_tokens_fp16:.1f}. Halving the bytes with int8 weights "
+        f"gives {values['int8_speedup']:.2f}x the tokens/s. Batching reuses each weight byte for "
+        f"every sequence: the step time stays flat and tokens/s grow with the batch until the FLOPs "
+        f"per weight byte reach the knee ({knee:.0f} for this kernel; the FP32 ridge point is "
+        f"{ridge:.0f}); beyond it the GPU is compute-bound and tokens/s stop growing."
+    )
     figures = []
     plt = pyplot()
     if plot_dir is not None and plt is not None:
         figure, axes = plt.subplots(figsize=(6, 4))
-        axes.loglog([p["batch"] for p in points], [p["flops_per_s"] / 1e9 for p in points], "o-",
-                    label="simulated")
-        axes.loglog([p["batch"] for p in points], [p["roof_flops_per_s"] / 1e9 for p in points], "k--",
-                    label="roofline (FP32, DRAM)")
+        axes.loglog(
+            [p["batch"] for p in points], [p["flops_per_s"] / 1e9 for p in points], "o-", label="simulated"
+        )
+        axes.loglog(
+            [p["batch"] for p in points],
+            [p["roof_flops_per_s"] / 1e9 for p in points],
+            "k--",
+            label="roofline (FP32, DRAM)",
+        )
         axes.axvline(ridge, color="grey", linestyle=":", label="ridge point")
         axes.set_xlabel("batch (= FLOP per fp16 weight byte)")
         axes.set_ylabel("GFLOP/s")

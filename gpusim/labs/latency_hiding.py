@@ -52,7 +52,7 @@ def idle_issue_fraction(run, sm: int = 0) -> float:
     mine = (run.trace.sm_of(rows[:, T.TR_WARP]) == sm) & (rows[:, T.TR_STATE] == SELECTED)
     busy = np.zeros(int(run.cycles) + 1, dtype=bool)
     for start, end in rows[mine][:, [T.TR_START, T.TR_END]]:
-        busy[int(start):max(int(end), int(start) + 1)] = True
+        busy[int(start) : max(int(end), int(start) + 1)] = True
     return 1.0 - float(busy[: int(run.cycles)].mean())
 
 
@@ -62,8 +62,16 @@ def launch_shape(warps_per_sm: int, sms: int) -> tuple[int, int]:
     return warps_per_sm // warps_per_block * sms, warps_per_block * WARP_SIZE
 
 
-def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 1,
-        warps: tuple = WARPS, iterations: int = 6, timeline_warps: tuple = (1, 4, 16)) -> LabResult:
+def run(
+    config: Any = None,
+    plot_dir: str | Path | None = None,
+    progress: bool = True,
+    *,
+    sms: int = 1,
+    warps: tuple = WARPS,
+    iterations: int = 6,
+    timeline_warps: tuple = (1, 4, 16),
+) -> LabResult:
     """Sweep resident warps per SM (each traced for its idle-issue fraction); ``timeline_warps`` are drawn."""
     from gpusim.gpu import GPU
 
@@ -81,18 +89,23 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
         threads = grid * block
         source = gpu.to_device(np.ones(threads * 4 * LOADS_PER_ITERATION * iterations + 16, np.float32))
         out = gpu.empty(threads, np.float32)
-        result = gpu.launch(kernel, grid=grid, block=block, args=[source, out, np.uint32(iterations)],
-                            trace=TRACE_ROWS)
+        result = gpu.launch(
+            kernel, grid=grid, block=block, args=[source, out, np.uint32(iterations)], trace=TRACE_ROWS
+        )
         measured = result.metrics["dram__bytes_read.sum"] / result.cycles / sms
         predicted = min(model.bytes_per_cycle_per_sm, count * BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles)
-        point = {"warps": count, "bytes_per_cycle_per_sm": measured, "predicted_bytes_per_cycle_per_sm": predicted,
-                 "bare_latency_bytes_per_cycle_per_sm": model.throughput(count, 1, 1.0),
-                 "error_pct": 100.0 * (predicted - measured) / measured,
-                 "achieved_warps": result.metrics["sm__warps_active.avg.per_cycle_active"],
-                 "issue_pct": result.metrics["smsp__issue_active.avg.pct_of_peak_sustained_active"],
-                 "dram_idle_pct": 100.0 - result.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
-                 "correct": bool(np.all(out.get() == LOADS_PER_ITERATION * iterations)),
-                 "idle_issue": idle_issue_fraction(result)}
+        point = {
+            "warps": count,
+            "bytes_per_cycle_per_sm": measured,
+            "predicted_bytes_per_cycle_per_sm": predicted,
+            "bare_latency_bytes_per_cycle_per_sm": model.throughput(count, 1, 1.0),
+            "error_pct": 100.0 * (predicted - measured) / measured,
+            "achieved_warps": result.metrics["sm__warps_active.avg.per_cycle_active"],
+            "issue_pct": result.metrics["smsp__issue_active.avg.pct_of_peak_sustained_active"],
+            "dram_idle_pct": 100.0 - result.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
+            "correct": bool(np.all(out.get() == LOADS_PER_ITERATION * iterations)),
+            "idle_issue": idle_issue_fraction(result),
+        }
         if count in timeline_warps:
             timelines[count] = result
         points.append(point)
@@ -100,54 +113,103 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     slope = float(np.median([p["bytes_per_cycle_per_sm"] / p["warps"] for p in (linear or points[:1])]))
     saturated = [p["bytes_per_cycle_per_sm"] for p in points if p["warps"] >= 2 * knee_warps]
     plateau = float(np.median(saturated)) if saturated else max(p["bytes_per_cycle_per_sm"] for p in points)
-    values = {"config": cfg.name, "sms": sms, "points": points,
-              "bytes_in_flight_per_warp": BYTES_IN_FLIGHT_PER_WARP,
-              "predicted_knee_warps": knee_warps, "bare_latency_knee_warps": model.warps_per_sm_to_saturate,
-              "measured_knee_warps": plateau / slope, "in_flight_cycles": in_flight_cycles,
-              "predicted_plateau": model.bytes_per_cycle_per_sm, "measured_plateau": plateau,
-              "predicted_slope": BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles, "measured_slope": slope}
-    rows = [[p["warps"], p["achieved_warps"], p["bytes_per_cycle_per_sm"], p["predicted_bytes_per_cycle_per_sm"],
-             p["error_pct"], p["bare_latency_bytes_per_cycle_per_sm"], p["issue_pct"], 100.0 * p["idle_issue"], p["dram_idle_pct"]]
-            for p in points]
-    table = format_table(["warps/SM", "achieved", "B/cycle/SM", "Little's law", "error %", "bare latency", "issue %",
-                          "idle issue %", "DRAM idle %"], rows)
-    table += (f"\n\nLittle's law: {model.bytes_per_cycle_per_sm:.2f} B/cycle/SM x ({model.latency_cycles:.0f} "
-              f"latency + {transfer_cycles:.0f} transfer) cycles = {knee_warps * BYTES_IN_FLIGHT_PER_WARP:.0f} B "
-              f"in flight per SM = {knee_warps:.1f} warps of {BYTES_IN_FLIGHT_PER_WARP} B (bare latency: "
-              f"{model.warps_per_sm_to_saturate:.1f}); measured knee "
-              f"{values['measured_knee_warps']:.1f} warps (plateau {plateau:.2f} B/cycle / slope "
-              f"{slope:.1f} B/cycle per warp)")
-    lesson = (f"Each warp keeps {BYTES_IN_FLIGHT_PER_WARP} bytes in flight and then waits "
-              f"{in_flight_cycles:.0f} cycles for them, so bandwidth grows by one warp's bytes per latency "
-              f"for every warp added -- until the SM has bandwidth x time in flight = "
-              f"{knee_warps * BYTES_IN_FLIGHT_PER_WARP / 1024:.1f} KiB in flight, at "
-              f"{knee_warps:.1f} warps (measured {values['measured_knee_warps']:.1f}). "
-              f"More warps add nothing: the DRAM is busy. The gaps show in the timeline: with one warp the "
-              f"SM issues a burst of loads and then nothing for ~{in_flight_cycles:.0f} cycles "
-              f"({100 * points[0]['idle_issue']:.0f}% of cycles idle) and the DRAM idles "
-              f"{points[0]['dram_idle_pct']:.0f}% of the time; with enough warps another warp's loads fill "
-              f"each wait ({points[-1]['dram_idle_pct']:.0f}% DRAM idle at {points[-1]['warps']} warps). GPUs hide "
-              f"latency with parallelism, not with caches or prediction.")
+    values = {
+        "config": cfg.name,
+        "sms": sms,
+        "points": points,
+        "bytes_in_flight_per_warp": BYTES_IN_FLIGHT_PER_WARP,
+        "predicted_knee_warps": knee_warps,
+        "bare_latency_knee_warps": model.warps_per_sm_to_saturate,
+        "measured_knee_warps": plateau / slope,
+        "in_flight_cycles": in_flight_cycles,
+        "predicted_plateau": model.bytes_per_cycle_per_sm,
+        "measured_plateau": plateau,
+        "predicted_slope": BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles,
+        "measured_slope": slope,
+    }
+    rows = [
+        [
+            p["warps"],
+            p["achieved_warps"],
+            p["bytes_per_cycle_per_sm"],
+            p["predicted_bytes_per_cycle_per_sm"],
+            p["error_pct"],
+            p["bare_latency_bytes_per_cycle_per_sm"],
+            p["issue_pct"],
+            100.0 * p["idle_issue"],
+            p["dram_idle_pct"],
+        ]
+        for p in points
+    ]
+    table = format_table(
+        [
+            "warps/SM",
+            "achieved",
+            "B/cycle/SM",
+            "Little's law",
+            "error %",
+            "bare latency",
+            "issue %",
+            "idle issue %",
+            "DRAM idle %",
+        ],
+        rows,
+    )
+    table += (
+        f"\n\nLittle's law: {model.bytes_per_cycle_per_sm:.2f} B/cycle/SM x ({model.latency_cycles:.0f} "
+        f"latency + {transfer_cycles:.0f} transfer) cycles = {knee_warps * BYTES_IN_FLIGHT_PER_WARP:.0f} B "
+        f"in flight per SM = {knee_warps:.1f} warps of {BYTES_IN_FLIGHT_PER_WARP} B (bare latency: "
+        f"{model.warps_per_sm_to_saturate:.1f}); measured knee "
+        f"{values['measured_knee_warps']:.1f} warps (plateau {plateau:.2f} B/cycle / slope "
+        f"{slope:.1f} B/cycle per warp)"
+    )
+    lesson = (
+        f"Each warp keeps {BYTES_IN_FLIGHT_PER_WARP} bytes in flight and then waits "
+        f"{in_flight_cycles:.0f} cycles for them, so bandwidth grows by one warp's bytes per latency "
+        f"for every warp added -- until the SM has bandwidth x time in flight = "
+        f"{knee_warps * BYTES_IN_FLIGHT_PER_WARP / 1024:.1f} KiB in flight, at "
+        f"{knee_warps:.1f} warps (measured {values['measured_knee_warps']:.1f}). "
+        f"More warps add nothing: the DRAM is busy. The gaps show in the timeline: with one warp the "
+        f"SM issues a burst of loads and then nothing for ~{in_flight_cycles:.0f} cycles "
+        f"({100 * points[0]['idle_issue']:.0f}% of cycles idle) and the DRAM idles "
+        f"{points[0]['dram_idle_pct']:.0f}% of the time; with enough warps another warp's loads fill "
+        f"each wait ({points[-1]['dram_idle_pct']:.0f}% DRAM idle at {points[-1]['warps']} warps). GPUs hide "
+        f"latency with parallelism, not with caches or prediction."
+    )
     figures = []
     plt = pyplot()
     if plot_dir is not None and plt is not None:
         figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
         grid_warps = np.linspace(0.5, max(warps), 200)
-        left.plot(grid_warps, [min(model.bytes_per_cycle_per_sm, w * BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles)
-                               for w in grid_warps], "k-", label="Little's law")
-        left.plot([p["warps"] for p in points], [p["bytes_per_cycle_per_sm"] for p in points], "o",
-                  label="simulated")
+        left.plot(
+            grid_warps,
+            [
+                min(model.bytes_per_cycle_per_sm, w * BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles)
+                for w in grid_warps
+            ],
+            "k-",
+            label="Little's law",
+        )
+        left.plot(
+            [p["warps"] for p in points],
+            [p["bytes_per_cycle_per_sm"] for p in points],
+            "o",
+            label="simulated",
+        )
         left.set_xscale("log", base=2)
         left.set_xlabel("resident warps per SM")
         left.set_ylabel("DRAM bytes per cycle per SM")
         left.legend()
-        for offset, (count, result) in enumerate(sorted(timelines.items())):
+        for offset, (_count, result) in enumerate(sorted(timelines.items())):
             rows_trace = result.trace.raw_intervals
-            issued = rows_trace[(result.trace.sm_of(rows_trace[:, T.TR_WARP]) == 0)
-                                & (rows_trace[:, T.TR_STATE] == SELECTED)]
-            right.broken_barh([(float(s), float(max(e - s, 1)))
-                               for s, e in issued[:, [T.TR_START, T.TR_END]]],
-                              (offset - 0.4, 0.8), color=f"C{offset}")
+            issued = rows_trace[
+                (result.trace.sm_of(rows_trace[:, T.TR_WARP]) == 0) & (rows_trace[:, T.TR_STATE] == SELECTED)
+            ]
+            right.broken_barh(
+                [(float(s), float(max(e - s, 1))) for s, e in issued[:, [T.TR_START, T.TR_END]]],
+                (offset - 0.4, 0.8),
+                color=f"C{offset}",
+            )
         right.set_yticks(range(len(timelines)), [f"{count} warps" for count in sorted(timelines)])
         right.set_xlabel("cycle")
         right.set_title("issue on SM 0 (gaps: nothing ready)")

@@ -44,9 +44,17 @@ SHARED_SWEEP_KIB = (0, 16, 32, 48, 72, 112, 200)
 SATURATION_FRACTION = 0.95
 
 
-def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 1,
-        registers: tuple = REGISTER_SWEEP, shared_kib: tuple = SHARED_SWEEP_KIB, iterations: int = 4,
-        waves: int = 2) -> LabResult:
+def run(
+    config: Any = None,
+    plot_dir: str | Path | None = None,
+    progress: bool = True,
+    *,
+    sms: int = 1,
+    registers: tuple = REGISTER_SWEEP,
+    shared_kib: tuple = SHARED_SWEEP_KIB,
+    iterations: int = 4,
+    waves: int = 2,
+) -> LabResult:
     """Sweep registers per thread (no shared memory), then shared memory per block (``BASE_REGS`` regs)."""
     from gpusim.gpu import GPU
 
@@ -67,50 +75,113 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
         theory = occupancy(cfg, BLOCK_THREADS, regs, shared_bytes)
         # a fresh source per point: the L2 persists across launches and would serve a re-read
         source = gpu.to_device(np.ones(threads * LOADS_PER_ITERATION * iterations + 16, np.float32))
-        result = gpu.launch(kernel, grid=grid, block=BLOCK_THREADS, args=[source, out, np.uint32(iterations)],
-                            regs=regs, shared_bytes=shared_bytes)
+        result = gpu.launch(
+            kernel,
+            grid=grid,
+            block=BLOCK_THREADS,
+            args=[source, out, np.uint32(iterations)],
+            regs=regs,
+            shared_bytes=shared_bytes,
+        )
         measured = result.metrics["dram__bytes_read.sum"] / result.cycles / sms
-        predicted = min(model.bytes_per_cycle_per_sm, theory.warps_per_sm * BYTES_IN_FLIGHT_PER_WARP
-                        / in_flight_cycles)
-        points.append({"sweep": sweep, "setting": setting, "regs": regs, "shared_bytes": shared_bytes,
-                       "limiter": theory.limiter, "theoretical_pct": 100.0 * theory.occupancy,
-                       "warps_per_sm": theory.warps_per_sm,
-                       "achieved_pct": result.metrics["sm__warps_active.avg.pct_of_peak_sustained_active"],
-                       "bytes_per_cycle_per_sm": measured, "predicted_bytes_per_cycle_per_sm": predicted,
-                       "correct": bool(np.all(out.get() == LOADS_PER_ITERATION * iterations))})
+        predicted = min(
+            model.bytes_per_cycle_per_sm, theory.warps_per_sm * BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles
+        )
+        points.append(
+            {
+                "sweep": sweep,
+                "setting": setting,
+                "regs": regs,
+                "shared_bytes": shared_bytes,
+                "limiter": theory.limiter,
+                "theoretical_pct": 100.0 * theory.occupancy,
+                "warps_per_sm": theory.warps_per_sm,
+                "achieved_pct": result.metrics["sm__warps_active.avg.pct_of_peak_sustained_active"],
+                "bytes_per_cycle_per_sm": measured,
+                "predicted_bytes_per_cycle_per_sm": predicted,
+                "correct": bool(np.all(out.get() == LOADS_PER_ITERATION * iterations)),
+            }
+        )
     best = max(p["bytes_per_cycle_per_sm"] for p in points)
     enough = [p for p in points if p["bytes_per_cycle_per_sm"] >= SATURATION_FRACTION * best]
     stops_helping_pct = min(p["theoretical_pct"] for p in enough)
     analytic_stops_pct = 100.0 * min(1.0, warps_to_saturate / cfg.max_warps_per_sm)
-    values = {"config": cfg.name, "sms": sms, "points": points, "best_bytes_per_cycle_per_sm": best,
-              "stops_helping_pct": stops_helping_pct, "analytic_stops_helping_pct": analytic_stops_pct,
-              "warps_to_saturate": warps_to_saturate, "sustained_bytes_per_cycle_per_sm": model.bytes_per_cycle_per_sm}
-    rows = [[p["sweep"], p["setting"], p["limiter"], p["warps_per_sm"], p["theoretical_pct"], p["achieved_pct"],
-             p["bytes_per_cycle_per_sm"], p["predicted_bytes_per_cycle_per_sm"]] for p in points]
-    table = format_table(["sweep", "regs / KiB", "limiter", "warps/SM", "occupancy %", "achieved %",
-                          "B/cycle/SM", "Little's law"], rows)
-    table += (f"\n\nmore occupancy stops helping at {stops_helping_pct:.0f}% (lowest occupancy within "
-              f"{100 * (1 - SATURATION_FRACTION):.0f}% of the best); Little's law: {warps_to_saturate:.1f} warps "
-              f"of {BYTES_IN_FLIGHT_PER_WARP} B = {analytic_stops_pct:.0f}% of {cfg.max_warps_per_sm}")
-    lesson = (f"Registers and shared memory are split among resident blocks: past "
-              f"{cfg.registers_per_sm // (cfg.max_warps_per_sm * WARP_SIZE)} registers per thread, or once a block's shared memory leaves room for fewer blocks than the "
-              f"warp slots, fewer warps are resident, and the calculator's limiter says which resource is to "
-              f"blame. Occupancy matters only while it limits the bytes in flight: this kernel needs "
-              f"{warps_to_saturate:.0f} warps ({analytic_stops_pct:.0f}% occupancy) to cover the DRAM latency, "
-              f"and the measured curve stops rising at {stops_helping_pct:.0f}%. Above that, trading occupancy "
-              f"for registers (more work per thread, more independent loads) costs nothing.")
+    values = {
+        "config": cfg.name,
+        "sms": sms,
+        "points": points,
+        "best_bytes_per_cycle_per_sm": best,
+        "stops_helping_pct": stops_helping_pct,
+        "analytic_stops_helping_pct": analytic_stops_pct,
+        "warps_to_saturate": warps_to_saturate,
+        "sustained_bytes_per_cycle_per_sm": model.bytes_per_cycle_per_sm,
+    }
+    rows = [
+        [
+            p["sweep"],
+            p["setting"],
+            p["limiter"],
+            p["warps_per_sm"],
+            p["theoretical_pct"],
+            p["achieved_pct"],
+            p["bytes_per_cycle_per_sm"],
+            p["predicted_bytes_per_cycle_per_sm"],
+        ]
+        for p in points
+    ]
+    table = format_table(
+        [
+            "sweep",
+            "regs / KiB",
+            "limiter",
+            "warps/SM",
+            "occupancy %",
+            "achieved %",
+            "B/cycle/SM",
+            "Little's law",
+        ],
+        rows,
+    )
+    table += (
+        f"\n\nmore occupancy stops helping at {stops_helping_pct:.0f}% (lowest occupancy within "
+        f"{100 * (1 - SATURATION_FRACTION):.0f}% of the best); Little's law: {warps_to_saturate:.1f} warps "
+        f"of {BYTES_IN_FLIGHT_PER_WARP} B = {analytic_stops_pct:.0f}% of {cfg.max_warps_per_sm}"
+    )
+    lesson = (
+        f"Registers and shared memory are split among resident blocks: past "
+        f"{cfg.registers_per_sm // (cfg.max_warps_per_sm * WARP_SIZE)} registers per thread, or once a "
+        f"block's shared memory leaves room for fewer blocks than the "
+        f"warp slots, fewer warps are resident, and the calculator's limiter says which resource is to "
+        f"blame. Occupancy matters only while it limits the bytes in flight: this kernel needs "
+        f"{warps_to_saturate:.0f} warps ({analytic_stops_pct:.0f}% occupancy) to cover the DRAM latency, "
+        f"and the measured curve stops rising at {stops_helping_pct:.0f}%. Above that, trading occupancy "
+        f"for registers (more work per thread, more independent loads) costs nothing."
+    )
     figures = []
     plt = pyplot()
     if plot_dir is not None and plt is not None:
         figure, axes = plt.subplots(figsize=(6, 4))
         for sweep, marker in (("regs", "o"), ("shared", "s")):
             mine = [p for p in points if p["sweep"] == sweep]
-            axes.plot([p["achieved_pct"] for p in mine], [p["bytes_per_cycle_per_sm"] for p in mine], marker,
-                      label=f"{sweep} sweep")
+            axes.plot(
+                [p["achieved_pct"] for p in mine],
+                [p["bytes_per_cycle_per_sm"] for p in mine],
+                marker,
+                label=f"{sweep} sweep",
+            )
         grid_pct = np.linspace(1, 100, 100)
-        axes.plot(grid_pct, [min(model.bytes_per_cycle_per_sm, pct / 100 * cfg.max_warps_per_sm
-                                 * BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles) for pct in grid_pct], "k-",
-                  label="Little's law")
+        axes.plot(
+            grid_pct,
+            [
+                min(
+                    model.bytes_per_cycle_per_sm,
+                    pct / 100 * cfg.max_warps_per_sm * BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles,
+                )
+                for pct in grid_pct
+            ],
+            "k-",
+            label="Little's law",
+        )
         axes.set_xlabel("achieved occupancy %")
         axes.set_ylabel("DRAM bytes per cycle per SM")
         axes.legend()
