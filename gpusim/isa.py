@@ -138,6 +138,9 @@ FORMS: tuple[Form, ...] = (
     Form(name="cvt.int", op=c.OP_CVT, types="int", pipe=PIPE_ALU, latency="int32_latency_cycles", dep=DEP_FIXED),
     Form(name="cvt.float", op=c.OP_CVT, types="any", pipe=PIPE_SFU, latency="conversion_latency_cycles",
          dep=DEP_SHORT),
+    # f16/bf16 <-> f32 conversions run on the FMA pipe at full rate on sm_80+ (HADD2.F32 / F2FP)
+    Form(name="cvt.half", op=c.OP_CVT, types="any", pipe=PIPE_FMA, latency="fp32_latency_cycles",
+         dep=DEP_FIXED),
     _alu("cvta", c.OP_CVTA),
     Form(name="ld", op=c.OP_LD, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
     Form(name="ld.shared", op=c.OP_LD, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),

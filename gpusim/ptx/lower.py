@@ -393,9 +393,14 @@ def _lower_alu(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods, o
         row[L.F_ISA] = isa.isa_row(op, ty if op == c.OP_SETP else ty2)
 
 
+_HALF_TYPES = (c.T_F16, c.T_BF16, c.T_F16X2, c.T_BF16X2)
+
+
 def _cvt_variant(op: int, ty: int, ty2: int) -> str | None:
     if op != c.OP_CVT:
         return None
+    if (ty in _HALF_TYPES and ty2 == c.T_F32) or (ty2 in _HALF_TYPES and ty == c.T_F32):
+        return "cvt.half"
     return "cvt.float" if (c.TYPE_FLOAT[ty] or c.TYPE_FLOAT[ty2]) else "cvt.int"
 
 
