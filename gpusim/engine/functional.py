@@ -43,6 +43,7 @@ def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block,
 def run_functional(m, code, n_blocks, max_warp_instructions):
     """Run the whole grid. Returns (RUN_* status, warp-instructions executed, block of a deadlock)."""
     launch = m.launch
+    clock = m.clock          # hoisted: a struct field read in the loop costs a reference count each time
     wpb = launch[S.L_WARPS_PER_BLOCK]
     tpb = launch[S.L_THREADS_PER_BLOCK]
     nsm = launch[S.L_NSM]
@@ -61,7 +62,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions):
                 if done[w] or waiting[w]:
                     continue
                 while True:
-                    m.clock[0] = block_executed
+                    clock[0] = block_executed
                     status = step_warp(m, code, w)
                     executed += 1
                     block_executed += 1
