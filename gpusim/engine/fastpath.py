@@ -163,19 +163,27 @@ def fast_alu(regs, row, w, mask):
             return False
         if op != c.OP_ADD and op != c.OP_SUB and op != c.OP_MUL and op != c.OP_FMA and op != c.OP_MAD:
             return False
-        for lane in range(32):
-            if (mask >> lane) & 1:
-                x = f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32))
-                y = f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32))
-                if op == c.OP_ADD:
-                    r = x + y
-                elif op == c.OP_SUB:
-                    r = x - y
-                elif op == c.OP_MUL:
-                    r = x * y
-                else:
-                    r = fused_multiply_add_f32(x, y, f32_from_bits(np.uint32(_src(regs, k2, v2, w, lane) & U32)))
-                regs[w, d0, lane] = _f32_result(np.float32(r))
+        # one loop per operation: the dispatch stays out of the lane loop
+        if op == c.OP_ADD or op == c.OP_SUB:
+            sign = np.float32(-1.0) if op == c.OP_SUB else np.float32(1.0)
+            for lane in range(32):
+                if (mask >> lane) & 1:
+                    x = f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32))
+                    y = f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32))
+                    regs[w, d0, lane] = _f32_result(x + sign * y)
+        elif op == c.OP_MUL:
+            for lane in range(32):
+                if (mask >> lane) & 1:
+                    x = f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32))
+                    y = f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32))
+                    regs[w, d0, lane] = _f32_result(x * y)
+        else:
+            for lane in range(32):
+                if (mask >> lane) & 1:
+                    x = f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32))
+                    y = f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32))
+                    z = f32_from_bits(np.uint32(_src(regs, k2, v2, w, lane) & U32))
+                    regs[w, d0, lane] = _f32_result(fused_multiply_add_f32(x, y, z))
         return True
     if is_float or ty == c.T_PRED and op != c.OP_AND and op != c.OP_OR and op != c.OP_XOR:
         return False
