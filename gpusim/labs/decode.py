@@ -56,14 +56,14 @@ def _pack_u32(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array).view(np.uint32).ravel()
 
 
-def _gemv_f16(gpu: Any, kernel: Any, weights: np.ndarray, activations: np.ndarray) -> tuple[Any, bool]:
-    """y = activations @ weights.T with the batch-1 kernel (one launch row per activation row)."""
+def _matmul_f16(gpu: Any, kernel: Any, weights: np.ndarray, activations: np.ndarray, grid: tuple) -> tuple[Any, bool]:
+    """y = activations @ weights.T with an fp16-weight kernel over ``grid``; checked against numpy."""
     rows, k = weights.shape
     batch = activations.shape[0]
     out = gpu.zeros(rows * batch, np.float32)
     run = gpu.launch(
         kernel,
-        grid=(rows // (WARPS_PER_BLOCK * GEMV_ROWS_PER_WARP), batch),
+        grid=grid,
         block=BLOCK_THREADS,
         args=[
             gpu.to_device(_pack_u32(weights)),
@@ -75,26 +75,18 @@ def _gemv_f16(gpu: Any, kernel: Any, weights: np.ndarray, activations: np.ndarra
     )
     expected = activations @ weights.astype(np.float32).T
     return run, bool(np.allclose(out.get().reshape(batch, rows), expected, rtol=1e-3, atol=1e-2))
+
+
+def _gemv_f16(gpu: Any, kernel: Any, weights: np.ndarray, activations: np.ndarray) -> tuple[Any, bool]:
+    """The batch-1 kernel: one launch row per activation row."""
+    grid = (weights.shape[0] // (WARPS_PER_BLOCK * GEMV_ROWS_PER_WARP), activations.shape[0])
+    return _matmul_f16(gpu, kernel, weights, activations, grid)
 
 
 def _gemm_f16(gpu: Any, kernel: Any, weights: np.ndarray, activations: np.ndarray) -> tuple[Any, bool]:
-    rows, k = weights.shape
-    batch = activations.shape[0]
-    out = gpu.zeros(rows * batch, np.float32)
-    run = gpu.launch(
-        kernel,
-        grid=(rows // (WARPS_PER_BLOCK * TILE_ROWS_PER_WARP), batch // TILE_BATCH),
-        block=BLOCK_THREADS,
-        args=[
-            gpu.to_device(_pack_u32(weights)),
-            gpu.to_device(activations.ravel()),
-            out,
-            np.int32(rows),
-            np.int32(k // 8),
-        ],
-    )
-    expected = activations @ weights.astype(np.float32).T
-    return run, bool(np.allclose(out.get().reshape(batch, rows), expected, rtol=1e-3, atol=1e-2))
+    """The batched kernel: tiles of TILE_BATCH activation rows."""
+    grid = (weights.shape[0] // (WARPS_PER_BLOCK * TILE_ROWS_PER_WARP), activations.shape[0] // TILE_BATCH)
+    return _matmul_f16(gpu, kernel, weights, activations, grid)
 
 
 def _gemv_u8(
