@@ -4,7 +4,7 @@ Registers hold raw bit patterns (uint64). The engine needs to look at those bits
 as IEEE floats and back without any conversion, and to count bits, inside
 numba's nopython mode. Each primitive here is an LLVM instruction emitted
 through ``numba.extending.intrinsic`` (``bitcast``, ``llvm.ctpop``,
-``llvm.ctlz``, ``llvm.fma``), so it costs one machine instruction and allocates
+``llvm.ctlz``, ``llvm.cttz``, ``llvm.fma``), so it costs one machine instruction and allocates
 nothing. The ``@njit`` wrappers accept any integer or float argument and cast it
 to the width the intrinsic expects.
 
@@ -88,6 +88,18 @@ def _ctlz_u64(typingctx, value):
 
 
 @intrinsic
+def _cttz_u64(typingctx, value):
+    signature = types.uint64(types.uint64)
+
+    def codegen(context, builder, sig, args):
+        function = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
+        # is_zero_poison = false: cttz(0) is defined and equals 64
+        return builder.call(function, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return signature, codegen
+
+
+@intrinsic
 def _fma_f64(typingctx, a, b, c):
     signature = types.float64(types.float64, types.float64, types.float64)
 
@@ -134,6 +146,12 @@ def popcount64(bits):
 def leading_zeros64(bits):
     """Number of leading zero bits in a uint64 (64 for zero)."""
     return _ctlz_u64(np.uint64(bits))
+
+
+@njit(cache=True, _nrt=False)
+def trailing_zeros64(bits):
+    """Number of trailing zero bits in a uint64 (64 for zero): the index of the lowest one bit."""
+    return _cttz_u64(np.uint64(bits))
 
 
 @njit(cache=True, _nrt=False)

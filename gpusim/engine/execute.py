@@ -41,14 +41,14 @@ U32_MASK = np.uint64(0xFFFFFFFF)
 
 
 @njit(cache=True, _nrt=False)
-def guard_mask(m, row, w, active):
+def guard_mask(regs, row, w, active):
     g = row[L.F_GUARD]
     if g < 0:
         return active
     want = np.uint64(0) if row[L.F_GUARD_NEG] else np.uint64(1)
     mask = 0
     for lane in range(32):
-        if (active >> lane) & 1 and (m.regs[w, g, lane] & np.uint64(1)) == want:
+        if (active >> lane) & 1 and (regs[w, g, lane] & np.uint64(1)) == want:
             mask |= 1 << lane
     return mask
 
@@ -89,8 +89,6 @@ def exec_alu(m, row, w, mask):
                         d = row[L.F_DST0 + i]
                         if d >= 0:
                             m.regs[w, d, lane] = (value >> (elem_bits * np.uint64(i))) & elem_mask
-        return
-    if fast_alu(m.regs, row, w, mask):
         return
     d1 = row[L.F_DST0 + 1] if ndst > 1 else -1
     for lane in range(32):
@@ -249,7 +247,7 @@ def step_warp(m, code, w):
     active = m.stk_mask[w, sp]
     row = code[pc]
     op = row[L.F_OP]
-    mask = guard_mask(m, row, w, active)
+    mask = guard_mask(m.regs, row, w, active)
     counts = m.pc_counts
     counts[pc, 0] += 1
     n_active = popcount64(np.uint64(active))
@@ -262,7 +260,8 @@ def step_warp(m, code, w):
     m.mem_req[S.MR_PC] = pc
     status = STATUS_OK
     if op <= c.OP_LAST_ALU:
-        exec_alu(m, row, w, mask)
+        if not fast_alu(m.regs, row, w, mask):
+            exec_alu(m, row, w, mask)
     elif op == c.OP_BRA:
         if not branch(m, w, pc, row[L.F_TARGET], row[L.F_RECONV], mask, active):
             return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
@@ -274,7 +273,7 @@ def step_warp(m, code, w):
     elif op == c.OP_EXIT:
         if mask == 0:
             m.stk_pc[w, sp] = pc + 1
-            normalize(m, w)
+            normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
             return STATUS_OK
         top = exit_lanes(m, w, pc, mask)
         return STATUS_EXITED if top < 0 else STATUS_OK
@@ -297,7 +296,7 @@ def step_warp(m, code, w):
     elif op >= c.OP_SHFL and op <= c.OP_REDUX:
         warp_op(m, row, w, mask)
     m.stk_pc[w, sp] = pc + 1
-    normalize(m, w)
+    normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
     if m.sp[w] < 0:
         return STATUS_EXITED
     return status

@@ -52,6 +52,30 @@ def throttle_state(pipe):
 
 
 @njit(cache=True, _nrt=False)
+def hold_pipe(pipe_free, busy_acc, busy_t0, sub, pipe, cycle, until):
+    """Keep sub-partition ``sub``'s ``pipe`` busy until ``until`` (an instruction issued at ``cycle``).
+
+    The pipe's busy history is kept as a running count so that warps waiting on it can be charged
+    lazily: ``busy_acc`` holds the busy cycles before ``busy_t0``; from ``busy_t0`` on the pipe is busy
+    while the cycle is below ``pipe_free``. A change made at ``cycle`` takes effect from ``cycle + 1``
+    (this cycle's warps were already judged against the old value)."""
+    old = pipe_free[sub, pipe]
+    if until <= old:
+        return
+    t0 = busy_t0[sub, pipe]
+    if cycle + 1 > t0:
+        busy_acc[sub, pipe] += max(0, min(cycle + 1, old) - t0)
+        busy_t0[sub, pipe] = cycle + 1
+    pipe_free[sub, pipe] = until
+
+
+@njit(cache=True, _nrt=False)
+def busy_before(pipe_free, busy_acc, busy_t0, sub, pipe, t):
+    """Cycles before ``t`` in which ``pipe`` of ``sub`` was busy (``t`` at or after the last change)."""
+    return busy_acc[sub, pipe] + max(0, min(t, pipe_free[sub, pipe]) - busy_t0[sub, pipe])
+
+
+@njit(cache=True, _nrt=False)
 def _reg_wait(reg_ready, reg_dep, w, r, wake, state):
     if r >= 0:
         t = reg_ready[w, r]
@@ -145,7 +169,7 @@ def _memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
         ideal = _ceil_div(active * nbytes, wavefront_bytes)
         # the sub-partition's MIO queue takes one wavefront per cycle; the SM's shared-memory data path
         # (shared by all four sub-partitions) moves shared_bytes_per_cycle_per_sm
-        ts.pipe_free[sub, I.PIPE_MIO] = max(ts.pipe_free[sub, I.PIPE_MIO], cycle + wavefronts)
+        hold_pipe(ts.pipe_free, ts.pipe_busy_acc, ts.pipe_busy_t0, sub, I.PIPE_MIO, cycle, cycle + wavefronts)
         start, _ = server_reserve(ts.shared_path, sm, cycle, wavefronts * wavefront_bytes,
                                   prm[T.TP_SHARED_BYTES_PER_CYCLE])
         ts.pc_mem[pc, T.PM_REQUESTS] += 1
@@ -198,7 +222,7 @@ def _memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
                                  ms.mshr, ms.params, ms.rates, ms.counters)
         if wait > 0:
             ts.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
-            ts.pipe_free[sub, I.PIPE_LSU] = max(ts.pipe_free[sub, I.PIPE_LSU], cycle + wait)
+            hold_pipe(ts.pipe_free, ts.pipe_busy_acc, ts.pipe_busy_t0, sub, I.PIPE_LSU, cycle, cycle + wait)
         return done
     if kind == S.MR_STORE:
         if is_local:
@@ -222,8 +246,8 @@ def _memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
 
 
 @njit(cache=True, _nrt=False)
-def book_issue(code, isa, pipe_issues, pipe_free, pipe_interval, reg_ready, reg_dep, w_wake, w_reason,
-               w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready):
+def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, pipe_interval, reg_ready, reg_dep,
+               w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready):
     """Book the timing of the instruction at ``pc`` that warp ``w`` issued at ``cycle``: pipe occupancy,
     when its destinations are ready (``memory_ready`` for memory instructions, else the form's latency),
     and any wait it imposes on the warp (branch resolution, memory barrier, nanosleep)."""
@@ -232,7 +256,7 @@ def book_issue(code, isa, pipe_issues, pipe_free, pipe_interval, reg_ready, reg_
     latency = isa[form, I.I_LATENCY]
     dep = isa[form, I.I_DEP]
     pipe_issues[pipe] += 1
-    pipe_free[sub, pipe] = max(pipe_free[sub, pipe], cycle + pipe_interval[pipe])
+    hold_pipe(pipe_free, pipe_busy_acc, pipe_busy_t0, sub, pipe, cycle, cycle + pipe_interval[pipe])
     ready = cycle + max(latency, 1) if memory_ready < 0 else memory_ready
     for i in range(code[pc, L.F_NDST]):
         d = code[pc, L.F_DST0 + i]

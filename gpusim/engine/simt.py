@@ -32,15 +32,15 @@ def init_warp(m, w, lane_mask):
 
 
 @njit(cache=True, _nrt=False)
-def normalize(m, w):
+def normalize(sps, stk_pc, stk_rpc, stk_mask, w):
     """Pop finished entries; returns the new top index (-1 when the warp is done)."""
-    sp = m.sp[w]
+    sp = sps[w]
     while sp >= 0:
-        if m.stk_mask[w, sp] == 0 or m.stk_pc[w, sp] == m.stk_rpc[w, sp]:
+        if stk_mask[w, sp] == 0 or stk_pc[w, sp] == stk_rpc[w, sp]:
             sp -= 1
         else:
             break
-    m.sp[w] = sp
+    sps[w] = sp
     return sp
 
 
@@ -81,7 +81,7 @@ def branch(m, w, pc, target, reconv, taken, active):
             m.stk_rpc[w, sp] = reconv
             m.stk_mask[w, sp] = taken
         m.sp[w] = sp
-    normalize(m, w)
+    normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
     return True
 
 
@@ -93,4 +93,4 @@ def exit_lanes(m, w, pc, lanes):
     m.stk_pc[w, sp] = pc + 1
     for e in range(sp + 1):
         m.stk_mask[w, e] &= ~lanes
-    return normalize(m, w)
+    return normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)

@@ -16,15 +16,17 @@ retiring block's slot takes the next block, which starts after
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from gpusim.engine import stalls as ST
 from gpusim.engine import state as S
 from gpusim.engine import timing_state as T
 from gpusim.engine.barriers import release_barriers
+from gpusim.engine.bits import trailing_zeros64
 from gpusim.engine.execute import step_warp
 from gpusim.engine.functional import start_block
-from gpusim.engine.issue import book_issue, dependencies, memory_timing, throttle_state
+from gpusim.engine.issue import book_issue, busy_before, dependencies, memory_timing, throttle_state
 from gpusim.engine.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED
 
 TIMED_OK = 0
@@ -58,7 +60,10 @@ def dispatch_block(ts, m, sm, bslot_local, block, cycle, age):
         ts.w_exiting[w] = 0
         ts.w_group[w] = 1
         ts.w_cached[w] = 0
+        ts.w_parked[w] = 0
         ts.reg_ready[w, :] = 0
+        sub = sm * prm[T.TP_NSP] + (w - sm * slots) % prm[T.TP_NSP]
+        ts.sub_next[sub] = min(ts.sub_next[sub], cycle)
     ts.b_block[bslot] = block
     ts.b_live[bslot] = wpb
     if ts.sm_warps[sm] == 0:
@@ -88,6 +93,8 @@ def release_block_barriers(ts, sm, bslot_local, cycle):
                 ts.w_reason[w] = ST.BARRIER
                 ts.w_eval[w] = cycle + 1
                 ts.w_cached[w] = 0
+                sub = sm * prm[T.TP_NSP] + (w - sm * prm[T.TP_SLOTS]) % prm[T.TP_NSP]
+                ts.sub_next[sub] = min(ts.sub_next[sub], cycle + 1)
             else:
                 ts.w_wake[w] = 0
     ts.sm_next[sm] = min(ts.sm_next[sm], cycle + 1)
@@ -180,6 +187,64 @@ def _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_bl
         w_since[w] = cycle
 
 
+@njit(cache=True, _nrt=False)
+def better_warp(policy, w, best, sub_last, slots, w_age, w_group):
+    """Whether the scheduler prefers ready warp ``w`` to ``best`` (both of one sub-partition).
+
+    gto: the last issued warp, else the oldest; lrr: the first after the last issued in slot order;
+    two_level: the active set first, round-robin within it."""
+    if policy == T.POLICY_GTO:
+        if w == sub_last:
+            return True
+        if best == sub_last:
+            return False
+        return w_age[w] < w_age[best]
+    if policy == T.POLICY_TWO_LEVEL and w_group[w] != w_group[best]:
+        return w_group[w] > w_group[best]
+    return (w - sub_last - 1) % slots < (best - sub_last - 1) % slots
+
+
+@njit(cache=True, _nrt=False)
+def pick_parked(policy, candidates, base, nsp, sub_last, w_age, w_group):
+    """The warp the scheduler issues among ``candidates`` (bit j: warp ``base + j * nsp``); the same
+    choice as ``better_warp`` applied over them."""
+    if policy == T.POLICY_GTO:
+        if sub_last >= 0 and (candidates >> np.int64((sub_last - base) // nsp)) & 1:
+            return sub_last
+        best = -1
+        rest = candidates
+        while rest != 0:
+            w = base + np.int64(trailing_zeros64(rest)) * nsp
+            rest &= rest - 1
+            if best < 0 or w_age[w] < w_age[best]:
+                best = w
+        return best
+    if policy == T.POLICY_TWO_LEVEL:
+        active = np.int64(0)
+        rest = candidates
+        while rest != 0:
+            j = np.int64(trailing_zeros64(rest))
+            rest &= rest - 1
+            if w_group[base + j * nsp]:
+                active |= np.int64(1) << j
+        if active != 0:
+            candidates = active
+    if sub_last >= 0:
+        later = candidates & ~((np.int64(2) << np.int64((sub_last - base) // nsp)) - 1)
+        if later != 0:
+            candidates = later
+    return base + np.int64(trailing_zeros64(candidates)) * nsp
+
+
+@njit(cache=True, _nrt=False)
+def charge_parked(stalls, pc_stalls, pc, throttle, busy, elapsed):
+    """Charge a parked warp's wait: ``busy`` cycles its pipe was busy, the rest not selected."""
+    stalls[throttle] += busy
+    pc_stalls[pc, throttle] += busy
+    stalls[ST.NOT_SELECTED] += elapsed - busy
+    pc_stalls[pc, ST.NOT_SELECTED] += elapsed - busy
+
+
 @njit(cache=True)
 def run_timed(ts, m, ms, code):
     """Run the grid. Returns (TIMED_* status, end cycle)."""
@@ -210,6 +275,13 @@ def run_timed(ts, m, ms, code):
     w_group = ts.w_group
     w_mem_pending = ts.w_mem_pending
     pipe_free = ts.pipe_free
+    pipe_busy_acc = ts.pipe_busy_acc
+    pipe_busy_t0 = ts.pipe_busy_t0
+    w_parked = ts.w_parked
+    w_park_busy = ts.w_park_busy
+    park_mask = ts.park_mask
+    park_pipes = ts.park_pipes
+    sub_next = ts.sub_next
     stalls = ts.stalls
     pc_stalls = ts.pc_stalls
     sm_next = ts.sm_next
@@ -228,6 +300,9 @@ def run_timed(ts, m, ms, code):
     pipe_issues = ts.pipe_issues
     pipe_interval = ts.pipe_interval
     clock_mhz = prm[T.TP_CLOCK_MHZ]
+    # lazy accounting of ready warps needs one bit per warp of a sub-partition, and no interval trace
+    # (a parked warp's not_selected / throttle cycles are charged in total, not as intervals)
+    lazy = trace.shape[0] == 0 and issue_trace.shape[0] == 0 and slots // nsp <= 62
     sp_of = m.sp
     stk_pc = m.stk_pc
     mem_req = m.mem_req
@@ -249,85 +324,113 @@ def run_timed(ts, m, ms, code):
                 if sm_next[sm] < next_cycle:
                     next_cycle = sm_next[sm]
                 continue
-            sm_min = T.INF_CYCLE
+            base_sm = sm * slots
             for sp in range(nsp):
                 sub = sm * nsp + sp
                 best = -1
                 best_pc = 0
                 sub_last = sched_last[sub]
-                for k in range(sp, slots, nsp):
-                    w = sm * slots + k
-                    if w_resident[w] == 0:
-                        continue
-                    if w_eval[w] > cycle:
-                        if w_eval[w] < sm_min:
-                            sm_min = w_eval[w]
-                        continue
-                    if w_exiting[w]:
-                        if w_mem_pending[w] <= cycle:
-                            before = next_block
-                            next_block = retire_warp(ts, m, w, sm, cycle, next_block, age)
-                            if next_block != before:
-                                age += wpb
-                            sm_min = min(sm_min, cycle)
-                        else:
+                if sub_next[sub] <= cycle:
+                    # evaluate the warps whose state may change now; sub_next collects the next such cycle
+                    sub_next[sub] = T.INF_CYCLE
+                    for k in range(sp, slots, nsp):
+                        w = base_sm + k
+                        if w_resident[w] == 0:
+                            continue
+                        if w_eval[w] > cycle:
+                            if w_eval[w] < sub_next[sub]:
+                                sub_next[sub] = w_eval[w]
+                            continue
+                        if w_exiting[w]:
+                            if w_mem_pending[w] <= cycle:
+                                before = next_block
+                                next_block = retire_warp(ts, m, w, sm, cycle, next_block, age)
+                                if next_block != before:
+                                    age += wpb
+                            else:
+                                _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
+                                          w, ST.DRAIN, cycle, w_pc[w])
+                                w_eval[w] = w_mem_pending[w]
+                                if w_eval[w] < sub_next[sub]:
+                                    sub_next[sub] = w_eval[w]
+                            continue
+                        if w_bar[w]:
                             _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
-                                  w, ST.DRAIN, cycle, w_pc[w])
-                            w_eval[w] = w_mem_pending[w]
-                            sm_min = min(sm_min, w_eval[w])
+                                      w, ST.BARRIER, cycle, w_pc[w])
+                            w_eval[w] = T.INF_CYCLE
+                            continue
+                        if w_cached[w] == 0:
+                            dependencies(sp_of, stk_pc, code, w, w_wake, w_reason, reg_ready, reg_dep, isa,
+                                         w_dep_ready, w_dep_state, w_pipe, w_next_pc, w_cached)
+                        wake = w_dep_ready[w]
+                        state = w_dep_state[w]
+                        pipe = w_pipe[w]
+                        pc = w_next_pc[w]
+                        if lazy and wake <= cycle:
+                            # operands ready: from now on only its scheduler and its pipe hold it back, and
+                            # neither changes except when this sub-partition issues; park it and charge the
+                            # interval when it is picked (not_selected, or throttled while the pipe was busy)
+                            if w_state[w] != ST.NOT_SELECTED or w_pc[w] != pc:
+                                _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
+                                          w, ST.NOT_SELECTED, cycle, pc)
+                            w_parked[w] = 1
+                            w_park_busy[w] = busy_before(pipe_free, pipe_busy_acc, pipe_busy_t0, sub, pipe, cycle)
+                            park_mask[sub, pipe] |= np.int64(1) << np.int64(k // nsp)
+                            park_pipes[sub] |= np.int64(1) << pipe
+                            w_eval[w] = T.INF_CYCLE
+                            continue
+                        if pipe_free[sub, pipe] > wake:
+                            wake = pipe_free[sub, pipe]
+                            state = throttle_state(pipe)
+                        if wake > cycle:
+                            if w_state[w] != state or w_pc[w] != pc:
+                                _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
+                                          w, state, cycle, pc)
+                            w_eval[w] = wake
+                            if policy == T.POLICY_TWO_LEVEL and w_group[w] == 1 and state == ST.LONG_SCOREBOARD:
+                                w_group[w] = 0
+                            if wake < sub_next[sub]:
+                                sub_next[sub] = wake
+                            continue
+                        if w_state[w] != ST.NOT_SELECTED or w_pc[w] != pc:
+                            _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
+                                      w, ST.NOT_SELECTED, cycle, pc)
+                        w_eval[w] = cycle
+                        sub_next[sub] = cycle
+                        if best < 0 or better_warp(policy, w, best, sub_last, slots, w_age, w_group):
+                            best = w
+                            best_pc = pc
+                stall_before = ST.NOT_SELECTED
+                if lazy:
+                    candidates = np.int64(0)
+                    pipes = park_pipes[sub]
+                    while pipes != 0:
+                        p = np.int64(trailing_zeros64(pipes))
+                        pipes &= pipes - 1
+                        if pipe_free[sub, p] <= cycle:
+                            candidates |= park_mask[sub, p]
+                    if candidates == 0:
                         continue
-                    if w_bar[w]:
-                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
-                                  w, ST.BARRIER, cycle, w_pc[w])
-                        w_eval[w] = T.INF_CYCLE
-                        continue
-                    if w_cached[w] == 0:
-                        dependencies(sp_of, stk_pc, code, w, w_wake, w_reason, reg_ready, reg_dep, isa,
-                                     w_dep_ready, w_dep_state, w_pipe, w_next_pc, w_cached)
-                    wake = w_dep_ready[w]
-                    state = w_dep_state[w]
-                    pipe = w_pipe[w]
-                    pc = w_next_pc[w]
-                    if pipe_free[sub, pipe] > wake:
-                        wake = pipe_free[sub, pipe]
-                        state = throttle_state(pipe)
-                    if wake > cycle:
-                        _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
-                                  w, state, cycle, pc)
-                        w_eval[w] = wake
-                        if policy == T.POLICY_TWO_LEVEL and w_group[w] == 1 and state == ST.LONG_SCOREBOARD:
-                            w_group[w] = 0
-                        if wake < sm_min:
-                            sm_min = wake
-                        continue
-                    _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
-                                  w, ST.NOT_SELECTED, cycle, pc)
-                    w_eval[w] = cycle
+                    best = pick_parked(policy, candidates, base_sm + sp, nsp, sub_last, w_age, w_group)
+                    best_pc = w_next_pc[best]
+                    pipe = w_pipe[best]
+                    park_mask[sub, pipe] &= ~(np.int64(1) << np.int64((best - base_sm) // nsp))
+                    if park_mask[sub, pipe] == 0:
+                        park_pipes[sub] &= ~(np.int64(1) << pipe)
+                    w_parked[best] = 0
+                    busy = busy_before(pipe_free, pipe_busy_acc, pipe_busy_t0, sub, pipe, cycle) - w_park_busy[best]
+                    charge_parked(stalls, pc_stalls, best_pc, throttle_state(pipe), busy, cycle - w_since[best])
+                    w_since[best] = cycle
+                else:
                     if best < 0:
-                        better = True
-                    elif policy == T.POLICY_GTO:
-                        if w == sub_last:
-                            better = True
-                        elif best == sub_last:
-                            better = False
-                        else:
-                            better = w_age[w] < w_age[best]
-                    elif policy == T.POLICY_TWO_LEVEL and w_group[w] != w_group[best]:
-                        better = w_group[w] > w_group[best]
-                    else:
-                        better = (w - sub_last - 1) % slots < (best - sub_last - 1) % slots
-                    if better:
-                        best = w
-                        best_pc = pc
-                if best < 0:
-                    continue
-                stall_before = w_state[best] if w_pc[best] == best_pc else ST.SELECTED
+                        continue
+                    stall_before = w_state[best] if w_pc[best] == best_pc else ST.SELECTED
                 _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
-                                  best, ST.SELECTED, cycle, best_pc)
+                          best, ST.SELECTED, cycle, best_pc)
                 if policy == T.POLICY_TWO_LEVEL and w_group[best] == 0:
                     active = 0
                     for k2 in range(sp, slots, nsp):
-                        active += w_group[sm * slots + k2] * w_resident[sm * slots + k2]
+                        active += w_group[base_sm + k2] * w_resident[base_sm + k2]
                     if active < two_level_n:
                         w_group[best] = 1
                 clock[0] = cycle
@@ -340,20 +443,33 @@ def run_timed(ts, m, ms, code):
                 if mem_req[S.MR_KIND] != 0:
                     memory_ready = memory_timing(ts, m, ms, best, sm, sub, pc, cycle)
                 record_issue(issue_trace, issue_trace_n, cycle, best, pc, mem_req, stall_before, warp_block[best])
-                book_issue(code, isa, pipe_issues, pipe_free, pipe_interval, reg_ready, reg_dep, w_wake, w_reason,
-                           w_mem_pending, regs, clock_mhz, pc, best, sub, cycle, memory_ready)
+                book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, pipe_interval, reg_ready,
+                           reg_dep, w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, best, sub, cycle,
+                           memory_ready)
                 sched_last[sub] = best
                 w_eval[best] = cycle + 1
-                sm_min = min(sm_min, cycle + 1)
+                if cycle + 1 < sub_next[sub]:
+                    sub_next[sub] = cycle + 1
                 if status == STATUS_EXITED:
                     w_exiting[best] = 1
                 elif status == STATUS_BARRIER:
                     w_bar[best] = 1
                     ts.w_bar_id[best] = m.mem_req[S.MR_BAR_ID]
                     ts.w_bar_count[best] = m.mem_req[S.MR_BAR_COUNT]
-                    release_block_barriers(ts, sm, (best - sm * slots) // wpb, cycle)
-            if sm_min < sm_next[sm] or sm_next[sm] <= cycle:
-                sm_next[sm] = sm_min
+                    release_block_barriers(ts, sm, (best - base_sm) // wpb, cycle)
+            # the SM's next event: a warp to evaluate, or a parked warp's pipe coming free
+            sm_min = T.INF_CYCLE
+            for sub in range(sm * nsp, sm * nsp + nsp):
+                if sub_next[sub] < sm_min:
+                    sm_min = sub_next[sub]
+                pipes = park_pipes[sub]
+                while pipes != 0:
+                    p = np.int64(trailing_zeros64(pipes))
+                    pipes &= pipes - 1
+                    t = max(pipe_free[sub, p], cycle + 1)
+                    if t < sm_min:
+                        sm_min = t
+            sm_next[sm] = sm_min
             if sm_next[sm] < next_cycle:
                 next_cycle = sm_next[sm]
         if next_cycle >= T.INF_CYCLE:

@@ -28,6 +28,14 @@ w_pipe, w_next_pc  [W]                   the next instruction's pipe and pc
 reg_ready          [W, R]                cycle each register's pending write completes
 reg_dep            [W, R]                dependency class (isa.DEP_*) of that write
 pipe_free          [NSM*NSP, N_PIPES]    next cycle each pipe accepts an instruction
+pipe_busy_acc,     [NSM*NSP, N_PIPES]    the pipe's busy history: busy cycles before pipe_busy_t0
+pipe_busy_t0                             (see issue.hold_pipe)
+w_parked           [W]                   1 while the warp waits only for its scheduler (lazy accounting)
+w_park_busy        [W]                   its pipe's busy count (issue.busy_before) when it was parked
+park_mask          [NSM*NSP, N_PIPES]    parked warps of each sub-partition by next pipe (bit j: slot
+                                         sp + j * NSP)
+park_pipes         [NSM*NSP]             bit p set while park_mask[sub, p] is not empty
+sub_next           [NSM*NSP]             next cycle a non-parked warp of the sub-partition needs evaluating
 sched_last         [NSM*NSP]             last warp slot each scheduler issued
 sched_active       [NSM*NSP]             two-level active-set size
 sm_next            [NSM]                 next cycle the SM needs evaluating
@@ -65,7 +73,8 @@ TIMINGSTATE_FIELDS = [
     "w_resident", "w_done", "w_state", "w_since", "w_pc", "w_eval", "w_wake", "w_reason", "w_age",
     "w_bar", "w_bar_id", "w_bar_count", "w_mem_pending", "w_exiting", "w_group",
     "w_cached", "w_dep_ready", "w_dep_state", "w_pipe", "w_next_pc",
-    "reg_ready", "reg_dep", "pipe_free", "sched_last", "sched_active",
+    "reg_ready", "reg_dep", "pipe_free", "pipe_busy_acc", "pipe_busy_t0",
+    "w_parked", "w_park_busy", "park_mask", "park_pipes", "sub_next", "sched_last", "sched_active",
     "sm_next", "sm_warps", "sm_active_since", "sm_active_cycles", "b_block", "b_live",
     "stalls", "pc_stalls", "pc_mem", "pipe_issues", "ctr", "sectors", "lane_ops", "bank_scratch", "addrs",
     "trace", "trace_n", "mem_trace", "mem_trace_n", "last_sectors",
@@ -141,6 +150,12 @@ def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: 
         reg_ready=np.zeros((warps, max(n_regs, 1)), dtype=np.int64),
         reg_dep=np.zeros((warps, max(n_regs, 1)), dtype=np.int64),
         pipe_free=np.zeros((nsm * nsp, N_PIPES), dtype=np.int64),
+        pipe_busy_acc=np.zeros((nsm * nsp, N_PIPES), dtype=np.int64),
+        pipe_busy_t0=np.zeros((nsm * nsp, N_PIPES), dtype=np.int64),
+        w_parked=per_warp(), w_park_busy=per_warp(),
+        park_mask=np.zeros((nsm * nsp, N_PIPES), dtype=np.int64),
+        park_pipes=np.zeros(nsm * nsp, dtype=np.int64),
+        sub_next=np.full(nsm * nsp, INF_CYCLE, dtype=np.int64),
         sched_last=np.full(nsm * nsp, -1, dtype=np.int64),
         sched_active=np.zeros(nsm * nsp, dtype=np.int64),
         sm_next=np.full(nsm, INF_CYCLE, dtype=np.int64),
