@@ -113,17 +113,19 @@ def _global_word(m, row, pc, w, mask, is_load, base, offset):
     (same checks, same effects, same request summary)."""
     heap_bytes = m.launch[S.L_HEAP_BYTES]
     valid = m.valid
+    regs = m.regs
+    lane_addr = m.lane_addr
     for lane in range(32):
         if (mask >> lane) & 1:
             address = offset
             if base >= 0:
-                address = np.int64(m.regs[w, base, lane]) + offset
+                address = np.int64(regs[w, base, lane]) + offset
             if address & 3:
                 return fail(m, S.ERR_MISALIGNED, pc, w, lane, address)
             word = address - L.GLOBAL_BASE
             if word < 0 or word + 4 > heap_bytes or valid[word] == 0 or valid[word + 3] == 0:
                 return fail(m, S.ERR_OUT_OF_BOUNDS, pc, w, lane, address)
-            m.lane_addr[lane] = word
+            lane_addr[lane] = word
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_GLOBAL
     req[S.MR_SIZE] = 4
@@ -134,14 +136,27 @@ def _global_word(m, row, pc, w, mask, is_load, base, offset):
     if is_load:
         req[S.MR_KIND] = S.MR_LOAD
         d = row[L.F_DST0]
-        for lane in range(32):
-            if (mask >> lane) & 1 and d >= 0:
-                m.regs[w, d, lane] = np.uint64(mem32[m.lane_addr[lane] >> 2])
+        regs = m.regs
+        lane_addr = m.lane_addr
+        if d >= 0:
+            for lane in range(32):
+                if (mask >> lane) & 1:
+                    regs[w, d, lane] = np.uint64(mem32[lane_addr[lane] >> 2])
     else:
         req[S.MR_KIND] = S.MR_STORE
+        kind = row[L.F_SK0]
+        value = row[L.F_SK0 + 1]
+        regs = m.regs
+        lane_addr = m.lane_addr
         for lane in range(32):
             if (mask >> lane) & 1:
-                mem32[m.lane_addr[lane] >> 2] = np.uint32(read_src(m, row, 0, w, lane) & U32_MASK)
+                if kind == L.SK_REG:
+                    bits = regs[w, value, lane]
+                elif kind == L.SK_IMM:
+                    bits = np.uint64(value)
+                else:
+                    bits = read_src(m, row, 0, w, lane)
+                mem32[lane_addr[lane] >> 2] = np.uint32(bits & U32_MASK)
     return STATUS_OK
 
 

@@ -33,10 +33,12 @@ Stores and atomics
 
 MSHRs
     Each SM has ``mshrs_per_sm`` slots, state ``mshr_free_cycle`` int64[sms, mshrs_per_sm] holding the cycle
-    each slot's sector completes (a slot is free once that cycle is reached). A sector that misses in L1
-    takes the slot that frees earliest; if even that one is still busy the sector waits for it, which also
-    delays the sectors after it. A hit on a pending fill needs no slot (it merges). The loads return the
-    total cycles the request's issue was held back this way so the caller can charge ``lg_throttle``.
+    each slot's sector completes (a slot is free once that cycle is reached), kept as a binary min-heap
+    per SM so that the slot freeing earliest is at index 0 (taking it costs log2(slots), not a scan). A
+    sector that misses in L1 takes the slot that frees earliest; if even that one is still busy the sector
+    waits for it, which also delays the sectors after it. A hit on a pending fill needs no slot (it
+    merges). The loads return the total cycles the request's issue was held back this way so the caller
+    can charge ``lg_throttle``.
 
 State
     l1        cache state with one partition per SM (``make_memsys_state``)
@@ -248,13 +250,23 @@ def _l2_read(sector_addr, served_cycle, l2_set, l2, servers, params, rates, coun
 
 
 @njit(cache=True, _nrt=False)
-def _take_mshr(mshr_free_cycle, sm, wanted_cycle):
-    """Slot of SM ``sm`` that frees earliest and the cycle (>= wanted_cycle) the sector can use it."""
-    slot = 0
-    for candidate in range(1, mshr_free_cycle.shape[1]):
-        if mshr_free_cycle[sm, candidate] < mshr_free_cycle[sm, slot]:
-            slot = candidate
-    return slot, max(wanted_cycle, mshr_free_cycle[sm, slot])
+def _replace_earliest_mshr(mshr_free_cycle, sm, busy_until):
+    """SM ``sm``'s slots form a binary min-heap of free cycles (root: the slot that frees earliest).
+    Give the earliest slot to a sector that holds it until ``busy_until``: replace the root, sift down."""
+    heap = mshr_free_cycle[sm]
+    size = heap.shape[0]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and heap[child + 1] < heap[child]:
+            child += 1
+        if heap[child] >= busy_until:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = busy_until
 
 
 @njit(cache=True, _nrt=False)
@@ -283,7 +295,7 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
                 completion = max(completion, max(path_cycle + params[P_L1_LATENCY_CYCLES], ready_cycle))
                 continue
         counters[C_L1_MISS_SECTORS] += 1
-        slot, miss_cycle = _take_mshr(mshr_free_cycle, sm, path_cycle)
+        miss_cycle = max(path_cycle, mshr_free_cycle[sm, 0])   # the slot that frees earliest (heap root)
         if miss_cycle > path_cycle:
             mshr_wait += miss_cycle - path_cycle
             issue_cycle += miss_cycle - path_cycle
@@ -291,7 +303,7 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
                                                       rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
         _, served_cycle, l2_set = _l2_arrive(sector_addr, leave_cycle, l2, servers, params, rates, counters)
         sector_done = _l2_read(sector_addr, served_cycle, l2_set, l2, servers, params, rates, counters)
-        mshr_free_cycle[sm, slot] = sector_done
+        _replace_earliest_mshr(mshr_free_cycle, sm, sector_done)
         if use_l1:
             cache_fill(l1, l1_set, sector_addr, sector_done)
         completion = max(completion, sector_done)
