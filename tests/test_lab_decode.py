@@ -112,9 +112,13 @@ def test_gemm_handles_rows_and_batches_off_the_tile(gpu_and_module, rows):
     weights = rng.standard_normal((rows, 64)).astype(np.float16)
     for batch in (3, 24, 100, 130):
         activations = rng.standard_normal((batch, 64)).astype(np.float32)
-        _, ok, kernel = decode.serve_batch(gpu, module, weights, activations)
+        run, ok, kernel = decode.serve_batch(gpu, module, weights, activations)
         assert ok, (rows, batch, kernel)
         assert kernel == decode.gemm_tile(batch)[1]
+        # the swizzled tile stores and the float4 fragment reads are free of bank conflicts
+        counters = run.counters
+        assert counters["shared_load_wavefronts"] == counters["shared_load_ideal_wavefronts"]
+        assert counters["shared_store_wavefronts"] == counters["shared_store_ideal_wavefronts"]
 
 
 def test_unsupported_shapes_are_launch_errors(gpu_and_module):
