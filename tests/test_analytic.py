@@ -64,14 +64,77 @@ def test_roofline_point_of_a_streaming_kernel(stream_run):
     assert point.pct_of_roof == pytest.approx(100 * point.achieved_flops / point.attainable_flops)
 
 
-def test_mwp_cwp_is_fed_from_the_run_and_predicts_the_right_order(stream_run):
+def test_mwp_cwp_is_fed_from_the_run(stream_run):
     prediction = mwp_cwp(stream_run)
+    config = stream_run.config
     warps = 64 * 256 // 32
     assert prediction.instructions_per_warp == pytest.approx(stream_run.warp_instructions / warps)
     assert prediction.memory_instructions_per_warp == pytest.approx(3.0)  # two loads, one store
-    assert prediction.case in ("no_overlap", "memory")  # not compute: few instructions per load
+    # the two loads are issued back to back before the add uses them: one memory waiting period per warp
+    assert prediction.memory_periods_per_warp == pytest.approx(1.0)
+    resident_warps = config.max_warps_per_sm  # 256-thread blocks fill the SM's warp slots
+    assert prediction.warps_per_sm == resident_warps
+    assert prediction.repetitions == pytest.approx(warps / (resident_warps * config.sms))
     assert prediction.mwp <= prediction.warps_per_sm
-    assert 0.3 < prediction.cycles / stream_run.cycles < 3.0
+    # Mem_L is the DRAM latency plus the spread of one period's sectors over the SM's port
+    assert config.dram_latency_cycles <= prediction.memory_latency_cycles < 1.05 * config.dram_latency_cycles
+
+
+@pytest.fixture(scope="module")
+def streaming_and_compute_runs():
+    """vecadd over distinct arrays (memory-bound) and flops_per_byte at 64 FLOP/B (compute-bound), 64 blocks
+    of 256 threads on one SM."""
+    gpu = gpusim.GPU("h100-sxm", sms=1)
+    n = 64 * 256
+    rng = np.random.default_rng(0)
+    a, b = gpu.to_device(rng.random(n, dtype=np.float32)), gpu.to_device(rng.random(n, dtype=np.float32))
+    out = gpu.zeros(n, np.float32)
+    vecadd = gpu.load("programs/vecadd.ptx")["vecadd"]
+    flops = gpu.load("programs/flops_per_byte.ptx")["flops_per_byte"]
+    streaming = gpu.launch(vecadd, grid=n // 256, block=256, args=[a, b, out, np.int32(n)])
+    compute = gpu.launch(flops, grid=n // 256, block=256, args=[a, out, np.int32(n), np.int32(64)])
+    return streaming, compute
+
+
+# The model's remaining error: fixed repetitions (blocks start in lockstep), the unloaded latency, an average
+# of L2 and DRAM latency per period, issue at the full rate: within 35 % on a streaming and a compute-bound
+# kernel (the paper reports 13 % geometric mean on its GPU against hardware).
+MWP_CWP_TOLERANCE = 0.35
+
+
+def test_mwp_cwp_within_tolerance_on_a_streaming_and_a_compute_bound_kernel(stream_run, streaming_and_compute_runs):
+    streaming, compute = streaming_and_compute_runs
+    for run, case in ((stream_run, "memory"), (streaming, "memory"), (compute, "compute")):
+        prediction = mwp_cwp(run)
+        assert prediction.case == case, run.kernel_name
+        assert prediction.cycles == pytest.approx(run.cycles, rel=MWP_CWP_TOLERANCE), run.kernel_name
+
+
+def test_mwp_cwp_compute_case_is_issue_time(streaming_and_compute_runs):
+    _, compute = streaming_and_compute_runs
+    prediction = mwp_cwp(compute)
+    config = compute.config
+    comp = compute.warp_instructions / (64 * 8) / config.sub_partitions_per_sm  # FFMA/ALU issue: 1 per cycle
+    assert prediction.comp_cycles == pytest.approx(comp)
+    expected = (prediction.memory_latency_cycles + comp * prediction.warps_per_sm) * prediction.repetitions
+    assert prediction.cycles == pytest.approx(expected)
+    # streaming: the DRAM bandwidth share, not the warp count, limits the overlapping warps
+    streaming = mwp_cwp(streaming_and_compute_runs[0])
+    config = streaming_and_compute_runs[0].config
+    dram = streaming_and_compute_runs[0].metrics
+    bytes_per_warp = (dram["dram__bytes_read.sum"] + dram["dram__bytes_write.sum"]) / (64 * 8)
+    per_warp_rate = bytes_per_warp / streaming.memory_latency_cycles
+    assert streaming.mwp == pytest.approx(config.dram_bytes_per_cycle * config.dram_efficiency / per_warp_rate)
+    assert streaming.mwp < streaming.warps_per_sm
+
+
+def test_mwp_cwp_needs_a_timed_run():
+    gpu = gpusim.GPU("h100-sxm", sms=1)
+    kernel = gpu.load("programs/vecadd.ptx")["vecadd"]
+    a = gpu.to_device(np.ones(256, np.float32))
+    run = gpu.launch(kernel, grid=1, block=256, args=[a, a, a, np.int32(256)], timing=False)
+    with pytest.raises(gpusim.errors.GpusimError, match="timed run"):
+        mwp_cwp(run)
 
 
 def test_compare_table_and_errors(stream_run):

@@ -1,19 +1,37 @@
+"""The decode lab against bounds derived from the config: DRAM bandwidth at batch 1, the FP32 peak and the
+ridge point (peak / sustained bandwidth) for the batch sweep."""
+
+import numpy as np
 import pytest
 
+import gpusim
+from gpusim.errors import LaunchError
 from gpusim.labs import LABS, decode
+
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+@pytest.fixture(scope="module")
+def config():
+    return gpusim.load_config("h100-sxm", sms=1)
+
+
+@pytest.fixture(scope="module")
+def ridge(config):
+    """FP32 peak / sustained DRAM bandwidth of the one-SM slice, in FLOP per byte."""
+    peak = 2 * config.fp32_lanes_per_sm * config.sms * config.core_clock_mhz * 1e6
+    return peak / (config.dram_bandwidth_gbs * 1e9 * config.dram_efficiency)
 
 
 @pytest.fixture(scope="module")
 def result():
-    return decode.run(
-        progress=False,
-        sms=1,
-        gemv_rows=1024,
-        gemv_k=2048,
-        sweep_rows=128,
-        sweep_k=2048,
-        batches=(1, 2, 16, 64, 256),
-    )
+    return decode.run(progress=False, sms=1, gemv_rows=1024, gemv_k=2048, sweep_rows=1024, sweep_k=1024,
+                      batches=BATCHES)
+
+
+@pytest.fixture(scope="module")
+def points(result):
+    return {p["batch"]: p for p in result.values["points"]}
 
 
 def test_registered():
@@ -26,9 +44,7 @@ def test_batch_one_gemv_streams_weights_near_dram_peak(result):
 
 
 def test_tokens_per_second_of_a_70b_model(result):
-    from gpusim.config import load_config
-
-    config = load_config("h100-sxm")
+    config = gpusim.load_config("h100-sxm")
     bound = config.dram_bandwidth_gbs * 1e9 / (2 * 70e9)  # weight bytes / bandwidth
     assert result.values["analytic_tokens_per_s_fp16"] == pytest.approx(bound)
     assert result.values["tokens_per_s_fp16"] == pytest.approx(bound, rel=0.2)
@@ -38,13 +54,77 @@ def test_int8_weights_double_tokens_per_second(result):
     assert result.values["int8_speedup"] == pytest.approx(2.0, rel=0.15)
 
 
-def test_batching_raises_tokens_per_second_until_the_knee(result):
-    points = {p["batch"]: p for p in result.values["points"]}
+def test_every_batch_is_correct_and_served_by_the_gemv_or_the_tiled_gemm(points):
     assert all(p["correct"] for p in points.values())
-    # memory side: more tokens per weight byte fetched, step time grows far slower than the batch
-    assert points[16]["tokens_per_s"] > 4 * points[1]["tokens_per_s"]
-    # compute side: FLOP/s flat, so the step time grows with the batch
-    assert points[256]["flops_per_s"] == pytest.approx(points[64]["flops_per_s"], rel=0.1)
-    assert points[256]["seconds"] == pytest.approx(4 * points[64]["seconds"], rel=0.1)
-    assert result.values["plateau_flops"] <= result.values["peak_flops"]
-    assert 1 < result.values["knee"] < 256
+    assert points[1]["kernel"] == "gemv_f16_b1"
+    for batch, point in points.items():
+        if batch > 1:
+            tile_batch, kernel, _, _ = decode.gemm_tile(batch)
+            assert point["kernel"] == kernel
+            assert tile_batch >= batch  # the smallest tile that covers the batch (all do up to 128)
+            assert all(smaller[0] < batch for smaller in decode.GEMM_TILES if smaller[0] < tile_batch)
+
+
+def test_memory_side_step_time_is_flat_and_tokens_rise_with_the_batch(points, ridge, config):
+    bandwidth = config.dram_bandwidth_gbs * 1e9 * config.dram_efficiency
+    memory_side = [b for b in BATCHES if b <= ridge / 2]
+    assert memory_side == [1, 2, 4, 8]
+    for batch in memory_side:
+        # memory-bound: FLOP/s = batch FLOP per weight byte x the bandwidth (within 25 %)
+        assert points[batch]["flop_per_weight_byte"] == pytest.approx(batch)
+        assert points[batch]["flops_per_s"] >= 0.75 * batch * bandwidth
+    for small, large in zip(memory_side, memory_side[1:], strict=False):
+        # twice the batch, nearly the same step time: tokens/s at least 1.5x
+        assert points[large]["tokens_per_s"] >= 0.75 * (large / small) * points[small]["tokens_per_s"]
+
+
+def test_tokens_rise_until_the_knee_and_flatten_beyond_the_ridge(result, points, ridge):
+    knee = result.values["knee"]
+    below_knee = [b for b in BATCHES if b <= knee]
+    assert len(below_knee) >= 4
+    for small, large in zip(below_knee, below_knee[1:], strict=False):
+        assert points[large]["tokens_per_s"] > points[small]["tokens_per_s"]
+    compute_side = [b for b in BATCHES if b >= 2 * ridge]
+    assert compute_side == [64, 128]
+    # compute-bound: FLOP/s flat, the step time doubles with the batch
+    assert points[128]["flops_per_s"] == pytest.approx(points[64]["flops_per_s"], rel=0.1)
+    assert points[128]["seconds"] == pytest.approx(2 * points[64]["seconds"], rel=0.1)
+
+
+def test_plateau_near_the_fp32_peak_and_knee_near_the_ridge_point(result, ridge, config):
+    peak = 2 * config.fp32_lanes_per_sm * config.sms * config.core_clock_mhz * 1e6
+    assert result.values["peak_flops"] == pytest.approx(peak)
+    assert result.values["ridge_point"] == pytest.approx(ridge)
+    assert 0.6 * peak <= result.values["plateau_flops"] <= peak
+    assert 0.65 * ridge <= result.values["knee"] <= 1.35 * ridge
+
+
+@pytest.fixture(scope="module")
+def gpu_and_module():
+    gpu = gpusim.GPU("h100-sxm", sms=1)
+    return gpu, gpu.load(str(decode.PROGRAM))
+
+
+@pytest.mark.parametrize("rows", [200, 1000])
+def test_gemm_handles_rows_and_batches_off_the_tile(gpu_and_module, rows):
+    gpu, module = gpu_and_module
+    rng = np.random.default_rng(1)
+    weights = rng.standard_normal((rows, 64)).astype(np.float16)
+    for batch in (3, 24, 100, 130):
+        activations = rng.standard_normal((batch, 64)).astype(np.float32)
+        run, ok, kernel = decode.serve_batch(gpu, module, weights, activations)
+        assert ok, (rows, batch, kernel)
+        assert kernel == decode.gemm_tile(batch)[1]
+        # the swizzled tile stores and the float4 fragment reads are free of bank conflicts
+        counters = run.counters
+        assert counters["shared_load_wavefronts"] == counters["shared_load_ideal_wavefronts"]
+        assert counters["shared_store_wavefronts"] == counters["shared_store_ideal_wavefronts"]
+
+
+def test_unsupported_shapes_are_launch_errors(gpu_and_module):
+    gpu, module = gpu_and_module
+    weights = np.zeros((64, 1000), np.float16)
+    with pytest.raises(LaunchError, match="k=1000"):
+        decode.serve_batch(gpu, module, weights, np.zeros((1, 1000), np.float32))
+    with pytest.raises(LaunchError, match="sweep_k=1000"):
+        decode.run(progress=False, sweep_k=1000)

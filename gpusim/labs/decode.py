@@ -1,6 +1,7 @@
-"""Lab `decode`: one token of LLM decode is a GEMV bounded by weight bytes / DRAM bandwidth.
+"""Lab `decode`: one token of LLM decode is a GEMV bounded by weight bytes / DRAM bandwidth; batching
+reuses every weight byte until the arithmetic, not the bandwidth, sets the step time.
 
-Kernels in programs/labs/decode_gemv.cu. Three experiments on a slice of ``sms`` SMs:
+Kernels in programs/labs/decode_gemv.cu. Four experiments on a slice of ``sms`` SMs:
 
 1. **Batch 1, fp16** (``gemv_f16_b1``, one warp per weight row, 2 KiB of loads in flight per warp):
    the weight matrix (``gemv_rows`` x ``gemv_k``, several times the slice's L2) streams from DRAM once;
@@ -11,17 +12,21 @@ Kernels in programs/labs/decode_gemv.cu. Three experiments on a slice of ``sms``
    weight bytes / peak DRAM bandwidth (h100-sxm, 70B: 140 GB / 3.35 TB/s = 24 tokens/s).
 3. **int8 weights with one fp32 scale per row** (``gemv_u8``, the same loop, 16 weights per 16-byte load):
    half the bytes, so about twice the tokens/s.
-4. **Batch sweep** (``gemv_f16_b1`` per activation row below 16, ``gemm_f16_r8_b16`` above: 8 weight rows x
-   16 activation rows per warp): every weight byte fetched serves ``batch`` tokens, so at first the step
-   time stays flat and tokens/s rise with the batch; they stop rising at the knee, where the FLOPs per
-   weight byte (= batch for fp16: 2 FLOPs per weight per token over 2 bytes) reach the kernel's compute
-   ceiling over the bandwidth. The table gives the roofline's ridge point (FP32 peak / sustained DRAM) and
-   the knee of this kernel (its measured FLOP/s plateau / the measured bandwidth).
+4. **Batch sweep** (``sweep_rows`` x ``sweep_k`` fp16 weights, batch 1 -> 512): batch 1 runs the GEMV;
+   larger batches run ``gemm_f16_nN``, a shared-memory tiled GEMM (fp16 weight tiles converted to fp32
+   once per block, each thread accumulating a 4..16 x 8 register tile with FFMAs) with the smallest batch
+   tile N in ``GEMM_TILES`` that covers the batch (the table names the kernel of every point). Every
+   weight byte fetched serves ``batch`` tokens: 2 FLOPs per weight per token over 2 bytes make the FLOPs
+   per weight byte equal to the batch. While that is below the ridge point (FP32 peak / sustained DRAM
+   bandwidth) the step time stays flat and tokens/s grow with the batch; above it the FFMA pipes are the
+   bound and tokens/s stop growing. The lab measures the knee as the FLOP/s plateau over the weight
+   bandwidth measured on the memory side (batches <= ridge / 4) and reports it beside the ridge point.
 
-Simplifications: activations are fp32 and fit in L1/L2; the math is FP32 on the CUDA cores (no tensor
-cores), so the ridge is the FP32 one; the engine runs fp16 -> fp32 conversions on the narrow SFU pipe, which
-with a tile of 8 x 16 per warp keeps this kernel's plateau well under the FP32 peak (the table's
-``% of peak``); the sweep's matrix is smaller than the batch-1 one to keep large batches quick.
+Simplifications: activations are fp32 and small beside the weights (their bytes are counted in the DRAM
+column, not on the x-axis); the math is FP32 on the CUDA cores (no tensor cores), so the ridge is the FP32
+one. The GEMM's plateau stays under the FP32 peak by its instruction mix (the column ``FFMA share``: weight
+conversions, shared-memory reads and stores, barriers) and by the shared-memory data path, which the
+engine charges per lane-byte (a broadcast float4 read costs as much as a distinct one).
 """
 
 from __future__ import annotations
@@ -33,22 +38,32 @@ import numpy as np
 
 from gpusim.analytic import roofline
 from gpusim.compare import compare
+from gpusim.config import WARP_SIZE
+from gpusim.errors import LaunchError
 from gpusim.labs import LabResult, format_table
 from gpusim.labs.support import LAB_PROGRAMS_DIR, progress_items, pyplot, save
 
 NAME = "decode"
-TITLE = "LLM decode: GEMV at batch 1, tokens/s from bandwidth, int8, batching"
+TITLE = "LLM decode: GEMV at batch 1, tokens/s from bandwidth, int8, batching up to the ridge point"
 DEFAULT_CONFIG = "h100-sxm"
 PROGRAM = LAB_PROGRAMS_DIR / "decode_gemv.ptx"
-BLOCK_THREADS = 256
-WARPS_PER_BLOCK = 8
-GEMV_ROWS_PER_WARP = 1
-TILE_ROWS_PER_WARP = 8
-TILE_BATCH = 16
+GEMV_BLOCK_THREADS = 256
+GEMV_WARPS_PER_BLOCK = GEMV_BLOCK_THREADS // WARP_SIZE
+GEMV_K_MULTIPLE = 8 * WARP_SIZE * 4  # halves per 16-byte load x lanes x UNROLL (decode_gemv.cu)
+GEMV_U8_K_MULTIPLE = 16 * WARP_SIZE * 4
+GEMM_K_MULTIPLE = 16  # BK, the K-slice of gemm_f16_tiled
+# (batch tile, kernel, weight rows per block, threads per block): the GEMM_F16 lines of decode_gemv.cu
+GEMM_TILES = (
+    (8, "gemm_f16_n8", 128, 32),
+    (16, "gemm_f16_n16", 128, 32),
+    (32, "gemm_f16_n32", 256, 64),
+    (64, "gemm_f16_n64", 256, 128),
+    (128, "gemm_f16_n128", 256, 256),
+)
 FP16_BYTES = 2
 INT8_BYTES = 1
 FLOPS_PER_MAC = 2
-BATCHES = (1, 2, 4, 16, 32, 64, 128, 256, 512)
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 MODEL_PARAMS = 70e9
 
 
@@ -56,49 +71,58 @@ def _pack_u32(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array).view(np.uint32).ravel()
 
 
-def _matmul_f16(gpu: Any, kernel: Any, weights: np.ndarray, activations: np.ndarray, grid: tuple) -> tuple[Any, bool]:
-    """y = activations @ weights.T with an fp16-weight kernel over ``grid``; checked against numpy."""
+def _check_multiple(name: str, value: int, multiple: int, why: str) -> None:
+    if value <= 0 or value % multiple:
+        raise LaunchError(f"decode lab: {name}={value} must be a positive multiple of {multiple} ({why})")
+
+
+def gemm_tile(batch: int) -> tuple[int, str, int, int]:
+    """The GEMM_TILES row that serves ``batch`` (> 1): the smallest batch tile covering it, else the largest."""
+    for tile in GEMM_TILES:
+        if batch <= tile[0]:
+            return tile
+    return GEMM_TILES[-1]
+
+
+def serve_batch(gpu: Any, module: Any, weights: np.ndarray, activations: np.ndarray) -> tuple[Any, bool, str]:
+    """y = activations @ weights.T (fp16 weights, fp32 activations): the GEMV at batch 1, else the tiled GEMM.
+
+    Returns the run, whether the result matches numpy and the kernel's name. Raises LaunchError for shapes
+    the kernels do not support (K a multiple of 1024 for the GEMV and of 16 for the GEMM; GEMV rows a
+    multiple of its warps per block).
+    """
     rows, k = weights.shape
     batch = activations.shape[0]
     out = gpu.zeros(rows * batch, np.float32)
-    run = gpu.launch(
-        kernel,
-        grid=grid,
-        block=BLOCK_THREADS,
-        args=[
-            gpu.to_device(_pack_u32(weights)),
-            gpu.to_device(activations.ravel()),
-            out,
-            np.int32(rows),
-            np.int32(k // 8),
-        ],
-    )
-    expected = activations @ weights.astype(np.float32).T
-    return run, bool(np.allclose(out.get().reshape(batch, rows), expected, rtol=1e-3, atol=1e-2))
-
-
-def _gemv_f16(gpu: Any, kernel: Any, weights: np.ndarray, activations: np.ndarray) -> tuple[Any, bool]:
-    """The batch-1 kernel: one launch row per activation row."""
-    grid = (weights.shape[0] // (WARPS_PER_BLOCK * GEMV_ROWS_PER_WARP), activations.shape[0])
-    return _matmul_f16(gpu, kernel, weights, activations, grid)
-
-
-def _gemm_f16(gpu: Any, kernel: Any, weights: np.ndarray, activations: np.ndarray) -> tuple[Any, bool]:
-    """The batched kernel: tiles of TILE_BATCH activation rows."""
-    grid = (weights.shape[0] // (WARPS_PER_BLOCK * TILE_ROWS_PER_WARP), activations.shape[0] // TILE_BATCH)
-    return _matmul_f16(gpu, kernel, weights, activations, grid)
+    packed = gpu.to_device(_pack_u32(weights))
+    inputs = gpu.to_device(np.ascontiguousarray(activations, dtype=np.float32).ravel())
+    if batch == 1:
+        _check_multiple("k", k, GEMV_K_MULTIPLE, "gemv_f16_b1 reads 4 x 32 x 8 halves per step")
+        _check_multiple("rows", rows, GEMV_WARPS_PER_BLOCK, "gemv_f16_b1 runs one warp per row")
+        name = "gemv_f16_b1"
+        run = gpu.launch(module[name], grid=(rows // GEMV_WARPS_PER_BLOCK, 1), block=GEMV_BLOCK_THREADS,
+                         args=[packed, inputs, out, np.int32(rows), np.int32(k // 8)])
+    else:
+        _check_multiple("k", k, GEMM_K_MULTIPLE, "the GEMM stages K-slices of 16")
+        tile_batch, name, tile_rows, threads = gemm_tile(batch)
+        grid = (-(-rows // tile_rows), -(-batch // tile_batch))
+        run = gpu.launch(module[name], grid=grid, block=threads,
+                         args=[packed, inputs, out, np.int32(rows), np.int32(batch), np.int32(k // 8)])
+    expected = activations.astype(np.float32) @ weights.astype(np.float32).T
+    return run, bool(np.allclose(out.get().reshape(batch, rows), expected, rtol=1e-3, atol=1e-2)), name
 
 
 def _gemv_u8(
     gpu: Any, kernel: Any, quantized: np.ndarray, scales: np.ndarray, activation: np.ndarray
 ) -> tuple[Any, bool]:
     rows, k = quantized.shape
+    _check_multiple("gemv_k", k, GEMV_U8_K_MULTIPLE, "gemv_u8 reads 4 x 32 x 16 bytes per step")
     stored = (quantized.astype(np.int16) + 128).astype(np.uint8)  # u8 = s8 + 128 (see the kernel)
     out = gpu.zeros(rows, np.float32)
     run = gpu.launch(
         kernel,
-        grid=(rows // WARPS_PER_BLOCK, 1),
-        block=BLOCK_THREADS,
+        grid=(rows // GEMV_WARPS_PER_BLOCK, 1),
+        block=GEMV_BLOCK_THREADS,
         args=[
             gpu.to_device(_pack_u32(stored)),
             gpu.to_device(scales),
@@ -112,6 +136,26 @@ def _gemv_u8(
     return run, bool(np.allclose(out.get(), expected, rtol=1e-3, atol=1e-2))
 
 
+def _sweep_point(gpu: Any, module: Any, roofs: Any, weights: np.ndarray, batch: int, rng: Any) -> dict:
+    activations = rng.standard_normal((batch, weights.shape[1])).astype(np.float32)
+    result, ok, kernel = serve_batch(gpu, module, weights, activations)
+    metrics = result.metrics
+    flops = FLOPS_PER_MAC * weights.size * batch
+    ffma = metrics["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / WARP_SIZE
+    return {
+        "batch": batch,
+        "kernel": kernel,
+        "correct": ok,
+        "seconds": result.seconds,
+        "tokens_per_s": batch / result.seconds,
+        "flops_per_s": flops / result.seconds,
+        "flop_per_weight_byte": flops / weights.nbytes,
+        "roof_flops_per_s": roofs.attainable(flops / weights.nbytes, "fp32", "dram_sustained"),
+        "dram_bytes_per_weight_byte": metrics["dram__bytes_read.sum"] / weights.nbytes,
+        "ffma_share": ffma / metrics["smsp__inst_executed.sum"],
+    }
+
+
 def run(
     config: Any = None,
     plot_dir: str | Path | None = None,
@@ -120,14 +164,20 @@ def run(
     sms: int = 1,
     gemv_rows: int = 2048,
     gemv_k: int = 2048,
-    sweep_rows: int = 128,
-    sweep_k: int = 2048,
+    sweep_rows: int = 1024,
+    sweep_k: int = 1024,
     batches: tuple = BATCHES,
     model_params: float = MODEL_PARAMS,
 ) -> LabResult:
     """Batch-1 GEMV (fp16, int8), the tokens/s extrapolation and the batch sweep."""
     from gpusim.gpu import GPU
 
+    _check_multiple("gemv_rows", gemv_rows, GEMV_WARPS_PER_BLOCK, "one warp per row, 8 warps per block")
+    _check_multiple("gemv_k", gemv_k, GEMV_U8_K_MULTIPLE, "the int8 GEMV reads 4 x 32 x 16 bytes per step")
+    _check_multiple("sweep_k", sweep_k, GEMV_K_MULTIPLE if 1 in batches else GEMM_K_MULTIPLE,
+                    "the K step of the kernels the sweep runs")
+    if sweep_rows <= 0 or any(int(b) < 1 for b in batches):
+        raise LaunchError(f"decode lab: sweep_rows ({sweep_rows}) and every batch ({batches}) must be >= 1")
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config
     module = gpu.load(str(PROGRAM))
@@ -144,22 +194,20 @@ def run(
     next(bar)
     weights = rng.standard_normal((gemv_rows, gemv_k)).astype(np.float16)
     activation = rng.standard_normal(gemv_k).astype(np.float32)
-    fp16_run, fp16_ok = _gemv_f16(gpu, module["gemv_f16_b1"], weights, activation[None, :])
+    fp16_run, fp16_ok, _ = serve_batch(gpu, module, weights, activation[None, :])
     fp16_bandwidth = weights.nbytes / fp16_run.seconds
     next(bar)
     quantized = rng.integers(-127, 128, size=(gemv_rows, gemv_k)).astype(np.int8)
     scales = (rng.random(gemv_rows) / 64).astype(np.float32)
     int8_run, int8_ok = _gemv_u8(gpu, module["gemv_u8"], quantized, scales, activation)
-    int8_bytes = quantized.nbytes + scales.nbytes
-    int8_bandwidth = int8_bytes / int8_run.seconds
+    int8_bandwidth = (quantized.nbytes + scales.nbytes) / int8_run.seconds
 
     model_fp16_bytes = FP16_BYTES * model_params
-    model_int8_bytes = INT8_BYTES * model_params
     chip_peak_bandwidth = peak_bandwidth * chip_scale
     tokens_fp16 = fp16_bandwidth * chip_scale / model_fp16_bytes
-    tokens_int8 = int8_bandwidth * chip_scale / model_int8_bytes
+    tokens_int8 = int8_bandwidth * chip_scale / (INT8_BYTES * model_params)
     analytic_tokens_fp16 = chip_peak_bandwidth / model_fp16_bytes
-    analytic_tokens_int8 = chip_peak_bandwidth / model_int8_bytes
+    analytic_tokens_int8 = chip_peak_bandwidth / (INT8_BYTES * model_params)
     fp16_vs_model = compare(
         fp16_run, {"dram__throughput.avg.pct_of_peak_sustained_elapsed": 100.0 * cfg.dram_efficiency}
     )
@@ -168,26 +216,9 @@ def run(
     points = []
     for batch in batches:
         next(bar, None)
-        activations = rng.standard_normal((batch, sweep_k)).astype(np.float32)
-        if batch >= TILE_BATCH and batch % TILE_BATCH == 0:
-            result, ok = _gemm_f16(gpu, module["gemm_f16_r8_b16"], sweep_weights, activations)
-        else:
-            result, ok = _gemv_f16(gpu, module["gemv_f16_b1"], sweep_weights, activations)
-        flops = FLOPS_PER_MAC * sweep_weights.size * batch
-        points.append(
-            {
-                "batch": batch,
-                "correct": ok,
-                "seconds": result.seconds,
-                "tokens_per_s": batch / result.seconds,
-                "flops_per_s": flops / result.seconds,
-                "flop_per_weight_byte": flops / sweep_weights.nbytes,
-                "roof_flops_per_s": roofs.attainable(flops / sweep_weights.nbytes, "fp32", "dram_sustained"),
-                "dram_bytes_per_weight_byte": (result.metrics["dram__bytes_read.sum"] / sweep_weights.nbytes),
-            }
-        )
+        points.append(_sweep_point(gpu, module, roofs, sweep_weights, int(batch), rng))
     for point in points:
-        point["time_vs_batch1"] = point["seconds"] / points[0]["seconds"]
+        point["time_vs_first"] = point["seconds"] / points[0]["seconds"]
     plateau = max(p["flops_per_s"] for p in points)
     memory_side = [p for p in points if p["flop_per_weight_byte"] <= ridge / 4]
     measured_bandwidth = (
@@ -215,57 +246,11 @@ def run(
         "plateau_flops": plateau,
         "peak_flops": peak_flops,
         "measured_bandwidth": measured_bandwidth,
+        "sustained_bandwidth": sustained_bandwidth,
         "points": points,
         "chip_scale": chip_scale,
     }
-    table = format_table(
-        ["weights", "GB/s (slice)", "% of DRAM peak", "tokens/s (chip)", "analytic tokens/s"],
-        [
-            ["fp16", fp16_bandwidth / 1e9, values["fp16_pct_of_peak"], tokens_fp16, analytic_tokens_fp16],
-            [
-                "int8 + scale",
-                int8_bandwidth / 1e9,
-                values["int8_pct_of_peak"],
-                tokens_int8,
-                analytic_tokens_int8,
-            ],
-        ],
-    )
-    table += (
-        f"\n\n{model_params / 1e9:.0f}B-parameter model on {cfg.chip_sms} SMs: slice bandwidth x "
-        f"{cfg.chip_sms}/{cfg.sms}; analytic = weight bytes / peak {chip_peak_bandwidth / 1e12:.2f} TB/s."
-        f"\nint8 / fp16 tokens/s: {values['int8_speedup']:.2f}\n\n{fp16_vs_model.table()}\n\n"
-    )
-    table += format_table(
-        [
-            "batch",
-            "FLOP/weight B",
-            "step us",
-            "time x",
-            "tokens/s",
-            "GFLOP/s",
-            "roof GFLOP/s",
-            "DRAM/weights",
-        ],
-        [
-            [
-                p["batch"],
-                p["flop_per_weight_byte"],
-                p["seconds"] * 1e6,
-                p["time_vs_batch1"],
-                p["tokens_per_s"],
-                p["flops_per_s"] / 1e9,
-                p["roof_flops_per_s"] / 1e9,
-                p["dram_bytes_per_weight_byte"],
-            ]
-            for p in points
-        ],
-    )
-    table += (
-        f"\n\nroofline ridge point {ridge:.1f} FLOP/B (FP32 peak / sustained DRAM); this kernel's knee "
-        f"{knee:.1f} FLOP/B (plateau {plateau / 1e9:.0f} GFLOP/s = {100 * plateau / peak_flops:.0f}% of "
-        f"the FP32 peak / {measured_bandwidth / 1e9:.1f} GB/s)"
-    )
+    table = _tables(values, cfg, model_params, chip_peak_bandwidth, fp16_bandwidth, int8_bandwidth, fp16_vs_model)
     lesson = (
         f"At batch 1 every weight is used for one multiply-add, so the GEMV streams the weights at "
         f"{values['fp16_pct_of_peak']:.0f}% of the DRAM peak and nothing else matters: a "
@@ -273,26 +258,66 @@ def run(
         f"weight bytes / bandwidth = {analytic_tokens_fp16:.1f}. Halving the bytes with int8 weights "
         f"gives {values['int8_speedup']:.2f}x the tokens/s. Batching reuses each weight byte for "
         f"every sequence: the step time stays flat and tokens/s grow with the batch until the FLOPs "
-        f"per weight byte reach the knee ({knee:.0f} for this kernel; the FP32 ridge point is "
-        f"{ridge:.0f}); beyond it the GPU is compute-bound and tokens/s stop growing."
+        f"per weight byte (= the batch) reach the knee, {knee:.0f} for the tiled GEMM, near the FP32 ridge "
+        f"point {ridge:.0f} (peak / bandwidth; the GEMM's plateau is {100 * plateau / peak_flops:.0f}% of the "
+        f"peak); beyond it the FFMA pipes are the bound and tokens/s stop growing."
     )
     figures = []
     plt = pyplot()
     if plot_dir is not None and plt is not None:
-        figure, axes = plt.subplots(figsize=(6, 4))
-        axes.loglog(
-            [p["batch"] for p in points], [p["flops_per_s"] / 1e9 for p in points], "o-", label="simulated"
-        )
-        axes.loglog(
-            [p["batch"] for p in points],
-            [p["roof_flops_per_s"] / 1e9 for p in points],
-            "k--",
-            label="roofline (FP32, DRAM)",
-        )
-        axes.axvline(ridge, color="grey", linestyle=":", label="ridge point")
-        axes.set_xlabel("batch (= FLOP per fp16 weight byte)")
-        axes.set_ylabel("GFLOP/s")
-        axes.set_title(f"decode batch sweep, {cfg.name} x{sms} SMs")
-        axes.legend()
-        figures.append(save(figure, plot_dir, "decode.png"))
+        figures.append(_plot(plt, plot_dir, values, cfg.name, sms))
     return LabResult(NAME, TITLE, table, lesson, values, figures)
+
+
+def _tables(values: dict, cfg: Any, model_params: float, chip_peak_bandwidth: float, fp16_bandwidth: float,
+            int8_bandwidth: float, fp16_vs_model: Any) -> str:
+    table = format_table(
+        ["weights", "GB/s (slice)", "% of DRAM peak", "tokens/s (chip)", "analytic tokens/s"],
+        [
+            ["fp16", fp16_bandwidth / 1e9, values["fp16_pct_of_peak"], values["tokens_per_s_fp16"],
+             values["analytic_tokens_per_s_fp16"]],
+            ["int8 + scale", int8_bandwidth / 1e9, values["int8_pct_of_peak"], values["tokens_per_s_int8"],
+             values["analytic_tokens_per_s_int8"]],
+        ],
+    )
+    table += (
+        f"\n\n{model_params / 1e9:.0f}B-parameter model on {cfg.chip_sms} SMs: slice bandwidth x "
+        f"{cfg.chip_sms}/{cfg.sms}; analytic = weight bytes / peak {chip_peak_bandwidth / 1e12:.2f} TB/s."
+        f"\nint8 / fp16 tokens/s: {values['int8_speedup']:.2f}\n\n{fp16_vs_model.table()}\n\n"
+    )
+    points = values["points"]
+    table += format_table(
+        ["batch", "kernel", "FLOP/weight B", "step us", "time x", "tokens/s", "GFLOP/s", "roof GFLOP/s",
+         "% of roof", "FFMA share", "DRAM/weights"],
+        [
+            [p["batch"], p["kernel"], p["flop_per_weight_byte"], p["seconds"] * 1e6, p["time_vs_first"],
+             p["tokens_per_s"], p["flops_per_s"] / 1e9, p["roof_flops_per_s"] / 1e9,
+             100 * p["flops_per_s"] / p["roof_flops_per_s"], p["ffma_share"], p["dram_bytes_per_weight_byte"]]
+            for p in points
+        ],
+    )
+    table += (
+        f"\n\nroofline ridge point {values['ridge_point']:.1f} FLOP/B (FP32 peak / sustained DRAM); measured "
+        f"knee {values['knee']:.1f} FLOP/B = plateau {values['plateau_flops'] / 1e9:.0f} GFLOP/s "
+        f"({100 * values['plateau_flops'] / values['peak_flops']:.0f}% of the FP32 peak) / "
+        f"{values['measured_bandwidth'] / 1e9:.1f} GB/s of weights (median of the batches <= ridge / 4; "
+        f"{100 * values['measured_bandwidth'] / values['sustained_bandwidth']:.0f}% of sustained DRAM)"
+    )
+    return table
+
+
+def _plot(plt: Any, plot_dir: str | Path, values: dict, config_name: str, sms: int) -> Path:
+    points = values["points"]
+    figure, axes = plt.subplots(figsize=(6, 4))
+    batches = [p["batch"] for p in points]
+    axes.loglog(batches, [p["flops_per_s"] / 1e9 for p in points], "o-", label="simulated")
+    dense = np.geomspace(min(batches), max(batches), 200)
+    roof = np.minimum(values["peak_flops"], dense * values["sustained_bandwidth"])
+    axes.loglog(dense, roof / 1e9, "k--", label="roofline (FP32, DRAM)")
+    axes.axvline(values["ridge_point"], color="grey", linestyle=":", label="ridge point")
+    axes.axvline(values["knee"], color="C1", linestyle="-.", label="measured knee")
+    axes.set_xlabel("batch (= FLOP per fp16 weight byte)")
+    axes.set_ylabel("GFLOP/s")
+    axes.set_title(f"decode batch sweep, {config_name} x{sms} SMs")
+    axes.legend(loc="lower right")
+    return save(figure, plot_dir, "decode.png")

@@ -4,10 +4,9 @@ Kernel programs/labs/roofline_stream.cu: a grid-stride loop in which each elemen
 put through ``iterations`` rounds of 8 independent FMAs and stored (32 DRAM bytes, 16 x iterations + 4
 FLOPs per element); each warp issues the load of its next element before computing the current one, so
 its memory traffic overlaps its arithmetic. The arrays are larger than the slice's L2 so every byte goes
-to DRAM. The grid is sized to the SMs' occupancy (every SM full of warps, each looping). For each point
-the lab compares the achieved FLOP/s with the roofline min(peak FP32, intensity x sustained DRAM
-bandwidth) and locates the measured knee: the plateau FLOP/s over the bandwidth measured on the
-memory-bound points.
+to DRAM. The grid is sized to the SMs' occupancy (every SM full of warps, each looping). For each point the
+lab compares the achieved FLOP/s with the roofline min(peak FP32, intensity x sustained DRAM bandwidth) and
+locates the measured knee: the plateau FLOP/s over the bandwidth measured on the memory-bound points.
 
 Simplifications: the compute roof is the FP32 FMA peak; the kernel's loop overhead (a few integer and
 branch instructions per 32 FMAs) keeps it ~10 % under that peak, which the table shows as the instruction-
@@ -39,8 +38,7 @@ FINAL_FLOPS_PER_THREAD = 4  # the four a + b sums before the store
 
 
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 2,
-        iterations: tuple = ITERATIONS,
-        l2_multiple: float = 1.5) -> LabResult:
+        iterations: tuple = ITERATIONS, l2_multiple: float = 1.5) -> LabResult:
     """Sweep ``iterations``; arrays are ``l2_multiple`` x the slice's L2 so traffic reaches DRAM."""
     from gpusim.gpu import GPU
 
@@ -65,8 +63,8 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
         ffma_warp_instructions = metrics["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] / WARP_SIZE
         ffma_share = ffma_warp_instructions / metrics["smsp__inst_executed.sum"]
         points.append({"iterations": count, "intensity": intensity,
-                       "analytic_intensity":
-                           (FLOPS_PER_ROUND_PER_THREAD * count + FINAL_FLOPS_PER_THREAD) / BYTES_PER_THREAD,
+                       "analytic_intensity": (FLOPS_PER_ROUND_PER_THREAD * count + FINAL_FLOPS_PER_THREAD)
+                       / BYTES_PER_THREAD,
                        "achieved_flops": achieved, "roof_flops": roofs.attainable(intensity, "fp32",
                                                                                    "dram_sustained"),
                        "mix_ceiling_flops": peak * ffma_share,
