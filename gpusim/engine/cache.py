@@ -80,7 +80,7 @@ def make_cache(capacity_bytes: int, line_bytes: int, sector_bytes: int, assoc: i
     return tags, sector_ready_cycle, lru_stamp, dirty, meta
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def cache_set_index(cache, partition, line_addr):
     """Set that holds ``line_addr`` in ``partition``: (line_addr / line_bytes) % sets_per_partition."""
     meta = cache[4]
@@ -88,7 +88,7 @@ def cache_set_index(cache, partition, line_addr):
     return partition * sets_per_partition + (line_addr // meta[META_LINE_BYTES]) % sets_per_partition
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _find_way(tags, set_index, line_addr):
     """Way of ``set_index`` holding ``line_addr``, or -1."""
     for way in range(tags.shape[1]):
@@ -97,7 +97,7 @@ def _find_way(tags, set_index, line_addr):
     return -1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _touch(lru_stamp, meta, set_index, way):
     """Mark the way most recently used."""
     meta[META_USE_CLOCK] += 1
@@ -131,7 +131,7 @@ def _allocate(cache, set_index, line_addr):
     return victim, evicted_line, evicted_dirty
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _line_and_sector(meta, sector_addr):
     """(line byte address, sector index within the line) of a byte address."""
     line_bytes = meta[META_LINE_BYTES]
@@ -139,7 +139,7 @@ def _line_and_sector(meta, sector_addr):
     return line_addr, (sector_addr - line_addr) // meta[META_SECTOR_BYTES]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def cache_lookup(cache, set_index, sector_addr, now):
     """Look a sector up at cycle ``now``.
 

@@ -108,56 +108,56 @@ def exec_alu(m, row, w, mask):
 
 
 @njit(cache=True, _nrt=False)
-def _global_word(m, row, pc, w, mask, is_load, base, offset):
-    """The most common access, a 4-byte ld/st.global, without the general path's space dispatch
-    (same checks, same effects, same request summary)."""
-    heap_bytes = m.launch[S.L_HEAP_BYTES]
-    valid = m.valid
-    regs = m.regs
-    lane_addr = m.lane_addr
+def _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, base, offset):
+    """Resolve a 4-byte global access of every lane of ``mask`` into ``lane_addr`` (heap offsets).
+    Returns ``(-1, 0, 0)``, or ``(lane, error kind, address)`` of the first lane that may not access it."""
     for lane in range(32):
         if (mask >> lane) & 1:
             address = offset
             if base >= 0:
                 address = np.int64(regs[w, base, lane]) + offset
             if address & 3:
-                return fail(m, S.ERR_MISALIGNED, pc, w, lane, address)
+                return lane, S.ERR_MISALIGNED, address
             word = address - L.GLOBAL_BASE
             if word < 0 or word + 4 > heap_bytes or valid[word] == 0 or valid[word + 3] == 0:
-                return fail(m, S.ERR_OUT_OF_BOUNDS, pc, w, lane, address)
+                return lane, S.ERR_OUT_OF_BOUNDS, address
             lane_addr[lane] = word
-    req = m.mem_req
-    req[S.MR_SPACE] = L.SP_GLOBAL
-    req[S.MR_SIZE] = 4
-    req[S.MR_VEC] = 1
-    req[S.MR_MASK] = mask
-    req[S.MR_BYTES] = 4
-    mem32 = m.mem32
+    return -1, 0, 0
+
+
+@njit(cache=True, _nrt=False)
+def _word_access(regs, mem32, lane_addr, mem_req, row, w, mask, is_load):
+    """Perform a checked 4-byte global load or store (register or immediate source) and summarise it."""
+    mem_req[S.MR_SPACE] = L.SP_GLOBAL
+    mem_req[S.MR_SIZE] = 4
+    mem_req[S.MR_VEC] = 1
+    mem_req[S.MR_MASK] = mask
+    mem_req[S.MR_BYTES] = 4
     if is_load:
-        req[S.MR_KIND] = S.MR_LOAD
+        mem_req[S.MR_KIND] = S.MR_LOAD
         d = row[L.F_DST0]
-        regs = m.regs
-        lane_addr = m.lane_addr
         if d >= 0:
             for lane in range(32):
                 if (mask >> lane) & 1:
                     regs[w, d, lane] = np.uint64(mem32[lane_addr[lane] >> 2])
-    else:
-        req[S.MR_KIND] = S.MR_STORE
-        kind = row[L.F_SK0]
-        value = row[L.F_SK0 + 1]
-        regs = m.regs
-        lane_addr = m.lane_addr
-        for lane in range(32):
-            if (mask >> lane) & 1:
-                if kind == L.SK_REG:
-                    bits = regs[w, value, lane]
-                elif kind == L.SK_IMM:
-                    bits = np.uint64(value)
-                else:
-                    bits = read_src(m, row, 0, w, lane)
-                mem32[lane_addr[lane] >> 2] = np.uint32(bits & U32_MASK)
-    return STATUS_OK
+        return
+    mem_req[S.MR_KIND] = S.MR_STORE
+    kind = row[L.F_SK0]
+    value = row[L.F_SK0 + 1]
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            bits = regs[w, value, lane] if kind == L.SK_REG else np.uint64(value)
+            mem32[lane_addr[lane] >> 2] = np.uint32(bits & U32_MASK)
+
+
+@njit(cache=True, _nrt=False)
+def _is_word_access(row, op):
+    """A 4-byte ld/st.global whose stored value (if any) is a register or an immediate."""
+    if op != c.OP_LD and op != c.OP_ST:
+        return False
+    if row[L.F_SPACE] != L.SP_GLOBAL or row[L.F_SIZE] * row[L.F_VEC] != 4:
+        return False
+    return op == c.OP_LD or row[L.F_SK0] == L.SK_REG or row[L.F_SK0] == L.SK_IMM
 
 
 @njit(cache=True, _nrt=False)
@@ -172,8 +172,13 @@ def exec_memory(m, row, pc, w, mask):
     space = row[L.F_SPACE]
     bslot = m.warp_bslot[w]
     total = size * vec
-    if space == L.SP_GLOBAL and total == 4 and (op == c.OP_LD or op == c.OP_ST):
-        return _global_word(m, row, pc, w, mask, op == c.OP_LD, base, offset)
+    if _is_word_access(row, op):
+        lane, kind, address = _word_addresses(m.regs, m.valid, m.launch[S.L_HEAP_BYTES], m.lane_addr, w, mask,
+                                              base, offset)
+        if lane >= 0:
+            return fail(m, kind, pc, w, lane, address)
+        _word_access(m.regs, m.mem32, m.lane_addr, m.mem_req, row, w, mask, op == c.OP_LD)
+        return STATUS_OK
     first_space = -1
     # pass 1: resolve and check every lane
     for lane in range(32):
@@ -255,6 +260,60 @@ def exec_cvta(m, row, w, mask):
 
 
 @njit(cache=True, _nrt=False)
+def count_issue(pc_counts, mem_req, pc, active, mask):
+    """Count the warp-instruction at ``pc`` (threads active, predicated on) and start its request summary."""
+    n_active = popcount64(np.uint64(active))
+    n_on = popcount64(np.uint64(mask))
+    pc_counts[pc, 0] += 1
+    pc_counts[pc, 1] += n_active
+    pc_counts[pc, 2] += n_on
+    mem_req[S.MR_ACTIVE] = n_active
+    mem_req[S.MR_PRED_ON] = n_on
+    mem_req[S.MR_KIND] = 0
+    mem_req[S.MR_PC] = pc
+
+
+@njit(cache=True, _nrt=False)
+def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32, lane_addr, heap_bytes, code,
+              w):
+    """``step_warp`` for the most frequent instructions (the fast-path ALU forms, branches and 4-byte
+    global loads and stores), taking only
+    the arrays they touch: a call that passes the whole Machine copies ~300 words of arguments, more than
+    such an instruction costs to execute. Returns a STATUS_* code, or -1 with nothing done when the
+    instruction needs ``step_warp``."""
+    sp = sps[w]
+    pc = stk_pc[w, sp]
+    active = stk_mask[w, sp]
+    row = code[pc]
+    op = row[L.F_OP]
+    if op == c.OP_BRA:
+        mask = guard_mask(regs, row, w, active)
+        if mask != active and mask != 0 and sp + 2 >= stk_pc.shape[1]:
+            return -1          # a divergence that overflows the stack: step_warp reports it
+        count_issue(pc_counts, mem_req, pc, active, mask)
+        branch(sps, stk_pc, stk_rpc, stk_mask, w, pc, row[L.F_TARGET], row[L.F_RECONV], mask, active)
+        return STATUS_OK if sps[w] >= 0 else STATUS_EXITED
+    if _is_word_access(row, op):
+        mask = guard_mask(regs, row, w, active)
+        lane, _, _ = _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, row[L.F_ABASE], row[L.F_AOFF])
+        if lane >= 0:
+            return -1          # a bad address: step_warp reports it
+        count_issue(pc_counts, mem_req, pc, active, mask)
+        _word_access(regs, mem32, lane_addr, mem_req, row, w, mask, op == c.OP_LD)
+    else:
+        if op > c.OP_LAST_ALU:
+            return -1
+        mask = guard_mask(regs, row, w, active)
+        if not fast_alu(regs, row, w, mask):
+            return -1
+        count_issue(pc_counts, mem_req, pc, active, mask)
+    stk_pc[w, sp] = pc + 1
+    if normalize(sps, stk_pc, stk_rpc, stk_mask, w) < 0:
+        return STATUS_EXITED
+    return STATUS_OK
+
+
+@njit(cache=True, _nrt=False)
 def step_warp(m, code, w):
     """Execute the next instruction of warp slot ``w``. Returns a STATUS_* code."""
     sp = m.sp[w]
@@ -263,22 +322,13 @@ def step_warp(m, code, w):
     row = code[pc]
     op = row[L.F_OP]
     mask = guard_mask(m.regs, row, w, active)
-    counts = m.pc_counts
-    counts[pc, 0] += 1
-    n_active = popcount64(np.uint64(active))
-    n_on = popcount64(np.uint64(mask))
-    counts[pc, 1] += n_active
-    counts[pc, 2] += n_on
-    m.mem_req[S.MR_ACTIVE] = n_active
-    m.mem_req[S.MR_PRED_ON] = n_on
-    m.mem_req[S.MR_KIND] = 0
-    m.mem_req[S.MR_PC] = pc
+    count_issue(m.pc_counts, m.mem_req, pc, active, mask)
     status = STATUS_OK
     if op <= c.OP_LAST_ALU:
         if not fast_alu(m.regs, row, w, mask):
             exec_alu(m, row, w, mask)
     elif op == c.OP_BRA:
-        if not branch(m, w, pc, row[L.F_TARGET], row[L.F_RECONV], mask, active):
+        if not branch(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w, pc, row[L.F_TARGET], row[L.F_RECONV], mask, active):
             return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
         return STATUS_OK if m.sp[w] >= 0 else STATUS_EXITED
     elif op == c.OP_LD or op == c.OP_ST or op == c.OP_ATOM or op == c.OP_RED:

@@ -14,7 +14,7 @@ from numba import njit
 
 from gpusim.engine import state as S
 from gpusim.engine.barriers import release_barriers
-from gpusim.engine.execute import step_warp
+from gpusim.engine.execute import step_fast, step_warp
 from gpusim.engine.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, init_warp
 
 RUN_OK = 0
@@ -44,6 +44,17 @@ def run_functional(m, code, n_blocks, max_warp_instructions):
     """Run the whole grid. Returns (RUN_* status, warp-instructions executed, block of a deadlock)."""
     launch = m.launch
     clock = m.clock          # hoisted: a struct field read in the loop costs a reference count each time
+    regs = m.regs
+    sps = m.sp
+    stk_pc = m.stk_pc
+    stk_rpc = m.stk_rpc
+    stk_mask = m.stk_mask
+    pc_counts = m.pc_counts
+    valid = m.valid
+    mem32 = m.mem32
+    lane_addr = m.lane_addr
+    heap_bytes = m.launch[S.L_HEAP_BYTES]
+    mem_req = m.mem_req
     wpb = launch[S.L_WARPS_PER_BLOCK]
     tpb = launch[S.L_THREADS_PER_BLOCK]
     nsm = launch[S.L_NSM]
@@ -63,7 +74,10 @@ def run_functional(m, code, n_blocks, max_warp_instructions):
                     continue
                 while True:
                     clock[0] = block_executed
-                    status = step_warp(m, code, w)
+                    status = step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32,
+                                       lane_addr, heap_bytes, code, w)
+                    if status < 0:
+                        status = step_warp(m, code, w)
                     executed += 1
                     block_executed += 1
                     if status == STATUS_ERROR:

@@ -84,7 +84,7 @@ def _reg_wait(reg_ready, reg_dep, w, r, wake, state):
     return wake, state
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def dependencies(sp_of, stk_pc, code, w, w_wake, w_reason, reg_ready, reg_dep, isa, w_dep_ready, w_dep_state,
                  w_pipe, w_next_pc, w_cached):
     """Cache when warp ``w``'s next instruction has its operands (its registers change only when it issues).
@@ -115,20 +115,23 @@ def _ceil_div(a, b):
 
 
 @njit(cache=True, _nrt=False)
-def memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
+def memory_timing(mp, ms, w, sm, sub, pc, cycle):
     """Time the memory part of the instruction just executed; returns its result-ready cycle.
-    When tracing, the request is recorded with the deepest level it reached."""
+    When tracing, the request is recorded with the deepest level it reached.
+
+    ``mp`` is the ``MemoryPath``: only the arrays this path touches (a call's arguments are copied
+    array by array, so passing the whole timing state and Machine would cost more than the work)."""
     counters = ms.counters
     l1_misses = counters[MS.C_L1_MISS_SECTORS]
     l2_misses = counters[MS.C_L2_MISS_SECTORS]
     l2_sectors = counters[MS.C_L2_SECTORS]
-    done = _memory_timing(ts, m, ms, w, sm, sub, pc, cycle)
-    trace = ts.mem_trace
-    n = ts.mem_trace_n[0]
-    if m.mem_req[S.MR_SPACE] == L.SP_PARAM:
+    done = _memory_timing(mp, ms, w, sm, sub, pc, cycle)
+    trace = mp.mem_trace
+    n = mp.mem_trace_n[0]
+    if mp.mem_req[S.MR_SPACE] == L.SP_PARAM:
         return done
     if n < trace.shape[0]:
-        space = m.mem_req[S.MR_SPACE]
+        space = mp.mem_req[S.MR_SPACE]
         level = T.LEVEL_SHARED
         if space == L.SP_GLOBAL or space == L.SP_LOCAL:
             level = T.LEVEL_L1
@@ -141,107 +144,107 @@ def memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
         trace[n, T.MT_WARP] = w
         trace[n, T.MT_PC] = pc
         trace[n, T.MT_LEVEL] = level
-        trace[n, T.MT_SECTORS] = ts.last_sectors[0]
-        trace[n, T.MT_KIND] = m.mem_req[S.MR_KIND]
-        trace[n, T.MT_SPACE] = m.mem_req[S.MR_SPACE]
-        trace[n, T.MT_BLOCK] = m.warp_block[w]
-        ts.mem_trace_n[0] = n + 1
+        trace[n, T.MT_SECTORS] = mp.last_sectors[0]
+        trace[n, T.MT_KIND] = mp.mem_req[S.MR_KIND]
+        trace[n, T.MT_SPACE] = mp.mem_req[S.MR_SPACE]
+        trace[n, T.MT_BLOCK] = mp.warp_block[w]
+        mp.mem_trace_n[0] = n + 1
     elif trace.shape[0] > 0:
-        ts.mem_trace_n[1] = 1
+        mp.mem_trace_n[1] = 1
     return done
 
 
 @njit(cache=True, _nrt=False)
-def _memory_timing(ts, m, ms, w, sm, sub, pc, cycle):
-    req = m.mem_req
+def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
+    req = mp.mem_req
     space = req[S.MR_SPACE]
     kind = req[S.MR_KIND]
     mask = req[S.MR_MASK]
     nbytes = req[S.MR_BYTES]
-    prm = ts.prm
+    prm = mp.prm
     active = 0
     for lane in range(32):
         active += (mask >> lane) & 1
     if space == L.SP_SHARED:
-        wavefronts = shared_wavefronts(m.lane_addr, mask, nbytes, prm[T.TP_BANKS], prm[T.TP_BANK_BYTES],
-                                       ts.bank_scratch)
+        wavefronts = shared_wavefronts(mp.lane_addr, mask, nbytes, prm[T.TP_BANKS], prm[T.TP_BANK_BYTES],
+                                       mp.bank_scratch)
         wavefront_bytes = prm[T.TP_BANKS] * prm[T.TP_BANK_BYTES]
         ideal = _ceil_div(active * nbytes, wavefront_bytes)
         # the sub-partition's MIO queue takes one wavefront per cycle; the SM's shared-memory data path
         # (shared by all four sub-partitions) moves shared_bytes_per_cycle_per_sm
-        hold_pipe(ts.pipe_free, ts.pipe_busy_acc, ts.pipe_busy_t0, sub, I.PIPE_MIO, cycle, cycle + wavefronts)
-        start, _ = server_reserve(ts.shared_path, sm, cycle, wavefronts * wavefront_bytes,
+        hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_MIO, cycle, cycle + wavefronts)
+        start, _ = server_reserve(mp.shared_path, sm, cycle, wavefronts * wavefront_bytes,
                                   prm[T.TP_SHARED_BYTES_PER_CYCLE])
-        ts.pc_mem[pc, T.PM_REQUESTS] += 1
-        ts.last_sectors[0] = wavefronts
-        ts.pc_mem[pc, T.PM_WAVEFRONTS] += wavefronts
-        ts.pc_mem[pc, T.PM_IDEAL_WAVEFRONTS] += ideal
+        mp.pc_mem[pc, T.PM_REQUESTS] += 1
+        mp.last_sectors[0] = wavefronts
+        mp.pc_mem[pc, T.PM_WAVEFRONTS] += wavefronts
+        mp.pc_mem[pc, T.PM_IDEAL_WAVEFRONTS] += ideal
         if kind == S.MR_LOAD:
-            ts.ctr[T.TC_SHLD_REQ] += 1
-            ts.ctr[T.TC_SHLD_WAVEFRONTS] += wavefronts
-            ts.ctr[T.TC_SHLD_IDEAL] += ideal
+            mp.ctr[T.TC_SHLD_REQ] += 1
+            mp.ctr[T.TC_SHLD_WAVEFRONTS] += wavefronts
+            mp.ctr[T.TC_SHLD_IDEAL] += ideal
             return start + prm[T.TP_SHARED_LAT] + wavefronts - 1
         if kind == S.MR_STORE:
-            ts.ctr[T.TC_SHST_REQ] += 1
-            ts.ctr[T.TC_SHST_WAVEFRONTS] += wavefronts
-            ts.ctr[T.TC_SHST_IDEAL] += ideal
+            mp.ctr[T.TC_SHST_REQ] += 1
+            mp.ctr[T.TC_SHST_WAVEFRONTS] += wavefronts
+            mp.ctr[T.TC_SHST_IDEAL] += ideal
             return start + wavefronts
-        ts.ctr[T.TC_SHATOM_REQ] += 1
-        ts.ctr[T.TC_SHATOM_WAVEFRONTS] += wavefronts
+        mp.ctr[T.TC_SHATOM_REQ] += 1
+        mp.ctr[T.TC_SHATOM_WAVEFRONTS] += wavefronts
         return start + prm[T.TP_SHARED_ATOMIC_LAT] + wavefronts * active - 1
     if space == L.SP_PARAM:
-        ts.last_sectors[0] = 0
-        return cycle + ts.pipe_interval[I.PIPE_ALU]
+        mp.last_sectors[0] = 0
+        return cycle + mp.pipe_interval[I.PIPE_ALU]
     # global and local: per-lane addresses as the memory system sees them
-    addrs = ts.addrs
+    addrs = mp.addrs
     if space == L.SP_GLOBAL:
         for lane in range(32):
-            addrs[lane] = m.lane_addr[lane] + L.GLOBAL_BASE
+            addrs[lane] = mp.lane_addr[lane] + L.GLOBAL_BASE
     else:
         # local memory is interleaved across a warp's lanes in 4-byte words, as on hardware
         warp_base = LOCAL_TIMING_BASE + w * 32 * (prm[T.TP_LOCAL_BYTES] + 8)
         for lane in range(32):
-            off = m.lane_addr[lane]
+            off = mp.lane_addr[lane]
             addrs[lane] = warp_base + (off // 4) * 128 + lane * 4 + off % 4
-    n = coalesce(addrs, mask, nbytes, prm[T.TP_SECTOR], prm[T.TP_LINE], ts.sectors)
+    n = coalesce(addrs, mask, nbytes, prm[T.TP_SECTOR], prm[T.TP_LINE], mp.sectors)
     ideal = _ceil_div(active * nbytes, prm[T.TP_SECTOR])
-    ts.pc_mem[pc, T.PM_REQUESTS] += 1
-    ts.last_sectors[0] = n
-    ts.pc_mem[pc, T.PM_SECTORS] += n
-    ts.pc_mem[pc, T.PM_IDEAL_SECTORS] += ideal
+    mp.pc_mem[pc, T.PM_REQUESTS] += 1
+    mp.last_sectors[0] = n
+    mp.pc_mem[pc, T.PM_SECTORS] += n
+    mp.pc_mem[pc, T.PM_IDEAL_SECTORS] += ideal
     is_local = space == L.SP_LOCAL
     if kind == S.MR_LOAD:
         if is_local:
-            ts.ctr[T.TC_LLD_REQ] += 1
-            ts.ctr[T.TC_LLD_SECTORS] += n
+            mp.ctr[T.TC_LLD_REQ] += 1
+            mp.ctr[T.TC_LLD_SECTORS] += n
         else:
-            ts.ctr[T.TC_GLD_REQ] += 1
-            ts.ctr[T.TC_GLD_SECTORS] += n
-            ts.ctr[T.TC_GLD_IDEAL] += ideal
-        done, wait = global_load(ts.sectors, n, sm, cycle, prm[T.TP_USE_L1] != 0, ms.l1, ms.l2, ms.servers,
+            mp.ctr[T.TC_GLD_REQ] += 1
+            mp.ctr[T.TC_GLD_SECTORS] += n
+            mp.ctr[T.TC_GLD_IDEAL] += ideal
+        done, wait = global_load(mp.sectors, n, sm, cycle, prm[T.TP_USE_L1] != 0, ms.l1, ms.l2, ms.servers,
                                  ms.mshr, ms.params, ms.rates, ms.counters)
         if wait > 0:
-            ts.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
-            hold_pipe(ts.pipe_free, ts.pipe_busy_acc, ts.pipe_busy_t0, sub, I.PIPE_LSU, cycle, cycle + wait)
+            mp.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
+            hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_LSU, cycle, cycle + wait)
         return done
     if kind == S.MR_STORE:
         if is_local:
-            ts.ctr[T.TC_LST_REQ] += 1
-            ts.ctr[T.TC_LST_SECTORS] += n
+            mp.ctr[T.TC_LST_REQ] += 1
+            mp.ctr[T.TC_LST_SECTORS] += n
         else:
-            ts.ctr[T.TC_GST_REQ] += 1
-            ts.ctr[T.TC_GST_SECTORS] += n
-            ts.ctr[T.TC_GST_IDEAL] += ideal
-        accepted = global_store(ts.sectors, n, sm, cycle, ms.l1, ms.l2, ms.servers, ms.params, ms.rates,
+            mp.ctr[T.TC_GST_REQ] += 1
+            mp.ctr[T.TC_GST_SECTORS] += n
+            mp.ctr[T.TC_GST_IDEAL] += ideal
+        accepted = global_store(mp.sectors, n, sm, cycle, ms.l1, ms.l2, ms.servers, ms.params, ms.rates,
                                 ms.counters)
-        ts.w_mem_pending[w] = max(ts.w_mem_pending[w], accepted)
+        mp.w_mem_pending[w] = max(mp.w_mem_pending[w], accepted)
         return cycle
-    ts.ctr[T.TC_GATOM_REQ] += 1
-    ts.ctr[T.TC_GATOM_SECTORS] += n
-    lanes_per_sector(addrs, mask, nbytes, ts.sectors, n, prm[T.TP_SECTOR], ts.lane_ops)
-    done = global_atomic(ts.sectors, ts.lane_ops, n, sm, cycle, ms.l2, ms.servers, ms.params, ms.rates,
+    mp.ctr[T.TC_GATOM_REQ] += 1
+    mp.ctr[T.TC_GATOM_SECTORS] += n
+    lanes_per_sector(addrs, mask, nbytes, mp.sectors, n, prm[T.TP_SECTOR], mp.lane_ops)
+    done = global_atomic(mp.sectors, mp.lane_ops, n, sm, cycle, ms.l2, ms.servers, ms.params, ms.rates,
                          ms.counters)
-    ts.w_mem_pending[w] = max(ts.w_mem_pending[w], done)
+    mp.w_mem_pending[w] = max(mp.w_mem_pending[w], done)
     return done
 
 

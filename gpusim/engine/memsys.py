@@ -182,7 +182,7 @@ def make_memsys_state(*, sms: int, l1_bytes_per_sm: int, l1_assoc: int, l2_bytes
     return l1, l2, servers, mshr_free_cycle, counters
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def xor_fold_hash(block_index):
     """Mix the bits of a non-negative block index so power-of-two strides spread over slices/channels."""
     folded = block_index
@@ -193,13 +193,13 @@ def xor_fold_hash(block_index):
     return folded
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def l2_slice_of(line_addr, line_bytes, slices):
     """L2 slice serving a line: XOR-folded line index modulo the slice count."""
     return xor_fold_hash(line_addr // line_bytes) % slices
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def dram_channel_of(addr, interleave_bytes, channels):
     """DRAM channel serving an address: XOR-folded ``interleave_bytes`` block index modulo channels."""
     return xor_fold_hash(addr // interleave_bytes) % channels
@@ -217,7 +217,7 @@ def _write_back(evicted_line, evicted_dirty_sectors, arrival_cycle, servers, par
     counters[C_DRAM_WRITE_BYTES] += write_bytes
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _l2_arrive(sector_addr, arrival_cycle, l2, servers, params, rates, counters):
     """Queue a sector at its L2 slice. Returns ``(slice, cycle it is served, L2 set index)``."""
     line_bytes = params[P_LINE_BYTES]

@@ -39,7 +39,7 @@ def make_servers(count: int) -> np.ndarray:
     return np.zeros(count, dtype=np.float64)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def server_reserve(next_free, index, arrival_cycle, transfer_bytes, bytes_per_cycle):
     """Reserve server ``index`` for one transfer.
 
@@ -59,7 +59,7 @@ def server_reserve(next_free, index, arrival_cycle, transfer_bytes, bytes_per_cy
     return start_cycle, max(start_cycle, np.int64(np.ceil(done - ROUNDING_TOLERANCE_CYCLES)))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def server_queue_delay(next_free, index, arrival_cycle, transfer_bytes, bytes_per_cycle):
     """Reserve like ``server_reserve`` and return only the queueing delay in whole cycles (>= 0)."""
     start_cycle, _ = server_reserve(next_free, index, arrival_cycle, transfer_bytes, bytes_per_cycle)

@@ -45,43 +45,43 @@ def normalize(sps, stk_pc, stk_rpc, stk_mask, w):
 
 
 @njit(cache=True, _nrt=False)
-def branch(m, w, pc, target, reconv, taken, active):
+def branch(sps, stk_pc, stk_rpc, stk_mask, w, pc, target, reconv, taken, active):
     """Apply a branch with ``taken`` lanes of ``active``; returns False on stack overflow."""
-    sp = m.sp[w]
+    sp = sps[w]
     if taken == active:
-        m.stk_pc[w, sp] = target
+        stk_pc[w, sp] = target
     elif taken == 0:
-        m.stk_pc[w, sp] = pc + 1
+        stk_pc[w, sp] = pc + 1
     else:
-        if sp + 2 >= m.stk_pc.shape[1]:
+        if sp + 2 >= stk_pc.shape[1]:
             return False
         not_taken = active & ~taken
-        if m.stk_rpc[w, sp] == reconv:
+        if stk_rpc[w, sp] == reconv:
             # already a path of this reconvergence region (a divergent loop iterating): no new join
             # entry; the not-taken lanes join an entry below that waits at the same pc, if there is one
-            if sp > 0 and m.stk_pc[w, sp - 1] == pc + 1 and m.stk_rpc[w, sp - 1] == reconv:
-                m.stk_mask[w, sp - 1] |= not_taken
+            if sp > 0 and stk_pc[w, sp - 1] == pc + 1 and stk_rpc[w, sp - 1] == reconv:
+                stk_mask[w, sp - 1] |= not_taken
                 sp -= 1
             elif pc + 1 == reconv:
                 sp -= 1           # those lanes are at the join point; the join entry holds them
             else:
-                m.stk_pc[w, sp] = pc + 1
-                m.stk_mask[w, sp] = not_taken
+                stk_pc[w, sp] = pc + 1
+                stk_mask[w, sp] = not_taken
         else:
             # the top entry becomes the join entry; a path already at the join point needs no entry
-            m.stk_pc[w, sp] = reconv
+            stk_pc[w, sp] = reconv
             if pc + 1 != reconv:
                 sp += 1
-                m.stk_pc[w, sp] = pc + 1
-                m.stk_rpc[w, sp] = reconv
-                m.stk_mask[w, sp] = not_taken
+                stk_pc[w, sp] = pc + 1
+                stk_rpc[w, sp] = reconv
+                stk_mask[w, sp] = not_taken
         if target != reconv:
             sp += 1
-            m.stk_pc[w, sp] = target
-            m.stk_rpc[w, sp] = reconv
-            m.stk_mask[w, sp] = taken
-        m.sp[w] = sp
-    normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
+            stk_pc[w, sp] = target
+            stk_rpc[w, sp] = reconv
+            stk_mask[w, sp] = taken
+        sps[w] = sp
+    normalize(sps, stk_pc, stk_rpc, stk_mask, w)
     return True
 
 

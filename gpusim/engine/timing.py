@@ -24,7 +24,7 @@ from gpusim.engine import state as S
 from gpusim.engine import timing_state as T
 from gpusim.engine.barriers import release_barriers
 from gpusim.engine.bits import trailing_zeros64
-from gpusim.engine.execute import step_warp
+from gpusim.engine.execute import step_fast, step_warp
 from gpusim.engine.functional import start_block
 from gpusim.engine.issue import book_issue, busy_before, dependencies, memory_timing, throttle_state
 from gpusim.engine.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED
@@ -302,9 +302,19 @@ def run_timed(ts, m, ms, code):
     clock_mhz = prm[T.TP_CLOCK_MHZ]
     # lazy accounting of ready warps needs one bit per warp of a sub-partition, and no interval trace
     # (a parked warp's not_selected / throttle cycles are charged in total, not as intervals)
+    mp = T.MemoryPath(prm, pipe_interval, pipe_free, pipe_busy_acc, pipe_busy_t0, ts.shared_path, ts.bank_scratch,
+                      ts.pc_mem, ts.last_sectors, ts.ctr, ts.addrs, ts.sectors, ts.lane_ops, w_mem_pending,
+                      ts.mem_trace, ts.mem_trace_n, m.mem_req, m.lane_addr, warp_block)
     lazy = trace.shape[0] == 0 and issue_trace.shape[0] == 0 and slots // nsp <= 62
     sp_of = m.sp
     stk_pc = m.stk_pc
+    stk_rpc = m.stk_rpc
+    stk_mask = m.stk_mask
+    pc_counts = m.pc_counts
+    valid = m.valid
+    mem32 = m.mem32
+    lane_addr = m.lane_addr
+    heap_bytes = m.launch[S.L_HEAP_BYTES]
     mem_req = m.mem_req
     clock = m.clock
     regs = m.regs
@@ -332,14 +342,15 @@ def run_timed(ts, m, ms, code):
                 sub_last = sched_last[sub]
                 if sub_next[sub] <= cycle:
                     # evaluate the warps whose state may change now; sub_next collects the next such cycle
+                    # (empty slots and parked warps have w_eval = INF_CYCLE)
                     sub_next[sub] = T.INF_CYCLE
+                    later = T.INF_CYCLE
                     for k in range(sp, slots, nsp):
                         w = base_sm + k
-                        if w_resident[w] == 0:
-                            continue
-                        if w_eval[w] > cycle:
-                            if w_eval[w] < sub_next[sub]:
-                                sub_next[sub] = w_eval[w]
+                        due = w_eval[w]
+                        if due > cycle:
+                            if due < later:
+                                later = due
                             continue
                         if w_exiting[w]:
                             if w_mem_pending[w] <= cycle:
@@ -351,8 +362,8 @@ def run_timed(ts, m, ms, code):
                                 _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
                                           w, ST.DRAIN, cycle, w_pc[w])
                                 w_eval[w] = w_mem_pending[w]
-                                if w_eval[w] < sub_next[sub]:
-                                    sub_next[sub] = w_eval[w]
+                                if w_eval[w] < later:
+                                    later = w_eval[w]
                             continue
                         if w_bar[w]:
                             _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
@@ -389,17 +400,19 @@ def run_timed(ts, m, ms, code):
                             w_eval[w] = wake
                             if policy == T.POLICY_TWO_LEVEL and w_group[w] == 1 and state == ST.LONG_SCOREBOARD:
                                 w_group[w] = 0
-                            if wake < sub_next[sub]:
-                                sub_next[sub] = wake
+                            if wake < later:
+                                later = wake
                             continue
                         if w_state[w] != ST.NOT_SELECTED or w_pc[w] != pc:
                             _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
                                       w, ST.NOT_SELECTED, cycle, pc)
                         w_eval[w] = cycle
-                        sub_next[sub] = cycle
+                        later = cycle
                         if best < 0 or better_warp(policy, w, best, sub_last, slots, w_age, w_group):
                             best = w
                             best_pc = pc
+                    if later < sub_next[sub]:
+                        sub_next[sub] = later
                 stall_before = ST.NOT_SELECTED
                 if lazy:
                     candidates = np.int64(0)
@@ -435,13 +448,16 @@ def run_timed(ts, m, ms, code):
                         w_group[best] = 1
                 clock[0] = cycle
                 w_cached[best] = 0
-                status = step_warp(m, code, best)
+                status = step_fast(regs, sp_of, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32, lane_addr,
+                                   heap_bytes, code, best)
+                if status < 0:
+                    status = step_warp(m, code, best)
                 if status == STATUS_ERROR:
                     return TIMED_ERROR, cycle
                 pc = mem_req[S.MR_PC]
                 memory_ready = -1
                 if mem_req[S.MR_KIND] != 0:
-                    memory_ready = memory_timing(ts, m, ms, best, sm, sub, pc, cycle)
+                    memory_ready = memory_timing(mp, ms, best, sm, sub, pc, cycle)
                 record_issue(issue_trace, issue_trace_n, cycle, best, pc, mem_req, stall_before, warp_block[best])
                 book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, pipe_interval, reg_ready,
                            reg_dep, w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, best, sub, cycle,

@@ -82,6 +82,13 @@ TIMINGSTATE_FIELDS = [
 ]
 TimingState = namedtuple("TimingState", TIMINGSTATE_FIELDS)
 
+# What the memory path of an issued instruction touches (issue.memory_timing): views of TimingState and
+# Machine arrays, gathered once per run so that each call passes 19 arrays instead of both whole states.
+MEMORY_PATH_FIELDS = ["prm", "pipe_interval", "pipe_free", "pipe_busy_acc", "pipe_busy_t0", "shared_path",
+                      "bank_scratch", "pc_mem", "last_sectors", "ctr", "addrs", "sectors", "lane_ops",
+                      "w_mem_pending", "mem_trace", "mem_trace_n", "mem_req", "lane_addr", "warp_block"]
+MemoryPath = namedtuple("MemoryPath", MEMORY_PATH_FIELDS)
+
 # The memory hierarchy's state (see gpusim.engine.memsys): caches, servers, MSHRs, counters.
 MEMORY_SYSTEM_FIELDS = ["l1", "l2", "servers", "mshr", "params", "rates", "counters"]
 MemorySystem = namedtuple("MemorySystem", MEMORY_SYSTEM_FIELDS)
