@@ -101,41 +101,37 @@ def release_block_barriers(ts, sm, bslot_local, cycle):
 
 
 @njit(cache=True, _nrt=False)
-def close_interval(ts, m, w, cycle):
-    elapsed = cycle - ts.w_since[w]
+def close_interval(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, cycle):
+    """Charge warp ``w``'s current interval up to ``cycle`` (it leaves its slot)."""
+    elapsed = cycle - w_since[w]
     if elapsed > 0:
-        ts.stalls[ts.w_state[w]] += elapsed
-        ts.pc_stalls[ts.w_pc[w], ts.w_state[w]] += elapsed
-        record_interval(ts.trace, ts.trace_n, m.warp_block, w, ts.w_state[w], ts.w_since[w], cycle, ts.w_pc[w])
-    ts.w_since[w] = cycle
+        stalls[w_state[w]] += elapsed
+        pc_stalls[w_pc[w], w_state[w]] += elapsed
+        record_interval(trace, trace_n, warp_block, w, w_state[w], w_since[w], cycle, w_pc[w])
+    w_since[w] = cycle
 
 
 @njit(cache=True, _nrt=False)
-def retire_warp(ts, m, w, sm, cycle, next_block, age):
-    """Free warp slot ``w``; when its block is done, start the next block there. Returns next_block."""
-    prm = ts.prm
-    close_interval(ts, m, w, cycle)
-    ts.w_resident[w] = 0
-    ts.w_done[w] = 1
-    ts.w_eval[w] = T.INF_CYCLE
-    ts.sm_warps[sm] -= 1
-    if ts.sm_warps[sm] == 0:
-        ts.sm_active_cycles[sm] += cycle - ts.sm_active_since[sm]
-    if cycle > ts.ctr[T.TC_END_CYCLE]:
-        ts.ctr[T.TC_END_CYCLE] = cycle
-    k = w - sm * prm[T.TP_SLOTS]
-    bslot_local = k // prm[T.TP_WPB]
+def retire_warp(prm, w_resident, w_done, w_eval, sm_warps, sm_active_cycles, sm_active_since, ctr, b_live,
+                b_block, w, sm, cycle):
+    """Free warp slot ``w`` (its interval already closed). Returns its block slot on the SM when that
+    block has finished (the caller dispatches the next block there), else -1."""
+    w_resident[w] = 0
+    w_done[w] = 1
+    w_eval[w] = T.INF_CYCLE
+    sm_warps[sm] -= 1
+    if sm_warps[sm] == 0:
+        sm_active_cycles[sm] += cycle - sm_active_since[sm]
+    if cycle > ctr[T.TC_END_CYCLE]:
+        ctr[T.TC_END_CYCLE] = cycle
+    bslot_local = (w - sm * prm[T.TP_SLOTS]) // prm[T.TP_WPB]
     bslot = sm * prm[T.TP_BSLOTS] + bslot_local
-    ts.b_live[bslot] -= 1
-    if ts.b_live[bslot] == 0:
-        ts.b_block[bslot] = -1
-        ts.ctr[T.TC_BLOCKS_DONE] += 1
-        if next_block < prm[T.TP_NBLOCKS]:
-            dispatch_block(ts, m, sm, bslot_local, next_block, cycle, age)
-            return next_block + 1
-    else:
-        release_block_barriers(ts, sm, bslot_local, cycle)
-    return next_block
+    b_live[bslot] -= 1
+    if b_live[bslot] != 0:
+        return -1
+    b_block[bslot] = -1
+    ctr[T.TC_BLOCKS_DONE] += 1
+    return bslot_local
 
 
 @njit(cache=True, _nrt=False)
@@ -354,9 +350,16 @@ def run_timed(ts, m, ms, code):
                             continue
                         if w_exiting[w]:
                             if w_mem_pending[w] <= cycle:
-                                before = next_block
-                                next_block = retire_warp(ts, m, w, sm, cycle, next_block, age)
-                                if next_block != before:
+                                close_interval(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
+                                               w, cycle)
+                                freed = retire_warp(prm, w_resident, ts.w_done, w_eval, sm_warps, ts.sm_active_cycles,
+                                                    ts.sm_active_since, ts.ctr, ts.b_live, ts.b_block, w, sm, cycle)
+                                if freed < 0:
+                                    # its block lives on: the exit may complete a barrier the others wait at
+                                    release_block_barriers(ts, sm, (w - base_sm) // wpb, cycle)
+                                elif next_block < nblocks:
+                                    dispatch_block(ts, m, sm, freed, next_block, cycle, age)
+                                    next_block += 1
                                     age += wpb
                             else:
                                 _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
