@@ -378,9 +378,10 @@ def test_cvt_int_widening_narrowing_and_float_rounding(gpu, timing):
     for lane in range(32):
         x = int(a[lane])
         assert int(out[lane, 0]) == x & ((1 << 64) - 1)
-        narrowed = x & 0xFF
-        assert int(out[lane, 2]) & 0xFFFFFFFF == narrowed   # cvt.s8 result: its 8 bits, zero-extended
-        assert int(out[lane, 2]) >> 32 == min(max(x, -128), 127) & 0xFF
+        # PTX: a signed cvt result is sign-extended to its (here 32-bit) destination register's width
+        narrowed = (x & 0xFF) - 256 if x & 0x80 else x & 0xFF
+        assert int(out[lane, 2]) & 0xFFFFFFFF == narrowed % (1 << 32)
+        assert int(out[lane, 2]) >> 32 == min(max(x, -128), 127) % (1 << 32)
         nearest = float(np.float32(x))          # numpy's int->f32 rounds to nearest even
         below = nearest if nearest <= x else float(np.nextafter(np.float32(nearest), np.float32(-np.inf)))
         above = nearest if nearest >= x else float(np.nextafter(np.float32(nearest), np.float32(np.inf)))

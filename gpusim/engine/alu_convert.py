@@ -50,6 +50,7 @@ from gpusim.engine.codes import (
 )
 
 U64_ZERO = np.uint64(0)
+U64_ONE = np.uint64(1)
 
 
 @njit(cache=True, _nrt=False)
@@ -169,7 +170,20 @@ def convert(destination, source, mods, a):
         if is_float_type(destination):
             return finish(float_to_float(a, destination, source, mods), destination, result_mods)
         value = load_float(a, source, (mods & MOD_FTZ) != 0 and source == T_F32)
-        return float_to_integer(value, destination, mode)
+        return widen_signed(float_to_integer(value, destination, mode), destination)
     if is_float_type(destination):
         return finish(integer_to_float(a, destination, source, mode), destination, result_mods)
-    return integer_to_integer(a, destination, source, (mods & MOD_SAT) != 0)
+    return widen_signed(integer_to_integer(a, destination, source, (mods & MOD_SAT) != 0), destination)
+
+
+@njit(cache=True, _nrt=False)
+def widen_signed(result, destination):
+    """A signed 8- or 16-bit result as its register holds it: PTX sign-extends a cvt result to the
+    destination register's width for signed integer types; registers narrower than 64 bits hold 32-bit
+    values here, so the result is sign-extended to 32 bits (as a narrow signed load is)."""
+    width = type_width(destination)
+    if not type_is_signed(destination) or width >= 32:
+        return result
+    if result & (U64_ONE << np.uint64(width - 1)):
+        result |= np.uint64(0xFFFFFFFF) ^ width_mask(width)
+    return result & np.uint64(0xFFFFFFFF)
