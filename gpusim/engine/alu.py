@@ -126,6 +126,7 @@ from gpusim.engine.codes import (
     T_PRED,
     TYPE_SIGNED,
 )
+from gpusim.engine.jit import compiled_only
 
 U64_ZERO = np.uint64(0)
 U64_ONE = np.uint64(1)
@@ -134,7 +135,7 @@ LOW32 = np.uint64(0xFFFFFFFF)
 TYPE_SIGNED_TABLE = np.array(TYPE_SIGNED, dtype=np.int64)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def order_satisfies(order, comparison):
     """Whether an ordered result (-1, 0, +1) satisfies a comparison (unordered variants = base)."""
     if comparison >= CMP_EQU and comparison <= CMP_GEU:
@@ -179,7 +180,7 @@ def compare(a, b, ty, mods):
     return order_satisfies(integer_order(a, b, ty, force_unsigned), comparison)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def combine(value, predicate, mods):
     """The .and/.or/.xor of setp/set with predicate operand c (no combine: the value itself)."""
     operation = (mods >> MOD_BOOL_SHIFT) & MOD_BOOL_MASK
@@ -193,7 +194,7 @@ def combine(value, predicate, mods):
     return value
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def select_by_sign(a, b, c, source_type, mods):
     """slct: a if c >= 0 else b; c is s32 or f32 (-0.0 counts as >= 0, NaN does not)."""
     if source_type == T_F32:
@@ -202,7 +203,7 @@ def select_by_sign(a, b, c, source_type, mods):
     return a if to_signed(c, 32) >= 0 else b
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def packed_half_op(op, ty, mods, a, b, c):
     """f16x2/bf16x2: the scalar operation on the low and the high 16-bit halves."""
     fmt = T_F16 if ty == T_F16X2 else T_BF16
@@ -212,7 +213,7 @@ def packed_half_op(op, ty, mods, a, b, c):
     return ((high & LOW16) << sixteen) | (low & LOW16)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def bitwise(op, ty, a, b):
     width = type_width(ty)
     mask = width_mask(width)
@@ -227,7 +228,7 @@ def bitwise(op, ty, a, b):
     return U64_ONE if (a & mask) == U64_ZERO else U64_ZERO
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def integer_op(op, ty, mods, a, b, c, d):
     """One lane of an integer or bit-manipulation instruction of type ``ty``."""
     width = type_width(ty)

@@ -48,17 +48,18 @@ from gpusim.engine.codes import (
     T_F32,
     T_F64,
 )
+from gpusim.engine.jit import compiled_only
 
 U64_ZERO = np.uint64(0)
 U64_ONE = np.uint64(1)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def is_float_type(ty):
     return ty == T_F32 or ty == T_F64 or ty == T_F16 or ty == T_BF16
 
 
-@njit(cache=True, error_model="numpy")
+@compiled_only(error_model="numpy")
 def round_to_integral(value, mode):
     """Round a float64 to an integral float64 (.rni ties to even, .rzi, .rmi, .rpi); keeps -0."""
     if not np.isfinite(value) or value == 0.0:
@@ -79,7 +80,7 @@ def round_to_integral(value, mode):
     return np.copysign(result, value)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def integer_to_integer(a, destination, source, saturate):
     destination_width = type_width(destination)
     source_width = type_width(source)
@@ -102,7 +103,7 @@ def integer_to_integer(a, destination, source, saturate):
     return min(value, width_mask(destination_width))
 
 
-@njit(cache=True, error_model="numpy")
+@compiled_only(error_model="numpy")
 def float_to_integer(value, destination, mode):
     """Round a float64 to an integer and saturate to the destination type (NaN -> 0)."""
     if value != value:
@@ -126,7 +127,7 @@ def float_to_integer(value, destination, mode):
     return np.uint64(integral)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def integer_to_float(a, destination, source, mode):
     width = type_width(source)
     if type_is_signed(source):
@@ -145,7 +146,7 @@ def integer_to_float(a, destination, source, mode):
     return round_pack(negative, np.int64(0), magnitude, False, mode, destination)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def float_to_float(a, destination, source, mods):
     mode = mods & MOD_RND_MASK
     value = load_float(a, source, (mods & MOD_FTZ) != 0 and source == T_F32)
@@ -176,7 +177,7 @@ def convert(destination, source, mods, a):
     return widen_signed(integer_to_integer(a, destination, source, (mods & MOD_SAT) != 0), destination)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def widen_signed(result, destination):
     """A signed 8- or 16-bit result as its register holds it: PTX sign-extends a cvt result to the
     destination register's width for signed integer types; registers narrower than 64 bits hold 32-bit

@@ -87,13 +87,14 @@ from gpusim.engine.codes import (
     TESTP_NUMBER,
     TESTP_SUBNORMAL,
 )
+from gpusim.engine.jit import compiled_only
 
 U64_ZERO = np.uint64(0)
 U64_ONE = np.uint64(1)
 LOW32 = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def format_mask(fmt):
     if fmt == T_F64:
         return np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -102,7 +103,7 @@ def format_mask(fmt):
     return np.uint64(0xFFFF)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def load_float(bits, fmt, ftz):
     """The exact float64 value of an operand of format ``fmt`` (flushed first if ``ftz``)."""
     if fmt == T_F64:
@@ -115,7 +116,7 @@ def load_float(bits, fmt, ftz):
     return format_bits_to_f64(bits, fmt)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def saturate_bits(bits, fmt):
     """.sat: clamp to [+0.0, 1.0]; NaN and every negative (including -0.0) give +0.0."""
     if is_nan_bits(bits, fmt) or (bits & sign_bit(fmt)) != U64_ZERO:
@@ -138,7 +139,7 @@ def finish(bits, fmt, mods):
     return bits
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def sign_of(value):
     if value > 0.0:
         return 1
@@ -147,7 +148,7 @@ def sign_of(value):
     return 0
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def narrow(value, direction, mode, fmt):
     """Bits of ``value`` (+ remainder of sign ``direction``) rounded into f32/f16/bf16."""
     if fmt == T_F32 and direction == 0 and (mode == RND_RN or mode == RND_DEFAULT):
@@ -155,7 +156,7 @@ def narrow(value, direction, mode, fmt):
     return round_f64_with_direction(value, direction, mode, fmt)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def two_sum_direction(a, b, total):
     """Sign of (a + b) - total, exact (Knuth's TwoSum); 0 when total is not finite."""
     if not np.isfinite(total):
@@ -166,7 +167,7 @@ def two_sum_direction(a, b, total):
     return sign_of(error)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def exact_zero_sign(total, x, y, mode):
     """IEEE 754 section 6.3: an exact zero sum is +0, or -0 under round-down unless both are +0."""
     if (
@@ -178,7 +179,7 @@ def exact_zero_sign(total, x, y, mode):
     return total
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def narrow_add(a, b, mode, fmt):
     total = a + b
     if mode == RND_RN or mode == RND_DEFAULT:
@@ -187,7 +188,7 @@ def narrow_add(a, b, mode, fmt):
     return narrow(total, two_sum_direction(a, b, total), mode, fmt)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def narrow_fma(a, b, c, mode, fmt):
     product = a * b  # exact for operands of 24 bits or fewer
     total = product + c
@@ -195,7 +196,7 @@ def narrow_fma(a, b, c, mode, fmt):
     return narrow(total, two_sum_direction(product, c, total), mode, fmt)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def narrow_divide(a, b, mode, fmt):
     quotient = (
         a / b
@@ -208,7 +209,7 @@ def narrow_divide(a, b, mode, fmt):
     return narrow(quotient, sign_of(residual) * sign_of(b), mode, fmt)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def narrow_sqrt(a, mode, fmt):
     if a < 0.0:
         return canonical_nan(fmt)
@@ -218,12 +219,12 @@ def narrow_sqrt(a, mode, fmt):
     return narrow(root, sign_of(fused_multiply_add(-root, root, a)), mode, fmt)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def is_special_f64(value):
     return value == 0.0 or not np.isfinite(value)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def f64_add(a, b, mode):
     total = a + b
     if mode == RND_RN or mode == RND_DEFAULT:
@@ -233,14 +234,14 @@ def f64_add(a, b, mode):
     return exact_fma(bits_from_f64(a), bits_from_f64(1.0), bits_from_f64(b), False, mode, T_F64)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def f64_multiply(a, b, mode):
     if mode == RND_RN or mode == RND_DEFAULT or is_special_f64(a) or is_special_f64(b):
         return bits_from_f64(a * b)
     return exact_fma(bits_from_f64(a), bits_from_f64(b), U64_ZERO, False, mode, T_F64)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def f64_fma(a, b, c, mode):
     if mode == RND_RN or mode == RND_DEFAULT or not np.isfinite(c) or is_special_f64(a) or is_special_f64(b):
         total = fused_multiply_add(a, b, c)
@@ -250,7 +251,7 @@ def f64_fma(a, b, c, mode):
     return exact_fma(bits_from_f64(a), bits_from_f64(b), bits_from_f64(c), False, mode, T_F64)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def f64_divide(a, b, mode):
     if b == 0.0:
         if a == 0.0 or a != a:
@@ -261,7 +262,7 @@ def f64_divide(a, b, mode):
     return exact_divide(bits_from_f64(a), bits_from_f64(b), mode, T_F64)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def f64_sqrt(a, mode):
     if a < 0.0:
         return canonical_nan(T_F64)
@@ -278,7 +279,7 @@ def f64_sqrt(a, mode):
     return bits_from_f64(adjusted * scale)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def approximate(op, value):
     """The float64 library value of a .approx transcendental, with PTX's special cases."""
     if op == OP_RCP:
@@ -302,7 +303,7 @@ def approximate(op, value):
     return np.tanh(value)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def float_min_max(is_max, a_bits, b_bits, fmt, mods):
     """min/max: a NaN operand yields the other (.NaN: yields NaN); -0.0 orders below +0.0."""
     ftz = (mods & MOD_FTZ) != 0 and fmt != T_F64
@@ -330,7 +331,7 @@ def float_min_max(is_max, a_bits, b_bits, fmt, mods):
     return finish(a_bits if pick_a else b_bits, fmt, mods)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def float_test(a_bits, fmt, mods):
     """testp: classify an operand (result 0/1)."""
     bits = a_bits & format_mask(fmt)
@@ -356,7 +357,7 @@ def float_test(a_bits, fmt, mods):
     return U64_ONE if result else U64_ZERO
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def float_op(op, fmt, mods, a_bits, b_bits, c_bits):
     """One lane of a floating-point ALU instruction on raw bits (``fmt``: T_F16/T_BF16/T_F32/T_F64)."""
     if op == OP_MIN or op == OP_MAX:

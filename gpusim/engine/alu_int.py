@@ -15,7 +15,6 @@ unsigned ``x / 0 = all ones`` and ``x % 0 = x``; signed ``x / 0 = -1`` for
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine.alu_wide import multiply_64x64
 from gpusim.engine.bits import leading_zeros64, popcount64
@@ -40,6 +39,7 @@ from gpusim.engine.codes import (
     TYPE_BYTES,
     TYPE_SIGNED,
 )
+from gpusim.engine.jit import compiled_only
 
 U64_ZERO = np.uint64(0)
 U64_ONE = np.uint64(1)
@@ -50,7 +50,7 @@ TYPE_BYTES_TABLE = np.array(TYPE_BYTES, dtype=np.int64)
 TYPE_SIGNED_TABLE = np.array(TYPE_SIGNED, dtype=np.int64)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def type_width(ty):
     """Bit width of an integer type code (1 for predicates)."""
     if ty == T_PRED:
@@ -58,37 +58,37 @@ def type_width(ty):
     return TYPE_BYTES_TABLE[ty] * 8
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def type_is_signed(ty):
     return TYPE_SIGNED_TABLE[ty] != 0
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def width_mask(width):
     if width >= 64:
         return ALL_ONES
     return (U64_ONE << np.uint64(width)) - U64_ONE
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def to_signed(value, width):
     """Sign-extend the low ``width`` bits of a uint64 into an int64."""
     shift = np.uint64(64 - width)
     return np.int64(value << shift) >> np.int64(64 - width)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def from_signed(value, width):
     return np.uint64(value) & width_mask(width)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def signed_limits(width):
     high = np.int64((U64_ONE << np.uint64(width - 1)) - U64_ONE)
     return -high - 1, high
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def high_product64(a, b, signed):
     """Upper 64 bits of the 128-bit product of two 64-bit values."""
     high, low = multiply_64x64(a, b)
@@ -100,7 +100,7 @@ def high_product64(a, b, signed):
     return high
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def integer_multiply(a, b, ty, mods, addend, add):
     """mul/mad .lo/.hi/.wide (lo is the default); mad adds ``addend`` to the selected part."""
     width = type_width(ty)
@@ -135,7 +135,7 @@ def integer_multiply(a, b, ty, mods, addend, add):
     return (product + addend) & width_mask(result_width)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def integer_multiply24(a, b, ty, mods, addend, add):
     """mul24/mad24: 24x24-bit product (48 bits); .lo keeps bits 0-31, .hi bits 16-47."""
     if type_is_signed(ty):
@@ -154,7 +154,7 @@ def integer_multiply24(a, b, ty, mods, addend, add):
     return (product + addend) & LOW32
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def integer_add(a, b, ty, mods, subtract):
     width = type_width(ty)
     if (mods & MOD_SAT) != 0 and type_is_signed(ty) and width <= 32:
@@ -168,7 +168,7 @@ def integer_add(a, b, ty, mods, subtract):
     return (a + b) & width_mask(width)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def integer_divide(a, b, ty, remainder):
     """div/rem: truncating division; remainder takes the dividend's sign."""
     width = type_width(ty)
@@ -197,7 +197,7 @@ def integer_divide(a, b, ty, remainder):
     return (U64_ZERO - magnitude if (x < 0) != (y < 0) else magnitude) & mask
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def integer_min_max(a, b, ty, mods, is_max):
     width = type_width(ty)
     if type_is_signed(ty):
@@ -212,7 +212,7 @@ def integer_min_max(a, b, ty, mods, is_max):
     return max(x, y) if is_max else min(x, y)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def shift_left(a, amount, width):
     amount = amount & LOW32
     if amount >= np.uint64(width):
@@ -220,7 +220,7 @@ def shift_left(a, amount, width):
     return (a << amount) & width_mask(width)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def shift_right(a, amount, ty):
     """shr: arithmetic for signed types, logical otherwise; amounts >= width clamp."""
     width = type_width(ty)
@@ -234,13 +234,13 @@ def shift_right(a, amount, ty):
     return (a & width_mask(width)) >> amount
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def count_leading_zeros(a, width):
     value = a & width_mask(width)
     return np.uint64(leading_zeros64(value) - np.uint64(64 - width))
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def find_most_significant(a, ty, shift_amount):
     """bfind: position of the most significant non-sign bit; 0xFFFFFFFF when there is none."""
     width = type_width(ty)
@@ -255,7 +255,7 @@ def find_most_significant(a, ty, shift_amount):
     return position
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def bit_reverse(a, width):
     result = U64_ZERO
     value = a
@@ -265,7 +265,7 @@ def bit_reverse(a, width):
     return result
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def bit_field_extract(a, position_operand, length_operand, ty):
     """bfe: PTX pos/len are the low 8 bits; bits past the msb and beyond len take the sign bit."""
     width = type_width(ty)
@@ -287,7 +287,7 @@ def bit_field_extract(a, position_operand, length_operand, ty):
     return result
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def bit_field_insert(a, b, position_operand, length_operand, width):
     """bfi: insert the low len bits of a into b at pos (bits past the msb are dropped)."""
     position = np.int64(position_operand & LOW8)
@@ -301,7 +301,7 @@ def bit_field_insert(a, b, position_operand, length_operand, width):
     return result
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def permute_bytes(a, b, selector, mode):
     """prmt.b32: pick bytes of the 8-byte value {b, a} (a = bytes 0-3) per the selector and mode."""
     source = ((b & LOW32) << np.uint64(32)) | (a & LOW32)
@@ -332,7 +332,7 @@ def permute_bytes(a, b, selector, mode):
     return result
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def logic3(a, b, c, lookup):
     """lop3.b32: bit i of the result is bit (a_i*4 + b_i*2 + c_i) of the 8-bit lookup table."""
     result = U64_ZERO
@@ -345,7 +345,7 @@ def logic3(a, b, c, lookup):
     return result & LOW32
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def funnel_shift(a, b, amount, ty, mods):
     """shf.l/.r: shift the 64-bit {b, a} and keep the high (left) or low (right) 32 bits."""
     amount = amount & LOW32
@@ -361,7 +361,7 @@ def funnel_shift(a, b, amount, ty, mods):
     return ((joined << amount) >> np.uint64(32)) & LOW32
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def find_nth_set(mask, base, offset):
     """fns.b32: position of the offset-th set bit of mask counted from base; 0xFFFFFFFF if none."""
     mask = mask & LOW32
@@ -382,7 +382,7 @@ def find_nth_set(mask, base, offset):
     return LOW32
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def integer_absolute_difference(a, b, c, ty):
     """sad: c + |a - b|."""
     width = type_width(ty)
@@ -397,7 +397,7 @@ def integer_absolute_difference(a, b, c, ty):
     return (c + difference) & width_mask(width)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def integer_order(a, b, ty, force_unsigned):
     """-1, 0 or +1 as a <, == or > b, signed or unsigned per type (or unsigned if forced)."""
     width = type_width(ty)
@@ -410,7 +410,7 @@ def integer_order(a, b, ty, force_unsigned):
     return -1 if x_unsigned < y_unsigned else (1 if x_unsigned > y_unsigned else 0)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def integer_count(a, width, leading):
     """popc or clz of the low ``width`` bits (result u32)."""
     if leading:
@@ -418,6 +418,6 @@ def integer_count(a, width, leading):
     return popcount64(a & width_mask(width))
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def prmt_mode(mods):
     return (mods >> MOD_PRMT_SHIFT) & MOD_PRMT_MASK

@@ -23,12 +23,13 @@ from numba import njit
 
 from gpusim.engine.bits import bits_from_f64, f64_from_bits, leading_zeros64
 from gpusim.engine.codes import RND_RM, RND_RNA, RND_RP, RND_RZ, T_BF16, T_F16, T_F32, T_F64
+from gpusim.engine.jit import compiled_only
 
 U64_ONE = np.uint64(1)
 U64_ZERO = np.uint64(0)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def format_precision(fmt):
     """Significand bits including the hidden bit."""
     if fmt == T_F32:
@@ -40,7 +41,7 @@ def format_precision(fmt):
     return 53
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def format_max_exponent(fmt):
     """Largest unbiased exponent of a finite value (also the exponent bias)."""
     if fmt == T_F16:
@@ -50,7 +51,7 @@ def format_max_exponent(fmt):
     return 1023
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def format_width(fmt):
     if fmt == T_F32:
         return 32
@@ -64,37 +65,37 @@ def sign_bit(fmt):
     return U64_ONE << np.uint64(format_width(fmt) - 1)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def infinity_bits(fmt):
     """Bits of +inf: all exponent bits set, zero fraction."""
     exponent_bits = format_width(fmt) - format_precision(fmt)
     return ((U64_ONE << np.uint64(exponent_bits)) - U64_ONE) << np.uint64(format_precision(fmt) - 1)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def canonical_nan(fmt):
     """The NaN an NVIDIA GPU writes for a NaN result: all bits but the sign set."""
     return sign_bit(fmt) - U64_ONE
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def is_nan_bits(bits, fmt):
     magnitude = bits & (sign_bit(fmt) - U64_ONE)
     return magnitude > infinity_bits(fmt)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def is_inf_bits(bits, fmt):
     return (bits & (sign_bit(fmt) - U64_ONE)) == infinity_bits(fmt)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def is_subnormal_bits(bits, fmt):
     magnitude = bits & (sign_bit(fmt) - U64_ONE)
     return magnitude != U64_ZERO and magnitude < (U64_ONE << np.uint64(format_precision(fmt) - 1))
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def flush_subnormal(bits, fmt):
     """Sign-preserving flush to zero of a subnormal value (the .ftz rule)."""
     if is_subnormal_bits(bits, fmt):
@@ -102,7 +103,7 @@ def flush_subnormal(bits, fmt):
     return bits
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def unpack_finite(bits, fmt):
     """Finite ``bits`` as (negative, exponent, significand) with value = significand * 2**exponent."""
     precision = format_precision(fmt)
@@ -116,7 +117,7 @@ def unpack_finite(bits, fmt):
     return negative, np.int64(exponent_field - bias - (precision - 1)), fraction | (fraction_mask + U64_ONE)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def overflow_bits(negative, mode, fmt):
     """Result of a finite value too large for the format, per rounding direction."""
     infinity = infinity_bits(fmt)
@@ -131,7 +132,7 @@ def overflow_bits(negative, mode, fmt):
     return sign | infinity
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def round_pack(negative, exponent, significand, sticky, mode, fmt):
     """Round ``(significand + sticky*fraction) * 2**exponent`` into ``fmt`` bits with ``mode``.
 
@@ -187,7 +188,7 @@ def round_pack(negative, exponent, significand, sticky, mode, fmt):
     return sign | (biased << np.uint64(precision - 1)) | fraction
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def round_f64_with_direction(value, direction, mode, fmt):
     """Round the exact value ``value + tiny`` into ``fmt`` bits.
 
@@ -213,7 +214,7 @@ def round_f64_with_direction(value, direction, mode, fmt):
     return round_pack(negative, exponent - 2, (significand << np.uint64(2)) - U64_ONE, True, mode, fmt)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def next_toward(bits, upward, fmt):
     """The neighbouring representable value of finite or infinite ``bits`` (up: toward +inf)."""
     sign = sign_bit(fmt)
@@ -226,7 +227,7 @@ def next_toward(bits, upward, fmt):
     return bits - U64_ONE
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def adjust_directed(result_bits, direction, mode, fmt):
     """Turn a round-to-nearest result into the directed one, given sign(exact - result)."""
     if direction == 0 or is_nan_bits(result_bits, fmt):
@@ -247,7 +248,7 @@ def adjust_directed(result_bits, direction, mode, fmt):
     return result_bits
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def f64_bits_round_to(bits, mode, fmt):
     """Convert float64 ``bits`` to ``fmt`` (narrowing or same) with rounding ``mode``."""
     if is_nan_bits(bits, T_F64):
@@ -259,7 +260,7 @@ def f64_bits_round_to(bits, mode, fmt):
     return round_pack(negative, exponent, significand, False, mode, fmt)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def format_bits_to_f64(bits, fmt):
     """Exact widening of f16/bf16/f32 ``bits`` to a float64 (NaN becomes a quiet NaN)."""
     if is_nan_bits(bits, fmt):
@@ -272,6 +273,6 @@ def format_bits_to_f64(bits, fmt):
     return -magnitude if negative else magnitude
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def f64_value(bits):
     return f64_from_bits(bits)

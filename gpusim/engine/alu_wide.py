@@ -15,11 +15,11 @@ the callers handle NaN, infinity and zero operands. Simplifications: none.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine.alu_round import round_pack, unpack_finite
 from gpusim.engine.bits import leading_zeros64
 from gpusim.engine.codes import RND_RM
+from gpusim.engine.jit import compiled_only
 
 U64_ONE = np.uint64(1)
 U64_ZERO = np.uint64(0)
@@ -27,7 +27,7 @@ LOW32 = np.uint64(0xFFFFFFFF)
 U64_32 = np.uint64(32)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def multiply_64x64(a, b):
     """Full 128-bit product of two uint64 as (high, low)."""
     a_low = a & LOW32
@@ -44,14 +44,14 @@ def multiply_64x64(a, b):
     return high, low
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def leading_zeros128(high, low):
     if high != U64_ZERO:
         return np.int64(leading_zeros64(high))
     return np.int64(64 + leading_zeros64(low))
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def shift_left128(high, low, count):
     """(high, low) << count for 0 <= count < 128."""
     if count == 0:
@@ -61,7 +61,7 @@ def shift_left128(high, low, count):
     return (high << np.uint64(count)) | (low >> np.uint64(64 - count)), low << np.uint64(count)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def shift_right128_sticky(high, low, count):
     """(high, low) >> count and whether any one bit was shifted out (any count >= 0)."""
     if count == 0:
@@ -77,26 +77,26 @@ def shift_right128_sticky(high, low, count):
     return high >> np.uint64(count), new_low, sticky
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def add128(a_high, a_low, b_high, b_low):
     low = a_low + b_low
     carry = U64_ONE if low < a_low else U64_ZERO
     return a_high + b_high + carry, low
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def subtract128(a_high, a_low, b_high, b_low):
     low = a_low - b_low
     borrow = U64_ONE if a_low < b_low else U64_ZERO
     return a_high - b_high - borrow, low
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def less128(a_high, a_low, b_high, b_low):
     return a_high < b_high or (a_high == b_high and a_low < b_low)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def round_pack128(negative, exponent, high, low, sticky, mode, fmt):
     """round_pack for a 128-bit significand: keep the top 64 bits, fold the rest into sticky."""
     leading = leading_zeros128(high, low)
@@ -106,7 +106,7 @@ def round_pack128(negative, exponent, high, low, sticky, mode, fmt):
     return round_pack(negative, exponent - leading + 64, high, sticky or low != U64_ZERO, mode, fmt)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def exact_fma(a_bits, b_bits, c_bits, negate_c, mode, fmt):
     """Correctly rounded a*b + c (c negated if ``negate_c``) for finite operands.
 
@@ -160,7 +160,7 @@ def exact_fma(a_bits, b_bits, c_bits, negate_c, mode, fmt):
     return round_pack128(big_negative, big_exponent, high, low, sticky, mode, fmt)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def exact_divide(a_bits, b_bits, mode, fmt):
     """Correctly rounded a / b for finite nonzero operands."""
     a_negative, a_exponent, a_significand = unpack_finite(a_bits, fmt)

@@ -8,10 +8,10 @@ exited warps no longer count, as on Volta and later.
 
 from __future__ import annotations
 
-from numba import njit
+from gpusim.engine.jit import compiled_only
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def release_barriers(waiting, bar_id, bar_count, done, first, n):
     """Release every satisfied barrier among warps ``first .. first+n-1``; returns warps released."""
     live = 0

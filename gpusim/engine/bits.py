@@ -23,6 +23,8 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
+from gpusim.engine.jit import compiled_only
+
 
 @intrinsic
 def _bitcast_u64_to_f64(typingctx, value):
@@ -148,7 +150,7 @@ def leading_zeros64(bits):
     return _ctlz_u64(np.uint64(bits))
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def trailing_zeros64(bits):
     """Number of trailing zero bits in a uint64 (64 for zero): the index of the lowest one bit."""
     return _cttz_u64(np.uint64(bits))
@@ -173,7 +175,7 @@ def _fma_f32(typingctx, a, b, cc):
     return signature, codegen
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def fused_multiply_add_f32(a, b, cc):
     """Single-precision fused multiply-add, one rounding (llvm.fma.f32)."""
     return _fma_f32(np.float32(a), np.float32(b), np.float32(cc))

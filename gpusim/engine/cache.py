@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gpusim.engine.jit import compiled_only
 from gpusim.errors import ConfigError
 
 META_LINE_BYTES = 0
@@ -88,7 +89,7 @@ def cache_set_index(cache, partition, line_addr):
     return partition * sets_per_partition + (line_addr // meta[META_LINE_BYTES]) % sets_per_partition
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@compiled_only(inline="always")
 def _find_way(tags, set_index, line_addr):
     """Way of ``set_index`` holding ``line_addr``, or -1."""
     for way in range(tags.shape[1]):
@@ -131,7 +132,7 @@ def _allocate(cache, set_index, line_addr):
     return victim, evicted_line, evicted_dirty
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@compiled_only(inline="always")
 def _line_and_sector(meta, sector_addr):
     """(line byte address, sector index within the line) of a byte address."""
     line_bytes = meta[META_LINE_BYTES]

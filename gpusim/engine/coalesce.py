@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gpusim.engine.jit import compiled_only
+
 WARP_LANES = 32
 # Enough room for 32 lanes of the widest access (16 bytes) each spanning up to 4 sectors.
 MAX_SECTORS_PER_REQUEST = 128
@@ -29,7 +31,7 @@ def make_sector_buffer() -> np.ndarray:
     return np.empty(MAX_SECTORS_PER_REQUEST, dtype=np.int64)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _insert_sorted_unique(sorted_values, count, value):
     """Insert ``value`` into ``sorted_values[:count]`` keeping it ascending and duplicate-free.
 

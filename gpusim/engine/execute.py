@@ -13,7 +13,6 @@ writes, so a faulting instruction leaves memory as it was before it.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine import codes as c
 from gpusim.engine import layout as L
@@ -21,6 +20,7 @@ from gpusim.engine import state as S
 from gpusim.engine.alu import alu_eval
 from gpusim.engine.bits import popcount64
 from gpusim.engine.fastpath import fast_alu
+from gpusim.engine.jit import compiled_only
 from gpusim.engine.memops import atomic_update, extend_loaded, read_element, resolve, write_element
 from gpusim.engine.operands import read_src
 from gpusim.engine.simt import (
@@ -40,7 +40,7 @@ U64_0 = np.uint64(0)
 U32_MASK = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def guard_mask(regs, row, w, active):
     g = row[L.F_GUARD]
     if g < 0:
@@ -53,7 +53,7 @@ def guard_mask(regs, row, w, active):
     return mask
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def fail(m, kind, pc, w, lane, address):
     m.err[S.E_KIND] = kind
     m.err[S.E_PC] = pc
@@ -63,7 +63,7 @@ def fail(m, kind, pc, w, lane, address):
     return STATUS_ERROR
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def exec_alu(m, row, w, mask):
     op = row[L.F_OP]
     ty = row[L.F_TY]
@@ -107,7 +107,7 @@ def exec_alu(m, row, w, mask):
                 m.regs[w, d0, lane] = result
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, base, offset):
     """Resolve a 4-byte global access of every lane of ``mask`` into ``lane_addr`` (heap offsets).
     Returns ``(-1, 0, 0)``, or ``(lane, error kind, address)`` of the first lane that may not access it."""
@@ -125,7 +125,7 @@ def _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, base, offset):
     return -1, 0, 0
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _word_access(regs, mem32, lane_addr, mem_req, row, w, mask, is_load):
     """Perform a checked 4-byte global load or store (register or immediate source) and summarise it."""
     mem_req[S.MR_SPACE] = L.SP_GLOBAL
@@ -150,7 +150,7 @@ def _word_access(regs, mem32, lane_addr, mem_req, row, w, mask, is_load):
             mem32[lane_addr[lane] >> 2] = np.uint32(bits & U32_MASK)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _is_word_access(row, op):
     """A 4-byte ld/st.global whose stored value (if any) is a register or an immediate."""
     if op != c.OP_LD and op != c.OP_ST:
@@ -160,7 +160,7 @@ def _is_word_access(row, op):
     return op == c.OP_LD or row[L.F_SK0] == L.SK_REG or row[L.F_SK0] == L.SK_IMM
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def exec_memory(m, row, pc, w, mask):
     """ld / st / atom / red on every lane of ``mask``; returns a status."""
     op = row[L.F_OP]
@@ -239,7 +239,7 @@ def exec_memory(m, row, pc, w, mask):
     return STATUS_OK
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def exec_cvta(m, row, w, mask):
     to_space = row[L.F_AUX] == 1
     space = row[L.F_SPACE]
@@ -259,7 +259,7 @@ def exec_cvta(m, row, w, mask):
             m.regs[w, d, lane] = value
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def count_issue(pc_counts, mem_req, pc, active, mask):
     """Count the warp-instruction at ``pc`` (threads active, predicated on) and start its request summary."""
     n_active = popcount64(np.uint64(active))
@@ -273,7 +273,7 @@ def count_issue(pc_counts, mem_req, pc, active, mask):
     mem_req[S.MR_PC] = pc
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32, lane_addr, heap_bytes, code,
               w):
     """``step_warp`` for the most frequent instructions (the fast-path ALU forms, branches and 4-byte
@@ -313,7 +313,7 @@ def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, m
     return STATUS_OK
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def step_warp(m, code, w):
     """Execute the next instruction of warp slot ``w``. Returns a STATUS_* code."""
     sp = m.sp[w]

@@ -18,6 +18,7 @@ from numba import njit
 from gpusim.engine import codes as c
 from gpusim.engine import layout as L
 from gpusim.engine.bits import bits_from_f32, f32_from_bits, fused_multiply_add_f32
+from gpusim.engine.jit import compiled_only
 
 U32 = np.uint64(0xFFFFFFFF)
 U0 = np.uint64(0)
@@ -25,21 +26,21 @@ U1 = np.uint64(1)
 F32_NAN = np.uint64(0x7FFFFFFF)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _src(regs, kind, value, w, lane):
     if kind == L.SK_REG:
         return regs[w, value, lane]
     return np.uint64(value)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _f32_result(value):
     if value != value:
         return F32_NAN
     return np.uint64(bits_from_f32(value))
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _cmp_int(cmp, a, b, signed):
     if signed:
         x = np.int64(a)
@@ -68,7 +69,7 @@ def _cmp_int(cmp, a, b, signed):
     return a >= b
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _cmp_f32(cmp, x, y):
     unordered = x != x or y != y
     if cmp == c.CMP_EQ:
@@ -100,7 +101,7 @@ def _cmp_f32(cmp, x, y):
     return unordered
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _sign_extend32(value):
     if value & np.uint64(0x80000000):
         return value | np.uint64(0xFFFFFFFF00000000)

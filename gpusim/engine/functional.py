@@ -15,6 +15,7 @@ from numba import njit
 from gpusim.engine import state as S
 from gpusim.engine.barriers import release_barriers
 from gpusim.engine.execute import step_fast, step_warp
+from gpusim.engine.jit import compiled_only
 from gpusim.engine.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, init_warp
 
 RUN_OK = 0
@@ -23,7 +24,7 @@ RUN_DEADLOCK = 2
 RUN_LIMIT = 3
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block, sm, sm_slot0):
     for wi in range(warps_per_block):
         w = first_slot + wi

@@ -24,6 +24,7 @@ from gpusim.engine import stalls as ST
 from gpusim.engine import state as S
 from gpusim.engine import timing_state as T
 from gpusim.engine.coalesce import coalesce, lanes_per_sector
+from gpusim.engine.jit import compiled_only
 from gpusim.engine.memsys import global_atomic, global_load, global_store
 from gpusim.engine.servers import server_reserve
 from gpusim.engine.shared_banks import shared_wavefronts
@@ -31,7 +32,7 @@ from gpusim.engine.shared_banks import shared_wavefronts
 LOCAL_TIMING_BASE = np.int64(1) << np.int64(50)   # where local memory sits in the memory system's view
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def dep_state(dep):
     if dep == I.DEP_LONG:
         return ST.LONG_SCOREBOARD
@@ -40,7 +41,7 @@ def dep_state(dep):
     return ST.WAIT
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def throttle_state(pipe):
     if pipe == I.PIPE_LSU:
         return ST.LG_THROTTLE
@@ -51,7 +52,7 @@ def throttle_state(pipe):
     return ST.MATH_PIPE_THROTTLE
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def hold_pipe(pipe_free, busy_acc, busy_t0, sub, pipe, cycle, until):
     """Keep sub-partition ``sub``'s ``pipe`` busy until ``until`` (an instruction issued at ``cycle``).
 
@@ -69,13 +70,13 @@ def hold_pipe(pipe_free, busy_acc, busy_t0, sub, pipe, cycle, until):
     pipe_free[sub, pipe] = until
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def busy_before(pipe_free, busy_acc, busy_t0, sub, pipe, t):
     """Cycles before ``t`` in which ``pipe`` of ``sub`` was busy (``t`` at or after the last change)."""
     return busy_acc[sub, pipe] + max(0, min(t, pipe_free[sub, pipe]) - busy_t0[sub, pipe])
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _reg_wait(reg_ready, reg_dep, w, r, wake, state):
     if r >= 0:
         t = reg_ready[w, r]
@@ -109,12 +110,12 @@ def dependencies(sp_of, stk_pc, code, w, w_wake, w_reason, reg_ready, reg_dep, i
     w_cached[w] = 1
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _ceil_div(a, b):
     return (a + b - 1) // b
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def memory_timing(mp, ms, w, sm, sub, pc, cycle):
     """Time the memory part of the instruction just executed; returns its result-ready cycle.
     When tracing, the request is recorded with the deepest level it reached.
@@ -154,7 +155,7 @@ def memory_timing(mp, ms, w, sm, sub, pc, cycle):
     return done
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
     req = mp.mem_req
     space = req[S.MR_SPACE]
@@ -248,7 +249,7 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
     return done
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, pipe_interval, reg_ready, reg_dep,
                w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready):
     """Book the timing of the instruction at ``pc`` that warp ``w`` issued at ``cycle``: pipe occupancy,

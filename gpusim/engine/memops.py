@@ -18,12 +18,13 @@ from numba import njit
 from gpusim.engine import codes as c
 from gpusim.engine import layout as L
 from gpusim.engine.alu import alu_eval
+from gpusim.engine.jit import compiled_only
 from gpusim.engine.state import L_HEAP_BYTES, L_LOCAL_BYTES, L_PARAM_BYTES, L_SHARED_BYTES
 
 BAD = -1
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def resolve(m, space, address, nbytes, align):
     """(space, offset) of an access, or (BAD, error kind) — 1 out of bounds, 2 misaligned."""
     if address % align != 0:
@@ -60,7 +61,7 @@ def resolve(m, space, address, nbytes, align):
     return BAD, 1
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _read(a8, a16, a32, a64, offset, size):
     if size == 4:
         return np.uint64(a32[offset >> 2])
@@ -83,7 +84,7 @@ def _write(a8, a16, a32, a64, offset, size, value):
         a8[offset] = np.uint8(value & np.uint64(0xFF))
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def read_element(m, space, offset, size, bslot, thread_row):
     if space == L.SP_GLOBAL:
         return _read(m.mem8, m.mem16, m.mem32, m.mem64, offset, size)
@@ -95,7 +96,7 @@ def read_element(m, space, offset, size, bslot, thread_row):
     return _read(m.param8, m.param16, m.param32, m.param64, offset, size)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def write_element(m, space, offset, size, bslot, thread_row, value):
     if space == L.SP_GLOBAL:
         _write(m.mem8, m.mem16, m.mem32, m.mem64, offset, size, value)
@@ -106,7 +107,7 @@ def write_element(m, space, offset, size, bslot, thread_row, value):
                m.local64[thread_row], offset, size, value)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def extend_loaded(value, ty, size):
     """A loaded narrow value as the register receives it: sign-extended for signed types, 32 bits wide."""
     if size >= 4:
@@ -119,7 +120,7 @@ def extend_loaded(value, ty, size):
     return value & np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def atomic_update(op, ty, old, b, cv):
     """The new memory value of an atomic; ``cv`` is the swap value of cas."""
     size = c.TYPE_BYTES[ty]

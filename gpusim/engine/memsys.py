@@ -62,6 +62,7 @@ import numpy as np
 from numba import njit
 
 from gpusim.engine.cache import cache_fill, cache_lookup, cache_set_index, cache_write, make_cache
+from gpusim.engine.jit import compiled_only
 from gpusim.engine.servers import make_servers, server_queue_delay, server_reserve
 from gpusim.errors import ConfigError
 
@@ -182,7 +183,7 @@ def make_memsys_state(*, sms: int, l1_bytes_per_sm: int, l1_assoc: int, l2_bytes
     return l1, l2, servers, mshr_free_cycle, counters
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@compiled_only(inline="always")
 def xor_fold_hash(block_index):
     """Mix the bits of a non-negative block index so power-of-two strides spread over slices/channels."""
     folded = block_index
@@ -205,7 +206,7 @@ def dram_channel_of(addr, interleave_bytes, channels):
     return xor_fold_hash(addr // interleave_bytes) % channels
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _write_back(evicted_line, evicted_dirty_sectors, arrival_cycle, servers, params, rates, counters):
     """Send a dirty L2 victim's sectors to its DRAM channel (occupies bandwidth; nobody waits for it)."""
     if evicted_line < 0 or evicted_dirty_sectors == 0:
@@ -217,7 +218,7 @@ def _write_back(evicted_line, evicted_dirty_sectors, arrival_cycle, servers, par
     counters[C_DRAM_WRITE_BYTES] += write_bytes
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@compiled_only(inline="always")
 def _l2_arrive(sector_addr, arrival_cycle, l2, servers, params, rates, counters):
     """Queue a sector at its L2 slice. Returns ``(slice, cycle it is served, L2 set index)``."""
     line_bytes = params[P_LINE_BYTES]
@@ -230,7 +231,7 @@ def _l2_arrive(sector_addr, arrival_cycle, l2, servers, params, rates, counters)
     return l2_slice, served_cycle, cache_set_index(l2, l2_slice, line_addr)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _l2_read(sector_addr, served_cycle, l2_set, l2, servers, params, rates, counters):
     """Read a sector at its L2 slice (from DRAM on a miss). Returns its load-to-use completion cycle."""
     hit, ready_cycle = cache_lookup(l2, l2_set, sector_addr, served_cycle)
@@ -249,7 +250,7 @@ def _l2_read(sector_addr, served_cycle, l2_set, l2, servers, params, rates, coun
     return completion
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _replace_earliest_mshr(mshr_free_cycle, sm, busy_until):
     """SM ``sm``'s slots form a binary min-heap of free cycles (root: the slot that frees earliest).
     Give the earliest slot to a sector that holds it until ``busy_until``: replace the root, sift down."""

@@ -5,16 +5,16 @@ place in the launch."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine import layout as L
 from gpusim.engine import state as S
+from gpusim.engine.jit import compiled_only
 
 U64_0 = np.uint64(0)
 U32_MASK = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def special_value(m, code, w, lane):
     launch = m.launch
     ntx = launch[S.L_NTID_X]
@@ -72,7 +72,7 @@ def special_value(m, code, w, lane):
     return np.uint64(launch[S.L_SHARED_BYTES])
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def read_src(m, row, i, w, lane):
     kind = row[L.F_SK0 + 2 * i]
     value = row[L.F_SK0 + 2 * i + 1]

@@ -29,6 +29,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gpusim.engine.jit import compiled_only
+
 WARP_LANES = 32
 
 
@@ -42,7 +44,7 @@ def shared_scratch_length(banks: int) -> int:
     return max(WARP_LANES, banks) + banks
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per_lane, banks, bank_bytes,
                       scratch):
     """Wavefronts of one phase: the most distinct words any bank must deliver (0 if no lane is active).

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from gpusim.engine.jit import compiled_only
+
 STATUS_OK = 0
 STATUS_EXITED = 1
 STATUS_BARRIER = 2
@@ -21,7 +23,7 @@ STATUS_SLEEP = 4
 STATUS_MEMBAR = 5
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def init_warp(m, w, lane_mask):
     """Start warp slot ``w`` at pc 0 with ``lane_mask`` lanes present."""
     m.sp[w] = 0
@@ -31,7 +33,7 @@ def init_warp(m, w, lane_mask):
     m.exited[w] = 0xFFFFFFFF ^ lane_mask
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def normalize(sps, stk_pc, stk_rpc, stk_mask, w):
     """Pop finished entries; returns the new top index (-1 when the warp is done)."""
     sp = sps[w]
@@ -85,7 +87,7 @@ def branch(sps, stk_pc, stk_rpc, stk_mask, w, pc, target, reconv, taken, active)
     return True
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def exit_lanes(m, w, pc, lanes):
     """Lanes ``lanes`` leave the kernel; the rest of the top entry continues at pc + 1."""
     m.exited[w] |= lanes

@@ -27,6 +27,7 @@ from gpusim.engine.bits import trailing_zeros64
 from gpusim.engine.execute import step_fast, step_warp
 from gpusim.engine.functional import start_block
 from gpusim.engine.issue import book_issue, busy_before, dependencies, memory_timing, throttle_state
+from gpusim.engine.jit import compiled_only
 from gpusim.engine.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED
 
 TIMED_OK = 0
@@ -35,7 +36,7 @@ TIMED_DEADLOCK = 2
 TIMED_LIMIT = 3
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def dispatch_block(ts, m, sm, bslot_local, block, cycle, age):
     prm = ts.prm
     slots = prm[T.TP_SLOTS]
@@ -72,7 +73,7 @@ def dispatch_block(ts, m, sm, bslot_local, block, cycle, age):
     ts.sm_next[sm] = min(ts.sm_next[sm], cycle)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def release_block_barriers(ts, sm, bslot_local, cycle):
     """Release the block's barriers that are now complete; released warps resume after the barrier latency."""
     prm = ts.prm
@@ -100,7 +101,7 @@ def release_block_barriers(ts, sm, bslot_local, cycle):
     ts.sm_next[sm] = min(ts.sm_next[sm], cycle + 1)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def close_interval(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block, w, cycle):
     """Charge warp ``w``'s current interval up to ``cycle`` (it leaves its slot)."""
     elapsed = cycle - w_since[w]
@@ -111,7 +112,7 @@ def close_interval(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, wa
     w_since[w] = cycle
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def retire_warp(prm, w_resident, w_done, w_eval, sm_warps, sm_active_cycles, sm_active_since, ctr, b_live,
                 b_block, w, sm, cycle):
     """Free warp slot ``w`` (its interval already closed). Returns its block slot on the SM when that
@@ -134,7 +135,7 @@ def retire_warp(prm, w_resident, w_done, w_eval, sm_warps, sm_active_cycles, sm_
     return bslot_local
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def record_interval(trace, trace_n, warp_block, w, state, start, end, pc):
     """Append a warp-state interval to the trace (a no-op when tracing is off: zero capacity)."""
     n = trace_n[0]
@@ -150,7 +151,7 @@ def record_interval(trace, trace_n, warp_block, w, state, start, end, pc):
         trace_n[1] = 1      # the trace was cut
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def record_issue(issue_trace, issue_trace_n, cycle, w, pc, mem_req, stall_before, block):
     """Append an issued warp-instruction to the trace (no-op when tracing is off)."""
     n = issue_trace_n[0]
@@ -167,7 +168,7 @@ def record_issue(issue_trace, issue_trace_n, cycle, w, pc, mem_req, stall_before
         issue_trace_n[1] = 1
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
                                   w, state, cycle, pc):
     """Move warp ``w`` to ``state`` at ``cycle`` (waiting to issue ``pc``); a change closes the current
@@ -183,7 +184,7 @@ def _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_bl
         w_since[w] = cycle
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def better_warp(policy, w, best, sub_last, slots, w_age, w_group):
     """Whether the scheduler prefers ready warp ``w`` to ``best`` (both of one sub-partition).
 
@@ -200,7 +201,7 @@ def better_warp(policy, w, best, sub_last, slots, w_age, w_group):
     return (w - sub_last - 1) % slots < (best - sub_last - 1) % slots
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def pick_parked(policy, candidates, base, nsp, sub_last, w_age, w_group):
     """The warp the scheduler issues among ``candidates`` (bit j: warp ``base + j * nsp``); the same
     choice as ``better_warp`` applied over them."""
@@ -232,7 +233,7 @@ def pick_parked(policy, candidates, base, nsp, sub_last, w_age, w_group):
     return base + np.int64(trailing_zeros64(candidates)) * nsp
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def charge_parked(stalls, pc_stalls, pc, throttle, busy, elapsed):
     """Charge a parked warp's wait: ``busy`` cycles its pipe was busy, the rest not selected."""
     stalls[throttle] += busy

@@ -9,17 +9,17 @@ its own value (PTX leaves it undefined; this choice is deterministic).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine import codes as c
 from gpusim.engine import layout as L
 from gpusim.engine.alu import alu_eval
+from gpusim.engine.jit import compiled_only
 from gpusim.engine.operands import read_src
 
 U64_0 = np.uint64(0)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _shfl(m, row, w, mask):
     mode = row[L.F_AUX]
     d0 = row[L.F_DST0]
@@ -61,7 +61,7 @@ def _shfl(m, row, w, mask):
                 m.regs[w, d1, lane] = preds[lane]
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _vote(m, row, w, mask):
     mode = row[L.F_AUX]
     d0 = row[L.F_DST0]
@@ -83,7 +83,7 @@ def _vote(m, row, w, mask):
                 m.regs[w, d0, lane] = value
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _match(m, row, w, mask):
     mode = row[L.F_AUX]
     d0 = row[L.F_DST0]
@@ -116,7 +116,7 @@ def _match(m, row, w, mask):
             m.regs[w, d1, lane] = np.uint64(1) if all_equal else U64_0
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _redux(m, row, w, mask):
     kind = row[L.F_AUX]
     ty = row[L.F_TY]
@@ -144,7 +144,7 @@ def _redux(m, row, w, mask):
             m.regs[w, d0, lane] = acc
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def warp_op(m, row, w, mask):
     op = row[L.F_OP]
     if op == c.OP_SHFL:
