@@ -157,7 +157,7 @@ def order_satisfies(order, comparison):
     return comparison == CMP_NUM
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def compare(a, b, ty, mods):
     """The comparison of setp/set on type ``ty``: ordered comparisons are false on NaN, the U forms true."""
     comparison = (mods >> MOD_CMP_SHIFT) & MOD_CMP_MASK

@@ -20,7 +20,6 @@ register is the caller's business. Simplified: none besides canonical NaNs
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine.alu_float import finish, load_float
 from gpusim.engine.alu_int import (
@@ -162,7 +161,7 @@ def float_to_float(a, destination, source, mods):
     return f64_bits_round_to(bits_from_f64(value), mode, destination)
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def convert(destination, source, mods, a):
     """One lane of cvt.<mods>.<destination>.<source> on raw bits ``a``."""
     mode = mods & MOD_RND_MASK

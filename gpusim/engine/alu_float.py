@@ -30,7 +30,6 @@ result only when it is subnormal after rounding.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine.alu_round import (
     adjust_directed,
@@ -125,7 +124,7 @@ def saturate_bits(bits, fmt):
     return one if bits > one else bits
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@compiled_only(error_model="numpy")
 def finish(bits, fmt, mods):
     """Apply canonical NaN, .ftz (non-f64), .relu and .sat to a result."""
     if is_nan_bits(bits, fmt):

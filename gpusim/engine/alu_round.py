@@ -19,7 +19,6 @@ canonical NaN of each format (``canonical_nan``); see docs/semantics.md.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine.bits import bits_from_f64, f64_from_bits, leading_zeros64
 from gpusim.engine.codes import RND_RM, RND_RNA, RND_RP, RND_RZ, T_BF16, T_F16, T_F32, T_F64
@@ -60,7 +59,7 @@ def format_width(fmt):
     return 64
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def sign_bit(fmt):
     return U64_ONE << np.uint64(format_width(fmt) - 1)
 

@@ -98,14 +98,14 @@ def _find_way(tags, set_index, line_addr):
     return -1
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@compiled_only(inline="always")
 def _touch(lru_stamp, meta, set_index, way):
     """Mark the way most recently used."""
     meta[META_USE_CLOCK] += 1
     lru_stamp[set_index, way] = meta[META_USE_CLOCK]
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _allocate(cache, set_index, line_addr):
     """Give ``line_addr`` a way in ``set_index`` (LRU victim); all its sectors start absent and clean.
 

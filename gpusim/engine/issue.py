@@ -14,7 +14,6 @@ bank-conflict wavefront.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim import isa as I
 from gpusim.engine import codes as c
@@ -85,7 +84,7 @@ def _reg_wait(reg_ready, reg_dep, w, r, wake, state):
     return wake, state
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@compiled_only(inline="always")
 def dependencies(sp_of, stk_pc, code, w, w_wake, w_reason, reg_ready, reg_dep, isa, w_dep_ready, w_dep_state,
                  w_pipe, w_next_pc, w_cached):
     """Cache when warp ``w``'s next instruction has its operands (its registers change only when it issues).

@@ -13,7 +13,6 @@ size for ``.v2/.v4``), as PTX requires.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine import codes as c
 from gpusim.engine import layout as L
@@ -72,7 +71,7 @@ def _read(a8, a16, a32, a64, offset, size):
     return np.uint64(a8[offset])
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def _write(a8, a16, a32, a64, offset, size, value):
     if size == 4:
         a32[offset >> 2] = np.uint32(value & np.uint64(0xFFFFFFFF))

@@ -11,8 +11,6 @@ every entry.
 
 from __future__ import annotations
 
-from numba import njit
-
 from gpusim.engine.jit import compiled_only
 
 STATUS_OK = 0
@@ -46,7 +44,7 @@ def normalize(sps, stk_pc, stk_rpc, stk_mask, w):
     return sp
 
 
-@njit(cache=True, _nrt=False)
+@compiled_only
 def branch(sps, stk_pc, stk_rpc, stk_mask, w, pc, target, reconv, taken, active):
     """Apply a branch with ``taken`` lanes of ``active``; returns False on stack overflow."""
     sp = sps[w]
