@@ -5,19 +5,59 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpusim.config import load_config
 from gpusim.engine.cache import (
     cache_dirty_sectors,
     cache_fill,
     cache_invalidate_all,
     cache_invalidate_partition,
     cache_lookup,
+    cache_partition_of,
     cache_set_index,
     cache_write,
     make_cache,
 )
+from gpusim.engine.layout import GLOBAL_BASE
 from gpusim.errors import ConfigError
 
 LINE, SECTOR = 128, 32
+BASE_LINE = GLOBAL_BASE // LINE  # line index of the first device-heap address
+
+
+def digit_sum_set(index, sets):
+    """Reference set index: the base-``sets`` digits of ``index`` summed, modulo ``sets``."""
+    if sets == 1:
+        return 0
+    digits = []
+    while index:
+        index, digit = divmod(index, sets)
+        digits.append(digit)
+    return sum(digits) % sets
+
+
+def xor_fold(index):
+    """Reference 7-bit XOR fold: bit i of the result is the parity of bits i, i + 7, i + 14, ... of ``index``."""
+    return sum((sum((index >> source) & 1 for source in range(bit, 64, 7)) % 2) << bit for bit in range(64))
+
+
+def l2_geometry(sms=None):
+    """(slices, sets per slice, ways) of h100-sxm's L2, whole or sliced to ``sms`` SMs."""
+    cfg = load_config("h100-sxm", **({"sms": sms} if sms else {}))
+    return cfg.l2_slices, cfg.l2_bytes // cfg.l2_slices // (cfg.line_bytes * cfg.l2_assoc), cfg.l2_assoc
+
+
+def l1_sets():
+    """Sets of h100-sxm's L1 for every shared-memory carveout."""
+    cfg = load_config("h100-sxm")
+    return sorted({cfg.l1_cache_bytes(kib * 1024) // (cfg.line_bytes * cfg.l1_assoc)
+                   for kib in cfg.shared_carveouts_kb})
+
+
+def where(cache, line_index, partitions=1, interleaved=False):
+    """(partition, global set index) the engine gives a line of an interleaved or per-SM (partition 0) cache."""
+    line_addr = line_index * LINE
+    partition = cache_partition_of(cache, line_addr) if interleaved else 0
+    return partition, cache_set_index(cache, partition, line_addr)
 
 
 class ReferenceCache:
@@ -87,8 +127,82 @@ def test_geometry_and_set_index():
     assert tags.shape == (3 * sets_per_partition, 4)
     assert ready.shape == dirty.shape == (3 * sets_per_partition, 4, LINE // SECTOR)
     assert np.all(tags == -1) and np.all(ready == -1)
-    line = 37 * LINE
-    assert cache_set_index(cache, 2, line) == 2 * sets_per_partition + 37 % sets_per_partition
+    line = 37 * LINE  # 37 = 0o45: digits 4 and 5 in base 8, 9 % 8 = 1
+    assert cache_set_index(cache, 2, line) == 2 * sets_per_partition + 1
+    assert digit_sum_set(37, sets_per_partition) == 1
+    assert cache_set_index(cache, 1, 5 * LINE) == sets_per_partition + 5  # below S: the line index itself
+
+
+@pytest.mark.parametrize("sets", [1, 4, 14, 78, 124, 128, 320])
+def test_set_index_is_the_digit_sum_and_rotates_every_run_of_sets(sets):
+    cache = make_cache(sets * 2 * LINE, LINE, SECTOR, 2)
+    for first in (0, 3 * sets, BASE_LINE - BASE_LINE % sets, (1 << 38) // LINE // sets * sets):
+        run = [cache_set_index(cache, 0, (first + i) * LINE) for i in range(sets)]
+        assert run == [digit_sum_set(first + i, sets) for i in range(sets)]
+        assert sorted(run) == list(range(sets))  # an aligned run of S lines is a permutation of the sets
+
+
+def test_interleaved_cache_partitions_by_xor_fold_and_ranks_lines_within_a_partition():
+    partitions, sets = 5, 16
+    cache = make_cache(sets * 2 * LINE, LINE, SECTOR, 2, partitions=partitions, interleaved=True)
+    for line in [0, 1, 127, 128, 129, 5000] + [BASE_LINE + 37 * k for k in range(40)]:
+        folded = xor_fold(line)
+        partition, set_index = where(cache, line, partitions, interleaved=True)
+        assert partition == folded % partitions
+        assert set_index == partition * sets + digit_sum_set(folded // partitions, sets)
+    # a per-SM cache with the same geometry indexes every partition by the line index itself
+    per_sm = make_cache(sets * 2 * LINE, LINE, SECTOR, 2, partitions=partitions)
+    assert cache_set_index(per_sm, 3, (BASE_LINE + 7) * LINE) == 3 * sets + digit_sum_set(BASE_LINE + 7, sets)
+
+
+def _fill_then_reread(cache, lines, partitions, interleaved):
+    """Fill every sector of ``lines`` once, then read them again; returns the second pass's misses."""
+    for line in lines:
+        partition, set_index = where(cache, line, partitions, interleaved)
+        for sector in range(LINE // SECTOR):
+            cache_fill(cache, set_index, line * LINE + sector * SECTOR, 0)
+    misses = 0
+    for line in lines:
+        partition, set_index = where(cache, line, partitions, interleaved)
+        for sector in range(LINE // SECTOR):
+            misses += not cache_lookup(cache, set_index, line * LINE + sector * SECTOR, 1)[0]
+    return misses
+
+
+@pytest.mark.parametrize("sets, ways", [(14, 16), (78, 16), (124, 16), (128, 16), (320, 16), (64, 4)])
+@pytest.mark.parametrize("start", [0, 37, 1001])
+def test_sequential_array_under_capacity_hits_on_the_second_pass(sets, ways, start):
+    # any contiguous (ways - 1) * sets lines fit (module docstring), wherever the array starts
+    cache = make_cache(sets * ways * LINE, LINE, SECTOR, ways)
+    first = BASE_LINE + start
+    assert _fill_then_reread(cache, range(first, first + (ways - 1) * sets), 1, False) == 0
+
+
+@pytest.mark.parametrize("sms", [1, 8, None])
+def test_sequential_array_of_seven_eighths_of_the_l2_hits_on_the_second_pass(sms):
+    # h100-sxm's L2 sliced to 1 SM (one slice), to 8 SMs (five) and whole (80): with the slice's sets
+    # indexed by the raw line index, 80 slices would overflow about 5 % of these lines
+    partitions, sets, ways = l2_geometry(sms)
+    cache = make_cache(sets * ways * LINE, LINE, SECTOR, ways, partitions=partitions, interleaved=True)
+    first = BASE_LINE + 37
+    lines = range(first, first + partitions * sets * ways * 7 // 8)
+    assert _fill_then_reread(cache, lines, partitions, True) == 0
+
+
+@pytest.mark.parametrize("pitch_kib", [2, 4, 8, 16, 32, 64])
+@pytest.mark.parametrize("geometry", [("l1", sets) for sets in l1_sets()] + [("l2", 1), ("l2", None)])
+def test_rows_at_power_of_two_pitches_spread_over_the_sets(pitch_kib, geometry):
+    # the first lines of 2 x (all sets) rows: with n % S they would share S / gcd(pitch, S) sets (20 of 320
+    # for 2 KiB). Geometries: every L1 carveout of h100-sxm, its L2 sliced to 1 SM and whole.
+    kind, value = geometry
+    partitions, sets, ways = (1, value, 16) if kind == "l1" else l2_geometry(value)
+    interleaved = kind == "l2"
+    cache = make_cache(sets * ways * LINE, LINE, SECTOR, ways, partitions=partitions, interleaved=interleaved)
+    total_sets = sets * partitions
+    pitch_lines = pitch_kib * 1024 // LINE
+    used = {where(cache, BASE_LINE + row * pitch_lines, partitions, interleaved)[1]
+            for row in range(2 * total_sets)}
+    assert len(used) >= 0.75 * total_sets
 
 
 def test_bad_geometry_is_a_config_error():
@@ -157,7 +271,7 @@ def test_matches_reference_model(operations, ways):
     for kind, line_number, sector, cycle in operations:
         addr = line_number * LINE + sector * SECTOR
         set_index = cache_set_index(cache, 0, addr // LINE * LINE)
-        assert set_index == line_number % sets
+        assert set_index == digit_sum_set(line_number, sets)
         if kind == "lookup":
             assert cache_lookup(cache, set_index, addr, cycle) == reference.lookup(set_index, addr, cycle)
         elif kind == "fill":

@@ -7,7 +7,7 @@ from math import ceil, floor
 import numpy as np
 import pytest
 
-from gpusim.engine.cache import cache_invalidate_partition
+from gpusim.engine.cache import cache_invalidate_partition, cache_partition_of, cache_set_index
 from gpusim.engine.memsys import (
     C_DRAM_READ_BYTES,
     C_DRAM_WRITE_BYTES,
@@ -201,6 +201,24 @@ def test_hashes_spread_power_of_two_strides():
         assert len({l2_slice_of(line, LINE, slices) for line in lines}) == slices
         assert len({dram_channel_of(line, 256, channels) for line in lines}) == channels
 
+
+
+def test_the_l2_state_is_interleaved_by_the_slice_hash():
+    # the L2 cache indexes a slice's sets by the line's rank in that slice, which is only right if the cache
+    # and the memory path agree on the slice of every line; a line is then found in the set it was filled to
+    slices, sets_per_slice = 5, 64
+    memory = Memory(l2_slices=slices, l2_bytes=slices * sets_per_slice * 16 * LINE)
+    lines = [k * 37 * LINE for k in range(2000)] + [(1 << 32) + k * 2048 for k in range(2000)]
+    used = set()
+    for line in lines:
+        l2_slice = l2_slice_of(line, LINE, slices)
+        assert cache_partition_of(memory.l2, line) == l2_slice
+        set_index = cache_set_index(memory.l2, l2_slice, line)
+        assert l2_slice * sets_per_slice <= set_index < (l2_slice + 1) * sets_per_slice
+        used.add(set_index)
+    assert len(used) == slices * sets_per_slice  # 4000 lines reach every set of every slice
+    memory.load([(1 << 32) + 2048], 0)
+    assert memory.load([(1 << 32) + 2048], 10_000, sm=1)[0] == 10_000 + L2_LATENCY  # the other SM hits L2
 
 def test_deterministic():
     def run_once():

@@ -183,6 +183,34 @@ def stream_loads(vector_width: int) -> str:
     return text.replace("four float4 loads", "four float loads")
 
 
+ROWS_16B = r"""
+.version 7.0
+.target sm_80
+.address_size 64
+// thread t XORs the words of row t (src + t * pitch) with `steps` 16-byte loads, one in flight at a time:
+// each 32-byte sector is requested by two consecutive loads, a DRAM latency apart
+.visible .entry rows16(.param .u64 src, .param .u64 out, .param .u32 pitch, .param .u32 steps)
+{
+ .reg .pred %p<2>; .reg .b32 %r<16>; .reg .b64 %rd<8>;
+ ld.param.u64 %rd1, [src]; ld.param.u64 %rd2, [out]; ld.param.u32 %r1, [pitch]; ld.param.u32 %r9, [steps];
+ mov.u32 %r2, %ctaid.x; mov.u32 %r3, %ntid.x; mov.u32 %r4, %tid.x;
+ mad.lo.s32 %r5, %r2, %r3, %r4;          // global thread id = row
+ mul.wide.u32 %rd3, %r5, %r1; add.s64 %rd4, %rd1, %rd3;
+ mov.u32 %r10, 0;
+ mov.u32 %r8, 0;
+$L_it:
+ ld.global.v4.u32 {%r11, %r12, %r13, %r14}, [%rd4];
+ add.s64 %rd4, %rd4, 16;
+ xor.b32 %r10, %r10, %r11; xor.b32 %r10, %r10, %r12; xor.b32 %r10, %r10, %r13; xor.b32 %r10, %r10, %r14;
+ add.s32 %r8, %r8, 1;
+ setp.lt.u32 %p1, %r8, %r9;
+ @%p1 bra $L_it;
+ mul.wide.u32 %rd5, %r5, 4; add.s64 %rd6, %rd2, %rd5;
+ st.global.u32 [%rd6], %r10;
+ ret;
+}
+"""
+
 L1_RESIDENT_LOADS = r"""
 .version 7.0
 .target sm_80

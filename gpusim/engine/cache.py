@@ -9,7 +9,40 @@ What it models
 
     One state serves many identical caches ("partitions"): the L1 of every SM, or every L2 slice. Partition
     ``p`` owns the sets ``p * sets_per_partition .. (p + 1) * sets_per_partition - 1``; ``cache_set_index``
-    maps (partition, line address) to a set. Callers that hash addresses (L2 slices) choose the partition.
+    maps (partition, line address) to a set. Callers choose the partition: the SM for L1; for a cache made
+    ``interleaved`` (L2 slices share out the address space) the one ``cache_partition_of`` names.
+
+Set index (a modelling choice: NVIDIA does not publish its index functions)
+    With S sets per partition, line index ``n`` (byte address / line_bytes) goes to the sum of the base-S
+    digits of ``n``, modulo S (``digit_sum_mod``); that is ``(n % S + offset) % S`` with the offset the
+    digit sum of ``n // S``. Why not ``n % S``: lines a power-of-two stride apart (rows of a matrix) then
+    share S / gcd(stride, S) sets; with 320 sets, rows 2 KiB (16 lines) apart use 20 sets, and a kernel
+    whose threads each stream a row 16 bytes at a time lost every line between the two halves of its
+    sectors and read DRAM twice (tests/test_timing_known_answers.py). Real GPUs hash the index
+    (reverse-engineering studies find XOR-based hashes of address bits for L2 slices and sets). Why the
+    digit sum rather than an XOR fold: it keeps the capacity of a plain modulo for any set count,
+    including those that are not powers of two (L1 left by a shared-memory carveout, 320 sets per H100
+    L2 slice). Properties:
+
+    * Every aligned run of S consecutive lines is a rotation of the S sets, so a contiguous footprint of
+      at most ``(ways - 1) * S`` lines never overflows a set (a partial run at each end adds at most one
+      line per set); a sequential array that fits in the cache still hits after a first pass. Unlike a
+      plain modulo, the spread is even only to within a line or two per set, so a footprint just over
+      the capacity keeps a few % of its lines cached instead of none (LRU on a cyclic sweep).
+    * The digit sum is congruent to ``n`` modulo S - 1, so the index behaves like ``n % (S - 1)`` spread
+      over all S sets: for an even S, power-of-two strides are coprime to S - 1 and rows at such pitches
+      spread over (nearly) all sets. The price: lines a multiple of S - 1 apart share a handful of sets
+      (a pitch of 127 lines for 128 sets), a layout nothing common uses.
+
+    An ``interleaved`` cache (L2) puts line ``n`` in partition ``xor_fold_hash(n) % partitions`` and, with
+    more than one partition, indexes the sets with the digit sum of ``xor_fold_hash(n) // partitions``,
+    the line's rank among the lines of its partition (``xor_fold_hash`` is a bijection), not of ``n``
+    (with one partition ``n`` is that rank and is used as it is): with the raw ``n`` the set
+    would be tied to the bits that chose the slice, and on 80 slices of 320 sets a sequential array of
+    7/8 of the L2 overflows 5.5 % of its lines. With several slices the ranks of a strided pattern are
+    irregular (the XOR fold), so the spread is less even than with one slice: the first lines of 2 x sets
+    rows at pitches of 2-64 KiB reach 24-79 % of the sets of a 5-slice L2 (h100-sxm sliced to 8 SMs) and
+    97 % or more of the full chip's, against 1.6-6 % with a plain modulo.
 
 State layout (the tuple ``make_cache`` returns; every function takes it as ``cache``)
     tags               int64[sets, ways]            line byte address held by the way, or -1 (invalid)
@@ -42,13 +75,15 @@ META_SECTOR_BYTES = 1
 META_SETS_PER_PARTITION = 2
 META_PARTITIONS = 3
 META_USE_CLOCK = 4
-N_META = 5
+META_INTERLEAVE = 5  # partitions that share out the address space (interleaved cache), else 1
+N_META = 6
 
 NOT_PRESENT = -1
 NO_LINE = -1
 
 
-def make_cache(capacity_bytes: int, line_bytes: int, sector_bytes: int, assoc: int, partitions: int = 1):
+def make_cache(capacity_bytes: int, line_bytes: int, sector_bytes: int, assoc: int, partitions: int = 1,
+               interleaved: bool = False):
     """Build the state of ``partitions`` empty caches of ``capacity_bytes`` each.
 
     capacity_bytes  bytes of data per partition (per SM for L1, per slice for L2)
@@ -56,6 +91,8 @@ def make_cache(capacity_bytes: int, line_bytes: int, sector_bytes: int, assoc: i
     sector_bytes    sector size
     assoc           ways per set
     partitions      number of identical caches sharing the state
+    interleaved     True when the partitions share out the address space (L2 slices: a line lives in
+                    partition ``cache_partition_of``); False when each sees every address (one L1 per SM)
 
     Returns ``(tags, sector_ready_cycle, lru_stamp, dirty, meta)`` (layout in the module docstring).
     """
@@ -78,15 +115,57 @@ def make_cache(capacity_bytes: int, line_bytes: int, sector_bytes: int, assoc: i
     meta[META_SECTOR_BYTES] = sector_bytes
     meta[META_SETS_PER_PARTITION] = sets_per_partition
     meta[META_PARTITIONS] = partitions
+    meta[META_INTERLEAVE] = partitions if interleaved else 1
     return tags, sector_ready_cycle, lru_stamp, dirty, meta
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def xor_fold_hash(block_index):
+    """Mix the bits of a non-negative block index so power-of-two strides spread over slices/channels.
+
+    Each bit is XORed with the bits 7, 14, 21, ... places above it: a bijection of the non-negative
+    integers that maps every aligned block of 2^k indices onto an aligned block of 2^k indices."""
+    folded = block_index
+    shifted = block_index >> 7
+    while shifted > 0:
+        folded ^= shifted
+        shifted >>= 7
+    return folded
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def digit_sum_mod(index, base):
+    """(sum of the base-``base`` digits of the non-negative ``index``) % base; 0 when ``base`` is 1."""
+    if base <= 1:
+        return np.int64(0)
+    total = index % base
+    index //= base
+    while index > 0:
+        total += index % base
+        index //= base
+    return total % base
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def cache_partition_of(cache, line_addr):
+    """Partition of an interleaved cache that holds ``line_addr``: xor_fold_hash(line index) % partitions."""
+    meta = cache[4]
+    return xor_fold_hash(line_addr // meta[META_LINE_BYTES]) % meta[META_PARTITIONS]
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def cache_set_index(cache, partition, line_addr):
-    """Set that holds ``line_addr`` in ``partition``: (line_addr / line_bytes) % sets_per_partition."""
+    """Set that holds ``line_addr`` in ``partition``: the digit sum of its index (module docstring).
+
+    The index is the line index ``line_addr / line_bytes``, or for an interleaved cache of several
+    partitions the line's rank within its partition, ``xor_fold_hash(line index) // partitions``."""
     meta = cache[4]
     sets_per_partition = meta[META_SETS_PER_PARTITION]
-    return partition * sets_per_partition + (line_addr // meta[META_LINE_BYTES]) % sets_per_partition
+    line_index = line_addr // meta[META_LINE_BYTES]
+    interleave = meta[META_INTERLEAVE]
+    if interleave > 1:
+        line_index = xor_fold_hash(line_index) // interleave
+    return partition * sets_per_partition + digit_sum_mod(line_index, sets_per_partition)
 
 
 @compiled_only(inline="always")

@@ -14,6 +14,9 @@ What it models
       ``dram_latency_cycles`` after its channel slot. The sector is then filled into L2 and L1 with that
       completion cycle, so later requests to it wait for the same data instead of refetching it.
 
+    Set indices are hashed (``cache``: digit sum of the line index; an L2 slice indexes its sets by the
+    line's rank among the lines of that slice), so power-of-two strides use all sets.
+
 Latency convention
     The three latencies are LOAD-TO-USE totals as a pointer-chase microbenchmark measures them, not per-hop
     delays. Each server contributes only its queueing delay (slot start minus arrival); the latency of the
@@ -61,7 +64,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gpusim.engine.cache import cache_fill, cache_lookup, cache_set_index, cache_write, make_cache
+from gpusim.engine.cache import (
+    cache_fill,
+    cache_lookup,
+    cache_set_index,
+    cache_write,
+    make_cache,
+    xor_fold_hash,
+)
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.servers import make_servers, server_queue_delay, server_reserve
 from gpusim.errors import ConfigError
@@ -175,7 +185,8 @@ def make_memsys_state(*, sms: int, l1_bytes_per_sm: int, l1_assoc: int, l2_bytes
                       mshrs_per_sm: int):
     """Build ``(l1, l2, servers, mshr_free_cycle, counters)`` for a GPU of ``sms`` SMs, all empty and idle."""
     l1 = make_cache(l1_bytes_per_sm, line_bytes, sector_bytes, l1_assoc, partitions=sms)
-    l2 = make_cache(l2_bytes // l2_slices, line_bytes, sector_bytes, l2_assoc, partitions=l2_slices)
+    l2 = make_cache(l2_bytes // l2_slices, line_bytes, sector_bytes, l2_assoc, partitions=l2_slices,
+                    interleaved=True)
     servers = (make_servers(sms), make_servers(sms), make_servers(l2_slices), make_servers(dram_channels),
                make_servers(l2_slices))
     mshr_free_cycle = np.zeros((sms, mshrs_per_sm), dtype=np.int64)
@@ -183,20 +194,10 @@ def make_memsys_state(*, sms: int, l1_bytes_per_sm: int, l1_assoc: int, l2_bytes
     return l1, l2, servers, mshr_free_cycle, counters
 
 
-@compiled_only(inline="always")
-def xor_fold_hash(block_index):
-    """Mix the bits of a non-negative block index so power-of-two strides spread over slices/channels."""
-    folded = block_index
-    shifted = block_index >> 7
-    while shifted > 0:
-        folded ^= shifted
-        shifted >>= 7
-    return folded
-
-
 @njit(cache=True, _nrt=False, inline="always")
 def l2_slice_of(line_addr, line_bytes, slices):
-    """L2 slice serving a line: XOR-folded line index modulo the slice count."""
+    """L2 slice serving a line: XOR-folded line index modulo the slice count (the L2 cache state is
+    interleaved by the same rule, ``cache.cache_partition_of``, and indexes its sets accordingly)."""
     return xor_fold_hash(line_addr // line_bytes) % slices
 
 

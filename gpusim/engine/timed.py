@@ -53,7 +53,7 @@ def l2_state(gpu):
     config = gpu.config
     if gpu._l2_state is None:
         gpu._l2_state = make_cache(config.l2_bytes // config.l2_slices, config.line_bytes, config.sector_bytes,
-                                   config.l2_assoc, partitions=config.l2_slices)
+                                   config.l2_assoc, partitions=config.l2_slices, interleaved=True)
     ready = gpu._l2_state[1]
     ready[ready > 0] = 0
     return gpu._l2_state
