@@ -67,6 +67,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gpusim.engine.bits import trailing_zeros64
 from gpusim.engine.jit import compiled_only
 from gpusim.errors import ConfigError
 
@@ -138,6 +139,14 @@ def digit_sum_mod(index, base):
     """(sum of the base-``base`` digits of the non-negative ``index``) % base; 0 when ``base`` is 1."""
     if base <= 1:
         return np.int64(0)
+    if base & (base - 1) == 0:        # a power of two: digits are bit fields (no divisions)
+        shift = np.int64(trailing_zeros64(base))
+        mask = base - 1
+        total = np.int64(0)
+        while index > 0:
+            total += index & mask
+            index >>= shift
+        return total & mask
     total = index % base
     index //= base
     while index > 0:
