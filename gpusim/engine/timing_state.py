@@ -146,6 +146,8 @@ def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: 
     def per_warp(fill=0):
         return np.full(warps, fill, dtype=np.int64)
 
+    # a register's ready cycle and dependency class side by side: the scoreboard check reads both
+    reg_wait = np.zeros((warps, max(n_regs, 1), 2), dtype=np.int64)
     return TimingState(
         prm=prm, isa=isa_table, pipe_interval=pipe_interval,
         w_resident=per_warp(), w_done=per_warp(1), w_state=per_warp(), w_since=per_warp(), w_pc=per_warp(),
@@ -154,8 +156,8 @@ def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: 
         w_exiting=per_warp(), w_group=per_warp(1),
         w_cached=per_warp(), w_dep_ready=per_warp(), w_dep_state=per_warp(), w_pipe=per_warp(),
         w_next_pc=per_warp(),
-        reg_ready=np.zeros((warps, max(n_regs, 1)), dtype=np.int64),
-        reg_dep=np.zeros((warps, max(n_regs, 1)), dtype=np.int64),
+        reg_ready=reg_wait[:, :, 0],
+        reg_dep=reg_wait[:, :, 1],
         pipe_free=np.zeros((nsm * nsp, N_PIPES), dtype=np.int64),
         pipe_busy_acc=np.zeros((nsm * nsp, N_PIPES), dtype=np.int64),
         pipe_busy_t0=np.zeros((nsm * nsp, N_PIPES), dtype=np.int64),
