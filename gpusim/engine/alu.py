@@ -28,7 +28,6 @@ Simplified: ``.cc`` carry chains are not modelled here.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine.alu_convert import convert, is_float_type
 from gpusim.engine.alu_float import float_op, load_float
@@ -126,7 +125,7 @@ from gpusim.engine.codes import (
     T_PRED,
     TYPE_SIGNED,
 )
-from gpusim.engine.jit import compiled_only
+from gpusim.engine.jit import compiled_only, engine_jit
 
 U64_ZERO = np.uint64(0)
 U64_ONE = np.uint64(1)
@@ -280,7 +279,7 @@ def integer_op(op, ty, mods, a, b, c, d):
     return a
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def alu_eval(op, ty, ty2, mods, a, b, c, d):
     """Raw result bits of one lane of ALU instruction ``op`` (see the module docstring)."""
     if op == OP_MOV:

@@ -5,7 +5,7 @@ as IEEE floats and back without any conversion, and to count bits, inside
 numba's nopython mode. Each primitive here is an LLVM instruction emitted
 through ``numba.extending.intrinsic`` (``bitcast``, ``llvm.ctpop``,
 ``llvm.ctlz``, ``llvm.cttz``, ``llvm.fma``), so it costs one machine instruction and allocates
-nothing. The ``@njit`` wrappers accept any integer or float argument and cast it
+nothing. The ``@engine_jit`` wrappers accept any integer or float argument and cast it
 to the width the intrinsic expects.
 
 ``fused_multiply_add`` is ``llvm.fma.f64``: one rounding (round to nearest
@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
-from gpusim.engine.jit import compiled_only
+from gpusim.engine.jit import compiled_only, engine_jit
 
 
 @intrinsic
@@ -114,37 +113,37 @@ def _fma_f64(typingctx, a, b, c):
     return signature, codegen
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def f64_from_bits(bits):
     """The float64 whose IEEE bits are ``bits`` (64 bits)."""
     return _bitcast_u64_to_f64(np.uint64(bits))
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def bits_from_f64(value):
     """The IEEE bits of float64 ``value`` as uint64."""
     return _bitcast_f64_to_u64(np.float64(value))
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def f32_from_bits(bits):
     """The float32 whose IEEE bits are the low 32 bits of ``bits``."""
     return _bitcast_u32_to_f32(np.uint32(np.uint64(bits) & np.uint64(0xFFFFFFFF)))
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def bits_from_f32(value):
     """The IEEE bits of float32 ``value`` as uint64 (zero-extended)."""
     return np.uint64(_bitcast_f32_to_u32(np.float32(value)))
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def popcount64(bits):
     """Number of one bits in a uint64."""
     return _ctpop_u64(np.uint64(bits))
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def leading_zeros64(bits):
     """Number of leading zero bits in a uint64 (64 for zero)."""
     return _ctlz_u64(np.uint64(bits))
@@ -156,7 +155,7 @@ def trailing_zeros64(bits):
     return _cttz_u64(np.uint64(bits))
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def fused_multiply_add(a, b, c):
     """``a * b + c`` on float64 with a single round-to-nearest-even rounding."""
     return _fma_f64(np.float64(a), np.float64(b), np.float64(c))

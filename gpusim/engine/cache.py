@@ -65,10 +65,9 @@ Choices and simplifications
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine.bits import trailing_zeros64
-from gpusim.engine.jit import compiled_only
+from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.errors import ConfigError
 
 META_LINE_BYTES = 0
@@ -120,7 +119,7 @@ def make_cache(capacity_bytes: int, line_bytes: int, sector_bytes: int, assoc: i
     return tags, sector_ready_cycle, lru_stamp, dirty, meta
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@engine_jit(inline="always")
 def xor_fold_hash(block_index):
     """Mix the bits of a non-negative block index so power-of-two strides spread over slices/channels.
 
@@ -134,7 +133,7 @@ def xor_fold_hash(block_index):
     return folded
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@engine_jit(inline="always")
 def digit_sum_mod(index, base):
     """(sum of the base-``base`` digits of the non-negative ``index``) % base; 0 when ``base`` is 1."""
     if base <= 1:
@@ -155,14 +154,14 @@ def digit_sum_mod(index, base):
     return total % base
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@engine_jit(inline="always")
 def cache_partition_of(cache, line_addr):
     """Partition of an interleaved cache that holds ``line_addr``: xor_fold_hash(line index) % partitions."""
     meta = cache[4]
     return xor_fold_hash(line_addr // meta[META_LINE_BYTES]) % meta[META_PARTITIONS]
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@engine_jit(inline="always")
 def cache_set_index(cache, partition, line_addr):
     """Set that holds ``line_addr`` in ``partition``: the digit sum of its index (module docstring).
 
@@ -228,7 +227,7 @@ def _line_and_sector(meta, sector_addr):
     return line_addr, (sector_addr - line_addr) // meta[META_SECTOR_BYTES]
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@engine_jit(inline="always")
 def cache_lookup(cache, set_index, sector_addr, now):
     """Look a sector up at cycle ``now``.
 
@@ -245,7 +244,7 @@ def cache_lookup(cache, set_index, sector_addr, now):
     return True, max(np.int64(now), sector_ready_cycle[set_index, way, sector])
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def cache_fill(cache, set_index, sector_addr, fill_complete_cycle):
     """Record that the sector's fill completes at ``fill_complete_cycle``, allocating its line if absent.
 
@@ -267,7 +266,7 @@ def cache_fill(cache, set_index, sector_addr, fill_complete_cycle):
     return evicted_line, evicted_dirty
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def cache_write(cache, set_index, sector_addr, now, write_allocate, mark_dirty):
     """Write a whole sector at cycle ``now``.
 
@@ -299,7 +298,7 @@ def cache_write(cache, set_index, sector_addr, now, write_allocate, mark_dirty):
     return hit, evicted_line, evicted_dirty
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def cache_invalidate_partition(cache, partition):
     """Drop every line of one partition (e.g. one SM's L1), discarding dirty data."""
     tags, sector_ready_cycle, _, dirty, meta = cache
@@ -312,14 +311,14 @@ def cache_invalidate_partition(cache, partition):
                 dirty[set_index, way, sector] = 0
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def cache_invalidate_all(cache):
     """Drop every line of every partition, discarding dirty data (L1 at a kernel boundary)."""
     for partition in range(cache[4][META_PARTITIONS]):
         cache_invalidate_partition(cache, partition)
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def cache_dirty_sectors(cache):
     """Number of dirty sectors held (what a full write-back flush would write)."""
     dirty = cache[3]

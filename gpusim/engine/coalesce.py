@@ -17,9 +17,8 @@ Simplifications
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from gpusim.engine.jit import compiled_only
+from gpusim.engine.jit import compiled_only, engine_jit
 
 WARP_LANES = 32
 # Enough room for 32 lanes of the widest access (16 bytes) each spanning up to 4 sectors.
@@ -49,7 +48,7 @@ def _insert_sorted_unique(sorted_values, count, value):
     return count + 1
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def coalesce(addresses, active_mask, access_bytes, sector_bytes, line_bytes, out_sector_addrs):
     """Collect the distinct sectors a warp access touches.
 
@@ -75,7 +74,7 @@ def coalesce(addresses, active_mask, access_bytes, sector_bytes, line_bytes, out
     return count
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def count_lines(sector_addrs, n, line_bytes):
     """Number of distinct ``line_bytes`` lines among the ascending ``sector_addrs[:n]``."""
     lines = 0
@@ -88,7 +87,7 @@ def count_lines(sector_addrs, n, line_bytes):
     return lines
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def lanes_per_sector(addresses, active_mask, access_bytes, sector_addrs, n, sector_bytes, out_lane_counts):
     """For each sector of a coalesced request, how many active lanes access it.
 

@@ -13,12 +13,11 @@ takes the general path.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine import codes as c
 from gpusim.engine import layout as L
 from gpusim.engine.bits import bits_from_f32, f32_from_bits, fused_multiply_add_f32
-from gpusim.engine.jit import compiled_only
+from gpusim.engine.jit import compiled_only, engine_jit
 
 U32 = np.uint64(0xFFFFFFFF)
 U0 = np.uint64(0)
@@ -108,7 +107,7 @@ def _sign_extend32(value):
     return value & U32
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def fast_alu(regs, row, w, mask):
     """Execute a common ALU form over the warp; False when the form needs the general path."""
     op = row[L.F_OP]

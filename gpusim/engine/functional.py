@@ -10,12 +10,11 @@ each other (a spin-lock across blocks) cannot finish here; it ends in a
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine import state as S
 from gpusim.engine.barriers import release_barriers
 from gpusim.engine.execute import step_fast, step_warp
-from gpusim.engine.jit import compiled_only
+from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, init_warp
 
 RUN_OK = 0
@@ -40,7 +39,7 @@ def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block,
     m.local8[first_slot * 32:(first_slot + warps_per_block) * 32, :] = 0
 
 
-@njit(cache=True)
+@engine_jit(_nrt=True)
 def run_functional(m, code, n_blocks, max_warp_instructions):
     """Run the whole grid. Returns (RUN_* status, warp-instructions executed, block of a deadlock)."""
     launch = m.launch

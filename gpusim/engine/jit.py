@@ -1,23 +1,57 @@
 """The engine's compile options, in one place.
 
-Every compiled engine function is cached on disk (``cache=True``) and compiled without numba's runtime
-(``_nrt=False``): with it, numba reference-counts each array argument with atomic operations, which
-costs more than most of these functions do. Functions that only compiled code calls are built without
-the CPython and C-callable wrappers numba makes by default: a wrapper that unboxes a namedtuple of
-dozens of arrays is a large piece of code, and leaving the wrappers out cuts the first (cold) compile
-of a timed launch by about a fifth. Functions that tests or Python code call directly keep plain
-``njit(cache=True, _nrt=False)``.
+Every compiled engine function is cached on disk (``cache=True``) and, except the two entry points
+that allocate, compiled without numba's runtime (``_nrt=False``): with it, numba reference-counts each
+array argument with atomic operations, which costs more than most of these functions do.
+
+Functions that only compiled code calls (``compiled_only``) are built without the CPython and
+C-callable wrappers numba makes by default: a wrapper that unboxes a namedtuple of dozens of arrays is
+a large piece of code. Functions that tests or Python code call directly use ``engine_jit``.
+
+Both compile one machine-code version per argument *type*, never per constant value. By default numba
+types a constant argument in a call between compiled functions as a literal (``Literal[int](0)``) and
+compiles a separate version of the callee, and of the callees it passes that constant on to, for each
+value: the engine's first (cold) compile built 294 versions of 182 functions that way. With literals
+folded into their plain types, each function is compiled once per real signature; LLVM still folds the
+constants wherever it inlines a callee.
 """
 
 from __future__ import annotations
 
 from numba import njit
+from numba.core import types
 
-COMPILED_ONLY = {"cache": True, "_nrt": False, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+ENGINE = {"cache": True, "_nrt": False}
+COMPILED_ONLY = {**ENGINE, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
+
+def _one_version_per_type(dispatcher):
+    """Make calls from compiled code resolve ``dispatcher`` with literal argument types made plain."""
+    resolve = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        return resolve(tuple(types.unliteral(a) for a in args), {k: types.unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
+
+def _decorate(base, function, options):
+    decorator = njit(**{**base, **options})
+
+    def build(fn):
+        return _one_version_per_type(decorator(fn))
+
+    return build if function is None else build(function)
+
+
+def engine_jit(function=None, **options):
+    """``@engine_jit`` or ``@engine_jit(inline="always")``: an engine function Python code may call too.
+    ``_nrt=True`` for an entry point that allocates arrays."""
+    return _decorate(ENGINE, function, options)
 
 
 def compiled_only(function=None, **options):
     """``@compiled_only`` or ``@compiled_only(inline="always")``: an engine function called only from
     compiled code (no Python entry point)."""
-    decorator = njit(**{**COMPILED_ONLY, **options})
-    return decorator if function is None else decorator(function)
+    return _decorate(COMPILED_ONLY, function, options)

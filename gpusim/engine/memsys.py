@@ -62,7 +62,6 @@ Simplifications
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine.cache import (
     cache_fill,
@@ -72,7 +71,7 @@ from gpusim.engine.cache import (
     make_cache,
     xor_fold_hash,
 )
-from gpusim.engine.jit import compiled_only
+from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.servers import make_servers, server_queue_delay, server_reserve
 from gpusim.errors import ConfigError
 
@@ -194,14 +193,14 @@ def make_memsys_state(*, sms: int, l1_bytes_per_sm: int, l1_assoc: int, l2_bytes
     return l1, l2, servers, mshr_free_cycle, counters
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@engine_jit(inline="always")
 def l2_slice_of(line_addr, line_bytes, slices):
     """L2 slice serving a line: XOR-folded line index modulo the slice count (the L2 cache state is
     interleaved by the same rule, ``cache.cache_partition_of``, and indexes its sets accordingly)."""
     return xor_fold_hash(line_addr // line_bytes) % slices
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@engine_jit(inline="always")
 def dram_channel_of(addr, interleave_bytes, channels):
     """DRAM channel serving an address: XOR-folded ``interleave_bytes`` block index modulo channels."""
     return xor_fold_hash(addr // interleave_bytes) % channels
@@ -271,7 +270,7 @@ def _replace_earliest_mshr(mshr_free_cycle, sm, busy_until):
     heap[i] = busy_until
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cycle, params, rates, counters):
     """Time a warp's load of the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
 
@@ -313,7 +312,7 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
     return completion, mshr_wait
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, counters):
     """Time a warp's store of the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
 
@@ -339,7 +338,7 @@ def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, count
     return accepted
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def global_atomic(sector_addrs, lane_ops, n, sm, now, l2, servers, params, rates, counters):
     """Time a warp's atomic on the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
 

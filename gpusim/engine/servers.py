@@ -27,7 +27,8 @@ Choices and simplifications
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from gpusim.engine.jit import engine_jit
 
 ROUNDING_TOLERANCE_CYCLES = 1e-6
 
@@ -39,7 +40,7 @@ def make_servers(count: int) -> np.ndarray:
     return np.zeros(count, dtype=np.float64)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@engine_jit(inline="always")
 def server_reserve(next_free, index, arrival_cycle, transfer_bytes, bytes_per_cycle):
     """Reserve server ``index`` for one transfer.
 
@@ -59,14 +60,14 @@ def server_reserve(next_free, index, arrival_cycle, transfer_bytes, bytes_per_cy
     return start_cycle, max(start_cycle, np.int64(np.ceil(done - ROUNDING_TOLERANCE_CYCLES)))
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@engine_jit(inline="always")
 def server_queue_delay(next_free, index, arrival_cycle, transfer_bytes, bytes_per_cycle):
     """Reserve like ``server_reserve`` and return only the queueing delay in whole cycles (>= 0)."""
     start_cycle, _ = server_reserve(next_free, index, arrival_cycle, transfer_bytes, bytes_per_cycle)
     return start_cycle - arrival_cycle
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def servers_reset(next_free):
     """Make every server idle again (next-free instant 0)."""
     for index in range(next_free.shape[0]):

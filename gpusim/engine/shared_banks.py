@@ -27,9 +27,8 @@ Simplifications
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from gpusim.engine.jit import compiled_only
+from gpusim.engine.jit import compiled_only, engine_jit
 
 WARP_LANES = 32
 
@@ -79,7 +78,7 @@ def _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per
     return worst_bank_words
 
 
-@njit(cache=True, _nrt=False)
+@engine_jit
 def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, scratch):
     """Number of wavefronts a warp's shared-memory access takes.
 

@@ -17,7 +17,6 @@ retiring block's slot takes the next block, which starts after
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from gpusim.engine import stalls as ST
 from gpusim.engine import state as S
@@ -27,7 +26,7 @@ from gpusim.engine.bits import trailing_zeros64
 from gpusim.engine.execute import step_fast, step_warp
 from gpusim.engine.functional import start_block
 from gpusim.engine.issue import book_issue, busy_before, dependencies, memory_timing, throttle_state
-from gpusim.engine.jit import compiled_only
+from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED
 
 TIMED_OK = 0
@@ -242,7 +241,7 @@ def charge_parked(stalls, pc_stalls, pc, throttle, busy, elapsed):
     pc_stalls[pc, ST.NOT_SELECTED] += elapsed - busy
 
 
-@njit(cache=True)
+@engine_jit(_nrt=True)
 def run_timed(ts, m, ms, code):
     """Run the grid. Returns (TIMED_* status, end cycle)."""
     prm = ts.prm
