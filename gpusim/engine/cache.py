@@ -155,10 +155,19 @@ def digit_sum_mod(index, base):
 
 
 @engine_jit(inline="always")
+def quotient(value, divisor):
+    """``value // divisor`` for a positive ``divisor``: a shift when it is a power of two (line and sector
+    sizes always are), which the hot paths need instead of a 64-bit division."""
+    if divisor & (divisor - 1) == 0:
+        return value >> np.int64(trailing_zeros64(divisor))
+    return value // divisor
+
+
+@engine_jit(inline="always")
 def cache_partition_of(cache, line_addr):
     """Partition of an interleaved cache that holds ``line_addr``: xor_fold_hash(line index) % partitions."""
     meta = cache[4]
-    return xor_fold_hash(line_addr // meta[META_LINE_BYTES]) % meta[META_PARTITIONS]
+    return xor_fold_hash(quotient(line_addr, meta[META_LINE_BYTES])) % meta[META_PARTITIONS]
 
 
 @engine_jit(inline="always")
@@ -169,10 +178,10 @@ def cache_set_index(cache, partition, line_addr):
     partitions the line's rank within its partition, ``xor_fold_hash(line index) // partitions``."""
     meta = cache[4]
     sets_per_partition = meta[META_SETS_PER_PARTITION]
-    line_index = line_addr // meta[META_LINE_BYTES]
+    line_index = quotient(line_addr, meta[META_LINE_BYTES])
     interleave = meta[META_INTERLEAVE]
     if interleave > 1:
-        line_index = xor_fold_hash(line_index) // interleave
+        line_index = quotient(xor_fold_hash(line_index), interleave)
     return partition * sets_per_partition + digit_sum_mod(line_index, sets_per_partition)
 
 
@@ -223,8 +232,67 @@ def _allocate(cache, set_index, line_addr):
 def _line_and_sector(meta, sector_addr):
     """(line byte address, sector index within the line) of a byte address."""
     line_bytes = meta[META_LINE_BYTES]
-    line_addr = (sector_addr // line_bytes) * line_bytes
-    return line_addr, (sector_addr - line_addr) // meta[META_SECTOR_BYTES]
+    line_addr = quotient(sector_addr, line_bytes) * line_bytes
+    return line_addr, quotient(sector_addr - line_addr, meta[META_SECTOR_BYTES])
+
+
+@engine_jit(inline="always")
+def cache_find(cache, set_index, line_addr):
+    """Way of ``set_index`` that holds ``line_addr``, or -1. A caller walking several sectors of one line
+    looks the line up once and passes the way to the ``*_way`` operations below (the way stays valid
+    until another line is allocated in the set)."""
+    return _find_way(cache[0], set_index, line_addr)
+
+
+@engine_jit(inline="always")
+def cache_lookup_way(cache, set_index, way, sector, now):
+    """``cache_lookup`` of sector number ``sector`` of the line held by ``way`` (-1: line absent)."""
+    sector_ready_cycle = cache[1]
+    if way < 0 or sector_ready_cycle[set_index, way, sector] == NOT_PRESENT:
+        return False, np.int64(-1)
+    _touch(cache[2], cache[4], set_index, way)
+    return True, max(np.int64(now), sector_ready_cycle[set_index, way, sector])
+
+
+@engine_jit(inline="always")
+def cache_fill_way(cache, set_index, way, line_addr, sector, fill_complete_cycle):
+    """``cache_fill`` of sector number ``sector`` of ``line_addr``, held by ``way`` (-1: allocate it).
+
+    Returns ``(way, evicted_line_addr, evicted_dirty_sectors)``."""
+    sector_ready_cycle = cache[1]
+    evicted_line = np.int64(NO_LINE)
+    evicted_dirty = np.int64(0)
+    if way < 0:
+        way, evicted_line, evicted_dirty = _allocate(cache, set_index, line_addr)
+    present = sector_ready_cycle[set_index, way, sector]
+    if present == NOT_PRESENT or fill_complete_cycle < present:
+        sector_ready_cycle[set_index, way, sector] = fill_complete_cycle
+    _touch(cache[2], cache[4], set_index, way)
+    return way, evicted_line, evicted_dirty
+
+
+@engine_jit(inline="always")
+def cache_write_way(cache, set_index, way, line_addr, sector, now, write_allocate, mark_dirty):
+    """``cache_write`` of sector number ``sector`` of ``line_addr``, held by ``way`` (-1: absent).
+
+    Returns ``(hit, way, evicted_line_addr, evicted_dirty_sectors)``; ``way`` is the line's way after the
+    write (-1 if it stays absent)."""
+    sector_ready_cycle = cache[1]
+    evicted_line = np.int64(NO_LINE)
+    evicted_dirty = np.int64(0)
+    hit = way >= 0 and sector_ready_cycle[set_index, way, sector] != NOT_PRESENT
+    if way < 0:
+        if not write_allocate:
+            return False, way, evicted_line, evicted_dirty
+        way, evicted_line, evicted_dirty = _allocate(cache, set_index, line_addr)
+    if not hit:
+        if not write_allocate:
+            return False, way, evicted_line, evicted_dirty
+        sector_ready_cycle[set_index, way, sector] = now
+    if mark_dirty:
+        cache[3][set_index, way, sector] = 1
+    _touch(cache[2], cache[4], set_index, way)
+    return hit, way, evicted_line, evicted_dirty
 
 
 @engine_jit(inline="always")
@@ -235,13 +303,8 @@ def cache_lookup(cache, set_index, sector_addr, now):
     ``max(now, fill-complete cycle)``: later than ``now`` when the fill is still in flight. On a miss
     (line absent, or line present without this sector) ``ready_cycle`` is -1 and nothing changes.
     """
-    tags, sector_ready_cycle, lru_stamp, _, meta = cache
-    line_addr, sector = _line_and_sector(meta, sector_addr)
-    way = _find_way(tags, set_index, line_addr)
-    if way < 0 or sector_ready_cycle[set_index, way, sector] == NOT_PRESENT:
-        return False, np.int64(-1)
-    _touch(lru_stamp, meta, set_index, way)
-    return True, max(np.int64(now), sector_ready_cycle[set_index, way, sector])
+    line_addr, sector = _line_and_sector(cache[4], sector_addr)
+    return cache_lookup_way(cache, set_index, cache_find(cache, set_index, line_addr), sector, now)
 
 
 @engine_jit
@@ -252,17 +315,9 @@ def cache_fill(cache, set_index, sector_addr, fill_complete_cycle):
     ``(evicted_line_addr, evicted_dirty_sectors)``: -1 and 0 when nothing was evicted; a clean victim gives
     its address and 0.
     """
-    tags, sector_ready_cycle, lru_stamp, _, meta = cache
-    line_addr, sector = _line_and_sector(meta, sector_addr)
-    way = _find_way(tags, set_index, line_addr)
-    evicted_line = np.int64(NO_LINE)
-    evicted_dirty = np.int64(0)
-    if way < 0:
-        way, evicted_line, evicted_dirty = _allocate(cache, set_index, line_addr)
-    present = sector_ready_cycle[set_index, way, sector]
-    if present == NOT_PRESENT or fill_complete_cycle < present:
-        sector_ready_cycle[set_index, way, sector] = fill_complete_cycle
-    _touch(lru_stamp, meta, set_index, way)
+    line_addr, sector = _line_and_sector(cache[4], sector_addr)
+    _, evicted_line, evicted_dirty = cache_fill_way(cache, set_index, cache_find(cache, set_index, line_addr),
+                                                    line_addr, sector, fill_complete_cycle)
     return evicted_line, evicted_dirty
 
 
@@ -278,23 +333,9 @@ def cache_write(cache, set_index, sector_addr, now, write_allocate, mark_dirty):
     fill cycle. Returns ``(hit, evicted_line_addr, evicted_dirty_sectors)`` where ``hit`` says the sector
     was present before the write.
     """
-    tags, sector_ready_cycle, lru_stamp, dirty, meta = cache
-    line_addr, sector = _line_and_sector(meta, sector_addr)
-    way = _find_way(tags, set_index, line_addr)
-    evicted_line = np.int64(NO_LINE)
-    evicted_dirty = np.int64(0)
-    hit = way >= 0 and sector_ready_cycle[set_index, way, sector] != NOT_PRESENT
-    if way < 0:
-        if not write_allocate:
-            return False, evicted_line, evicted_dirty
-        way, evicted_line, evicted_dirty = _allocate(cache, set_index, line_addr)
-    if not hit:
-        if not write_allocate:
-            return False, evicted_line, evicted_dirty
-        sector_ready_cycle[set_index, way, sector] = now
-    if mark_dirty:
-        dirty[set_index, way, sector] = 1
-    _touch(lru_stamp, meta, set_index, way)
+    line_addr, sector = _line_and_sector(cache[4], sector_addr)
+    hit, _, evicted_line, evicted_dirty = cache_write_way(cache, set_index, cache_find(cache, set_index, line_addr),
+                                                          line_addr, sector, now, write_allocate, mark_dirty)
     return hit, evicted_line, evicted_dirty
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.engine.cache import quotient
 from gpusim.engine.jit import compiled_only, engine_jit
 
 WARP_LANES = 32
@@ -67,8 +68,8 @@ def coalesce(addresses, active_mask, access_bytes, sector_bytes, line_bytes, out
     for lane in range(WARP_LANES):
         if (active_mask >> lane) & 1 == 0:
             continue
-        first_sector = addresses[lane] // sector_bytes
-        last_sector = (addresses[lane] + access_bytes - 1) // sector_bytes
+        first_sector = quotient(addresses[lane], sector_bytes)
+        last_sector = quotient(addresses[lane] + access_bytes - 1, sector_bytes)
         for sector in range(first_sector, last_sector + 1):
             count = _insert_sorted_unique(out_sector_addrs, count, sector * sector_bytes)
     return count

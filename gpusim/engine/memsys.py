@@ -64,11 +64,13 @@ from __future__ import annotations
 import numpy as np
 
 from gpusim.engine.cache import (
-    cache_fill,
-    cache_lookup,
+    cache_fill_way,
+    cache_find,
+    cache_lookup_way,
     cache_set_index,
-    cache_write,
+    cache_write_way,
     make_cache,
+    quotient,
     xor_fold_hash,
 )
 from gpusim.engine.jit import compiled_only, engine_jit
@@ -197,13 +199,13 @@ def make_memsys_state(*, sms: int, l1_bytes_per_sm: int, l1_assoc: int, l2_bytes
 def l2_slice_of(line_addr, line_bytes, slices):
     """L2 slice serving a line: XOR-folded line index modulo the slice count (the L2 cache state is
     interleaved by the same rule, ``cache.cache_partition_of``, and indexes its sets accordingly)."""
-    return xor_fold_hash(line_addr // line_bytes) % slices
+    return xor_fold_hash(quotient(line_addr, line_bytes)) % slices
 
 
 @engine_jit(inline="always")
 def dram_channel_of(addr, interleave_bytes, channels):
     """DRAM channel serving an address: XOR-folded ``interleave_bytes`` block index modulo channels."""
-    return xor_fold_hash(addr // interleave_bytes) % channels
+    return xor_fold_hash(quotient(addr, interleave_bytes)) % channels
 
 
 @compiled_only
@@ -219,25 +221,29 @@ def _write_back(evicted_line, evicted_dirty_sectors, arrival_cycle, servers, par
 
 
 @compiled_only(inline="always")
-def _l2_arrive(sector_addr, arrival_cycle, l2, servers, params, rates, counters):
-    """Queue a sector at its L2 slice. Returns ``(slice, cycle it is served, L2 set index)``."""
-    line_bytes = params[P_LINE_BYTES]
-    line_addr = (sector_addr // line_bytes) * line_bytes
-    l2_slice = l2_slice_of(line_addr, line_bytes, params[P_L2_SLICES])
-    served_cycle = arrival_cycle + server_queue_delay(servers[SRV_L2_SLICE], l2_slice, arrival_cycle,
-                                                      params[P_SECTOR_BYTES],
-                                                      rates[R_L2_BYTES_PER_CYCLE_PER_SLICE])
+def _l2_place(line_addr, l2, params):
+    """Where a line lives in L2: ``(slice, set index, way or -1)``."""
+    l2_slice = l2_slice_of(line_addr, params[P_LINE_BYTES], params[P_L2_SLICES])
+    l2_set = cache_set_index(l2, l2_slice, line_addr)
+    return l2_slice, l2_set, cache_find(l2, l2_set, line_addr)
+
+
+@compiled_only(inline="always")
+def _l2_arrive(l2_slice, arrival_cycle, servers, params, rates, counters):
+    """Queue a sector at its L2 slice. Returns the cycle it is served."""
     counters[C_L2_SECTORS] += 1
-    return l2_slice, served_cycle, cache_set_index(l2, l2_slice, line_addr)
+    return arrival_cycle + server_queue_delay(servers[SRV_L2_SLICE], l2_slice, arrival_cycle,
+                                              params[P_SECTOR_BYTES], rates[R_L2_BYTES_PER_CYCLE_PER_SLICE])
 
 
 @compiled_only
-def _l2_read(sector_addr, served_cycle, l2_set, l2, servers, params, rates, counters):
-    """Read a sector at its L2 slice (from DRAM on a miss). Returns its load-to-use completion cycle."""
-    hit, ready_cycle = cache_lookup(l2, l2_set, sector_addr, served_cycle)
+def _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, servers, params, rates, counters):
+    """Read sector number ``sector`` of ``line_addr`` (held by ``l2_way``, -1: absent) at its L2 slice,
+    from DRAM on a miss. Returns ``(load-to-use completion cycle, the line's way after the read)``."""
+    hit, ready_cycle = cache_lookup_way(l2, l2_set, l2_way, sector, served_cycle)
     if hit:
         counters[C_L2_HIT_SECTORS] += 1
-        return max(served_cycle + params[P_L2_LATENCY_CYCLES], ready_cycle)
+        return max(served_cycle + params[P_L2_LATENCY_CYCLES], ready_cycle), l2_way
     counters[C_L2_MISS_SECTORS] += 1
     sector_bytes = params[P_SECTOR_BYTES]
     channel = dram_channel_of(sector_addr, params[P_DRAM_INTERLEAVE_BYTES], params[P_DRAM_CHANNELS])
@@ -245,9 +251,9 @@ def _l2_read(sector_addr, served_cycle, l2_set, l2, servers, params, rates, coun
                                                    sector_bytes, rates[R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL])
     counters[C_DRAM_READ_BYTES] += sector_bytes
     completion = dram_start + params[P_DRAM_LATENCY_CYCLES]
-    evicted_line, evicted_dirty = cache_fill(l2, l2_set, sector_addr, completion)
+    l2_way, evicted_line, evicted_dirty = cache_fill_way(l2, l2_set, l2_way, line_addr, sector, completion)
     _write_back(evicted_line, evicted_dirty, served_cycle, servers, params, rates, counters)
-    return completion
+    return completion, l2_way
 
 
 @compiled_only
@@ -278,19 +284,30 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
 
     Returns ``(completion_cycle, mshr_wait_cycles)``: the cycle the last sector's data is usable and how
     many cycles the request's misses were held back waiting for a free MSHR (0 = not throttled).
+
+    The sectors come grouped by line (``coalesce``): each line's L1 set and way, and its L2 slice, set and
+    way (when a sector first goes to L2), are found once for all its sectors.
     """
     sector_bytes = params[P_SECTOR_BYTES]
     line_bytes = params[P_LINE_BYTES]
     completion = np.int64(now)
     mshr_wait = np.int64(0)
     issue_cycle = np.int64(now)  # MSHR waits hold back this and every later sector of the request
+    line_addr = np.int64(-1)
+    l2_line = np.int64(-1)
+    l1_set = l1_way = l2_slice = l2_set = l2_way = np.int64(-1)
     for index in range(n):
         sector_addr = sector_addrs[index]
+        sector_line = quotient(sector_addr, line_bytes) * line_bytes
+        if sector_line != line_addr:
+            line_addr = sector_line
+            l1_set = cache_set_index(l1, sm, line_addr)
+            l1_way = cache_find(l1, l1_set, line_addr) if use_l1 else np.int64(-1)
+        sector = quotient(sector_addr - line_addr, sector_bytes)
         path_cycle = issue_cycle + server_queue_delay(servers[SRV_L1_PATH], sm, issue_cycle, sector_bytes,
                                                       rates[R_L1_BYTES_PER_CYCLE_PER_SM])
-        l1_set = cache_set_index(l1, sm, (sector_addr // line_bytes) * line_bytes)
         if use_l1:
-            hit, ready_cycle = cache_lookup(l1, l1_set, sector_addr, path_cycle)
+            hit, ready_cycle = cache_lookup_way(l1, l1_set, l1_way, sector, path_cycle)
             if hit:
                 counters[C_L1_HIT_SECTORS] += 1
                 completion = max(completion, max(path_cycle + params[P_L1_LATENCY_CYCLES], ready_cycle))
@@ -302,11 +319,15 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
             issue_cycle += miss_cycle - path_cycle
         leave_cycle = miss_cycle + server_queue_delay(servers[SRV_ICNT], sm, miss_cycle, sector_bytes,
                                                       rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
-        _, served_cycle, l2_set = _l2_arrive(sector_addr, leave_cycle, l2, servers, params, rates, counters)
-        sector_done = _l2_read(sector_addr, served_cycle, l2_set, l2, servers, params, rates, counters)
+        if l2_line != line_addr:
+            l2_line = line_addr
+            l2_slice, l2_set, l2_way = _l2_place(line_addr, l2, params)
+        served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters)
+        sector_done, l2_way = _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, servers,
+                                       params, rates, counters)
         _replace_earliest_mshr(mshr_free_cycle, sm, sector_done)
         if use_l1:
-            cache_fill(l1, l1_set, sector_addr, sector_done)
+            l1_way, _, _ = cache_fill_way(l1, l1_set, l1_way, line_addr, sector, sector_done)
         completion = max(completion, sector_done)
     counters[C_MSHR_WAIT_CYCLES] += mshr_wait
     return completion, mshr_wait
@@ -317,21 +338,31 @@ def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, count
     """Time a warp's store of the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
 
     Returns the cycle the last sector has been accepted by its L2 slice (``now`` when uncontended).
+    Each line is placed in L1 and L2 once for all its sectors, as in ``global_load``.
     """
     sector_bytes = params[P_SECTOR_BYTES]
     line_bytes = params[P_LINE_BYTES]
     accepted = np.int64(now)
+    line_addr = np.int64(-1)
+    l1_set = l1_way = l2_slice = l2_set = l2_way = np.int64(-1)
     for index in range(n):
         sector_addr = sector_addrs[index]
+        sector_line = quotient(sector_addr, line_bytes) * line_bytes
+        if sector_line != line_addr:
+            line_addr = sector_line
+            l1_set = cache_set_index(l1, sm, line_addr)
+            l1_way = cache_find(l1, l1_set, line_addr)
+            l2_slice, l2_set, l2_way = _l2_place(line_addr, l2, params)
+        sector = quotient(sector_addr - line_addr, sector_bytes)
         path_cycle = now + server_queue_delay(servers[SRV_L1_PATH], sm, now, sector_bytes,
                                               rates[R_L1_BYTES_PER_CYCLE_PER_SM])
-        l1_set = cache_set_index(l1, sm, (sector_addr // line_bytes) * line_bytes)
-        cache_write(l1, l1_set, sector_addr, path_cycle, False, False)
+        cache_write_way(l1, l1_set, l1_way, line_addr, sector, path_cycle, False, False)
         counters[C_L1_STORE_SECTORS] += 1
         leave_cycle = path_cycle + server_queue_delay(servers[SRV_ICNT], sm, path_cycle, sector_bytes,
                                                       rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
-        _, served_cycle, l2_set = _l2_arrive(sector_addr, leave_cycle, l2, servers, params, rates, counters)
-        _, evicted_line, evicted_dirty = cache_write(l2, l2_set, sector_addr, served_cycle, True, True)
+        served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters)
+        _, l2_way, evicted_line, evicted_dirty = cache_write_way(l2, l2_set, l2_way, line_addr, sector, served_cycle,
+                                                                 True, True)
         counters[C_L2_STORE_SECTORS] += 1
         _write_back(evicted_line, evicted_dirty, served_cycle, servers, params, rates, counters)
         accepted = max(accepted, served_cycle)
@@ -347,19 +378,27 @@ def global_atomic(sector_addrs, lane_ops, n, sm, now, l2, servers, params, rates
     Returns the cycle the last sector's result is usable by the warp.
     """
     sector_bytes = params[P_SECTOR_BYTES]
+    line_bytes = params[P_LINE_BYTES]
     completion = np.int64(now)
+    line_addr = np.int64(-1)
+    l2_slice = l2_set = l2_way = np.int64(-1)
     for index in range(n):
         sector_addr = sector_addrs[index]
+        sector_line = quotient(sector_addr, line_bytes) * line_bytes
+        if sector_line != line_addr:
+            line_addr = sector_line
+            l2_slice, l2_set, l2_way = _l2_place(line_addr, l2, params)
+        sector = quotient(sector_addr - line_addr, sector_bytes)
         leave_cycle = now + server_queue_delay(servers[SRV_ICNT], sm, now, sector_bytes,
                                                rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
-        l2_slice, served_cycle, l2_set = _l2_arrive(sector_addr, leave_cycle, l2, servers, params, rates,
-                                                    counters)
-        data_ready = _l2_read(sector_addr, served_cycle, l2_set, l2, servers, params, rates, counters)
+        served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters)
+        data_ready, l2_way = _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, servers,
+                                      params, rates, counters)
         _, unit_done = server_reserve(servers[SRV_L2_ATOMIC], l2_slice, served_cycle, lane_ops[index],
                                       rates[R_ATOMIC_OPS_PER_CYCLE_PER_SLICE])
         # the first operation's cycle is inside the L2 latency; later ones (and queueing) add on top
         atomic_delay = max(np.int64(0), unit_done - served_cycle - 1)
-        cache_write(l2, l2_set, sector_addr, served_cycle, True, True)
+        _, l2_way, _, _ = cache_write_way(l2, l2_set, l2_way, line_addr, sector, served_cycle, True, True)
         counters[C_L2_ATOMIC_OPS] += lane_ops[index]
         completion = max(completion, data_ready + atomic_delay)
     return completion
