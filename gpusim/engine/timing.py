@@ -302,6 +302,7 @@ def run_timed(ts, m, ms, code):
                       ts.pc_mem, ts.last_sectors, ts.ctr, ts.addrs, ts.sectors, ts.lane_ops, w_mem_pending,
                       ts.mem_trace, ts.mem_trace_n, m.mem_req, m.lane_addr, warp_block)
     lazy = trace.shape[0] == 0 and issue_trace.shape[0] == 0 and slots // nsp <= 62
+    per_sub = (slots + nsp - 1) // nsp    # slots of a sub-partition: sp, sp + nsp, ... below slots
     sp_of = m.sp
     stk_pc = m.stk_pc
     stk_rpc = m.stk_rpc
@@ -341,7 +342,10 @@ def run_timed(ts, m, ms, code):
                     # (empty slots and parked warps have w_eval = INF_CYCLE)
                     sub_next[sub] = T.INF_CYCLE
                     later = T.INF_CYCLE
-                    for k in range(sp, slots, nsp):
+                    for j in range(per_sub):
+                        k = sp + j * nsp
+                        if k >= slots:
+                            break
                         w = base_sm + k
                         due = w_eval[w]
                         if due > cycle:
