@@ -71,7 +71,12 @@ def coalesce(addresses, active_mask, access_bytes, sector_bytes, line_bytes, out
         first_sector = quotient(addresses[lane], sector_bytes)
         last_sector = quotient(addresses[lane] + access_bytes - 1, sector_bytes)
         for sector in range(first_sector, last_sector + 1):
-            count = _insert_sorted_unique(out_sector_addrs, count, sector * sector_bytes)
+            value = sector * sector_bytes
+            if count == 0 or out_sector_addrs[count - 1] < value:   # ascending lanes: append
+                out_sector_addrs[count] = value
+                count += 1
+            elif out_sector_addrs[count - 1] != value:
+                count = _insert_sorted_unique(out_sector_addrs, count, value)
     return count
 
 
