@@ -154,7 +154,7 @@ def memory_timing(mp, ms, w, sm, sub, pc, cycle):
     return done
 
 
-@compiled_only
+@compiled_only(inline="always")
 def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
     req = mp.mem_req
     space = req[S.MR_SPACE]
