@@ -36,8 +36,8 @@ Stores and atomics
 
 MSHRs
     Each SM has ``mshrs_per_sm`` slots, state ``mshr_free_cycle`` int64[sms, mshrs_per_sm] holding the cycle
-    each slot's sector completes (a slot is free once that cycle is reached), kept as a binary min-heap
-    per SM so that the slot freeing earliest is at index 0 (taking it costs log2(slots), not a scan). A
+    each slot's sector completes (a slot is free once that cycle is reached), kept as an 8-ary min-heap
+    per SM so that the slot freeing earliest is at index 0 (taking it costs log8(slots), not a scan). A
     sector that misses in L1 takes the slot that frees earliest; if even that one is still busy the sector
     waits for it, which also delays the sectors after it. A hit on a pending fill needs no slot (it
     merges). The loads return the total cycles the request's issue was held back this way so the caller
@@ -256,19 +256,26 @@ def _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, s
     return completion, l2_way
 
 
+MSHR_HEAP_ARITY = 8   # children per node: a node's children are one host cache line of int64 cycles
+
+
 @compiled_only
 def _replace_earliest_mshr(mshr_free_cycle, sm, busy_until):
-    """SM ``sm``'s slots form a binary min-heap of free cycles (root: the slot that frees earliest).
-    Give the earliest slot to a sector that holds it until ``busy_until``: replace the root, sift down."""
+    """SM ``sm``'s slots form an 8-ary min-heap of free cycles (root: the slot that frees earliest; node
+    i's children are 8i+1 .. 8i+8). Give the earliest slot to a sector that holds it until
+    ``busy_until``: replace the root, sift down. Eight children per node make the heap of 1024 slots four
+    levels deep instead of ten, which matters when the heaps of 132 SMs do not fit the host's caches."""
     heap = mshr_free_cycle[sm]
     size = heap.shape[0]
     i = 0
     while True:
-        child = 2 * i + 1
-        if child >= size:
+        first = MSHR_HEAP_ARITY * i + 1
+        if first >= size:
             break
-        if child + 1 < size and heap[child + 1] < heap[child]:
-            child += 1
+        child = first
+        for candidate in range(first + 1, min(first + MSHR_HEAP_ARITY, size)):
+            if heap[candidate] < heap[child]:
+                child = candidate
         if heap[child] >= busy_until:
             break
         heap[i] = heap[child]
