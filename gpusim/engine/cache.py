@@ -76,7 +76,8 @@ META_SETS_PER_PARTITION = 2
 META_PARTITIONS = 3
 META_USE_CLOCK = 4
 META_INTERLEAVE = 5  # partitions that share out the address space (interleaved cache), else 1
-N_META = 6
+META_EVER_DIRTY = 6  # 1 once a write has marked a sector dirty (never, in a write-through cache)
+N_META = 7
 
 NOT_PRESENT = -1
 NO_LINE = -1
@@ -220,9 +221,11 @@ def _allocate(cache, set_index, line_addr):
                 victim = way
     evicted_line = tags[set_index, victim]
     evicted_dirty = 0
+    if meta[META_EVER_DIRTY]:   # a write-through cache (L1) skips its all-clean dirty flags
+        for sector in range(sector_ready_cycle.shape[2]):
+            evicted_dirty += dirty[set_index, victim, sector]
+            dirty[set_index, victim, sector] = 0
     for sector in range(sector_ready_cycle.shape[2]):
-        evicted_dirty += dirty[set_index, victim, sector]
-        dirty[set_index, victim, sector] = 0
         sector_ready_cycle[set_index, victim, sector] = NOT_PRESENT
     tags[set_index, victim] = line_addr
     return victim, evicted_line, evicted_dirty
@@ -291,6 +294,7 @@ def cache_write_way(cache, set_index, way, line_addr, sector, now, write_allocat
         sector_ready_cycle[set_index, way, sector] = now
     if mark_dirty:
         cache[3][set_index, way, sector] = 1
+        cache[4][META_EVER_DIRTY] = 1
     _touch(cache[2], cache[4], set_index, way)
     return hit, way, evicted_line, evicted_dirty
 
