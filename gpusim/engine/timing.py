@@ -23,6 +23,7 @@ from gpusim.engine import state as S
 from gpusim.engine import timing_state as T
 from gpusim.engine.barriers import release_barriers
 from gpusim.engine.bits import trailing_zeros64
+from gpusim.engine.cache import quotient
 from gpusim.engine.execute import step_fast, step_warp
 from gpusim.engine.functional import start_block
 from gpusim.engine.issue import book_issue, busy_before, dependencies, memory_timing, throttle_state
@@ -33,6 +34,17 @@ TIMED_OK = 0
 TIMED_ERROR = 1
 TIMED_DEADLOCK = 2
 TIMED_LIMIT = 3
+
+
+@compiled_only(inline="always")
+def eval_slot(prm, w):
+    """Index of warp ``w`` in ``w_eval``, which is laid out sub-partition by sub-partition (see
+    timing_state): slot ``k`` of SM ``sm`` is entry ``(sm * NSP + k % NSP) * per_sub + k // NSP``."""
+    slots = prm[T.TP_SLOTS]
+    nsp = prm[T.TP_NSP]
+    sm = w // slots
+    k = w - sm * slots
+    return (sm * nsp + k % nsp) * ((slots + nsp - 1) // nsp) + k // nsp
 
 
 @compiled_only
@@ -51,7 +63,7 @@ def dispatch_block(ts, m, sm, bslot_local, block, cycle, age):
         ts.w_state[w] = ST.DISPATCH_STALL
         ts.w_since[w] = cycle
         ts.w_pc[w] = 0
-        ts.w_eval[w] = cycle
+        ts.w_eval[eval_slot(prm, w)] = cycle
         ts.w_wake[w] = start
         ts.w_reason[w] = ST.DISPATCH_STALL
         ts.w_age[w] = age + wi
@@ -91,7 +103,7 @@ def release_block_barriers(ts, sm, bslot_local, cycle):
             if ts.w_bar[w] == 0:
                 ts.w_wake[w] = cycle + prm[T.TP_BARRIER_LAT]
                 ts.w_reason[w] = ST.BARRIER
-                ts.w_eval[w] = cycle + 1
+                ts.w_eval[eval_slot(prm, w)] = cycle + 1
                 ts.w_cached[w] = 0
                 sub = sm * prm[T.TP_NSP] + (w - sm * prm[T.TP_SLOTS]) % prm[T.TP_NSP]
                 ts.sub_next[sub] = min(ts.sub_next[sub], cycle + 1)
@@ -113,12 +125,13 @@ def close_interval(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, wa
 
 @compiled_only
 def retire_warp(prm, w_resident, w_done, w_eval, sm_warps, sm_active_cycles, sm_active_since, ctr, b_live,
-                b_block, w, sm, cycle):
+                b_block, w, e, sm, cycle):
     """Free warp slot ``w`` (its interval already closed). Returns its block slot on the SM when that
-    block has finished (the caller dispatches the next block there), else -1."""
+    block has finished (the caller dispatches the next block there), else -1. ``e`` is its ``w_eval``
+    entry (``eval_slot``)."""
     w_resident[w] = 0
     w_done[w] = 1
-    w_eval[w] = T.INF_CYCLE
+    w_eval[e] = T.INF_CYCLE
     sm_warps[sm] -= 1
     if sm_warps[sm] == 0:
         sm_active_cycles[sm] += cycle - sm_active_since[sm]
@@ -205,7 +218,7 @@ def pick_parked(policy, candidates, base, nsp, sub_last, w_age, w_group):
     """The warp the scheduler issues among ``candidates`` (bit j: warp ``base + j * nsp``); the same
     choice as ``better_warp`` applied over them."""
     if policy == T.POLICY_GTO:
-        if sub_last >= 0 and (candidates >> np.int64((sub_last - base) // nsp)) & 1:
+        if sub_last >= 0 and (candidates >> np.int64(quotient(sub_last - base, nsp))) & 1:
             return sub_last
         best = -1
         rest = candidates
@@ -226,7 +239,7 @@ def pick_parked(policy, candidates, base, nsp, sub_last, w_age, w_group):
         if active != 0:
             candidates = active
     if sub_last >= 0:
-        later = candidates & ~((np.int64(2) << np.int64((sub_last - base) // nsp)) - 1)
+        later = candidates & ~((np.int64(2) << np.int64(quotient(sub_last - base, nsp))) - 1)
         if later != 0:
             candidates = later
     return base + np.int64(trailing_zeros64(candidates)) * nsp
@@ -347,7 +360,8 @@ def run_timed(ts, m, ms, code):
                         if k >= slots:
                             break
                         w = base_sm + k
-                        due = w_eval[w]
+                        e = sub * per_sub + j     # w's entry in w_eval (eval_slot)
+                        due = w_eval[e]
                         if due > cycle:
                             if due < later:
                                 later = due
@@ -357,7 +371,7 @@ def run_timed(ts, m, ms, code):
                                 close_interval(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
                                                w, cycle)
                                 freed = retire_warp(prm, w_resident, ts.w_done, w_eval, sm_warps, ts.sm_active_cycles,
-                                                    ts.sm_active_since, ts.ctr, ts.b_live, ts.b_block, w, sm, cycle)
+                                                    ts.sm_active_since, ts.ctr, ts.b_live, ts.b_block, w, e, sm, cycle)
                                 if freed < 0:
                                     # its block lives on: the exit may complete a barrier the others wait at
                                     release_block_barriers(ts, sm, (w - base_sm) // wpb, cycle)
@@ -368,14 +382,14 @@ def run_timed(ts, m, ms, code):
                             else:
                                 _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
                                           w, ST.DRAIN, cycle, w_pc[w])
-                                w_eval[w] = w_mem_pending[w]
-                                if w_eval[w] < later:
-                                    later = w_eval[w]
+                                w_eval[e] = w_mem_pending[w]
+                                if w_eval[e] < later:
+                                    later = w_eval[e]
                             continue
                         if w_bar[w]:
                             _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
                                       w, ST.BARRIER, cycle, w_pc[w])
-                            w_eval[w] = T.INF_CYCLE
+                            w_eval[e] = T.INF_CYCLE
                             continue
                         if w_cached[w] == 0:
                             dependencies(sp_of, stk_pc, code, w, w_wake, w_reason, reg_ready, reg_dep, isa,
@@ -393,9 +407,9 @@ def run_timed(ts, m, ms, code):
                                           w, ST.NOT_SELECTED, cycle, pc)
                             w_parked[w] = 1
                             w_park_busy[w] = busy_before(pipe_free, pipe_busy_acc, pipe_busy_t0, sub, pipe, cycle)
-                            park_mask[sub, pipe] |= np.int64(1) << np.int64(k // nsp)
+                            park_mask[sub, pipe] |= np.int64(1) << np.int64(j)
                             park_pipes[sub] |= np.int64(1) << pipe
-                            w_eval[w] = T.INF_CYCLE
+                            w_eval[e] = T.INF_CYCLE
                             continue
                         if pipe_free[sub, pipe] > wake:
                             wake = pipe_free[sub, pipe]
@@ -404,7 +418,7 @@ def run_timed(ts, m, ms, code):
                             if w_state[w] != state or w_pc[w] != pc:
                                 _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
                                           w, state, cycle, pc)
-                            w_eval[w] = wake
+                            w_eval[e] = wake
                             if policy == T.POLICY_TWO_LEVEL and w_group[w] == 1 and state == ST.LONG_SCOREBOARD:
                                 w_group[w] = 0
                             if wake < later:
@@ -413,7 +427,7 @@ def run_timed(ts, m, ms, code):
                         if w_state[w] != ST.NOT_SELECTED or w_pc[w] != pc:
                             _state_to(w_state, w_since, w_pc, stalls, pc_stalls, trace, trace_n, warp_block,
                                       w, ST.NOT_SELECTED, cycle, pc)
-                        w_eval[w] = cycle
+                        w_eval[e] = cycle
                         later = cycle
                         if best < 0 or better_warp(policy, w, best, sub_last, slots, w_age, w_group):
                             best = w
@@ -434,7 +448,7 @@ def run_timed(ts, m, ms, code):
                     best = pick_parked(policy, candidates, base_sm + sp, nsp, sub_last, w_age, w_group)
                     best_pc = w_next_pc[best]
                     pipe = w_pipe[best]
-                    park_mask[sub, pipe] &= ~(np.int64(1) << np.int64((best - base_sm) // nsp))
+                    park_mask[sub, pipe] &= ~(np.int64(1) << np.int64(quotient(best - base_sm, nsp)))
                     if park_mask[sub, pipe] == 0:
                         park_pipes[sub] &= ~(np.int64(1) << pipe)
                     w_parked[best] = 0
@@ -470,7 +484,7 @@ def run_timed(ts, m, ms, code):
                            reg_dep, w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, best, sub, cycle,
                            memory_ready)
                 sched_last[sub] = best
-                w_eval[best] = cycle + 1
+                w_eval[sub * per_sub + quotient(best - base_sm, nsp)] = cycle + 1
                 if cycle + 1 < sub_next[sub]:
                     sub_next[sub] = cycle + 1
                 if status == STATUS_EXITED:

@@ -13,7 +13,9 @@ w_resident         [W]                   1 while the slot holds a live warp
 w_done             [W]                   1 when the warp exited (or the slot is empty)
 w_state, w_since   [W]                   current warp state (stalls.*) and since when
 w_pc               [W]                   the pc the current state is charged to
-w_eval             [W]                   next cycle the warp needs evaluating
+w_eval             [NSM*NSP*PER_SUB]     next cycle the warp needs evaluating, sub-partition-major: slot k of
+                                         SM sm at (sm*NSP + k%NSP)*PER_SUB + k//NSP, PER_SUB = ceil(SLOTS/NSP)
+                                         (timing.eval_slot), so a scheduler's scan reads one contiguous run
 w_wake, w_reason   [W]                   a wait set at issue (branch, barrier release, ...)
 w_age              [W]                   dispatch order (GTO's "oldest")
 w_bar, w_bar_id,   [W]                   waiting at a barrier, its id and thread count
@@ -151,7 +153,8 @@ def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: 
     return TimingState(
         prm=prm, isa=isa_table, pipe_interval=pipe_interval,
         w_resident=per_warp(), w_done=per_warp(1), w_state=per_warp(), w_since=per_warp(), w_pc=per_warp(),
-        w_eval=per_warp(INF_CYCLE), w_wake=per_warp(), w_reason=per_warp(), w_age=per_warp(),
+        w_eval=np.full(nsm * nsp * -(-slots // nsp), INF_CYCLE, dtype=np.int64),
+        w_wake=per_warp(), w_reason=per_warp(), w_age=per_warp(),
         w_bar=per_warp(), w_bar_id=per_warp(), w_bar_count=per_warp(), w_mem_pending=per_warp(),
         w_exiting=per_warp(), w_group=per_warp(1),
         w_cached=per_warp(), w_dep_ready=per_warp(), w_dep_state=per_warp(), w_pipe=per_warp(),
