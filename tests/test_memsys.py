@@ -26,6 +26,7 @@ from gpusim.engine.memsys import (
     l2_slice_of,
     make_memsys_params,
     make_memsys_state,
+    replace_earliest_mshr,
 )
 from gpusim.errors import ConfigError
 
@@ -155,6 +156,23 @@ def test_mshr_limit_bounds_memory_parallelism():
     completions = [memory.load([k * LINE], 0)[0] for k in range(requests)]
     # request k waits for the (k // mshrs)-th wave of misses to drain
     assert completions == [(k // mshrs + 1) * DRAM_LATENCY for k in range(requests)]
+
+
+@pytest.mark.parametrize("slots", [1, 2, 8, 9, 37, 73, 1024])
+def test_mshr_heap_always_hands_out_the_earliest_free_slot(slots):
+    """The per-SM MSHR heap against a sorted list: after every replacement the root is the earliest
+    free cycle and the slots hold exactly the reference multiset (heap depths 1 to 4 for 8 children)."""
+    rng = np.random.default_rng(slots)
+    heaps = np.zeros((2, slots), dtype=np.int64)
+    reference = [0] * slots
+    for now in range(0, 40 * slots, 7):
+        busy_until = now + int(rng.integers(1, 900))
+        replace_earliest_mshr(heaps, 1, busy_until)
+        reference.remove(min(reference))
+        reference.append(busy_until)
+        assert heaps[1, 0] == min(reference)
+        assert sorted(heaps[1]) == sorted(reference)
+    assert not heaps[0].any()   # another SM's slots are untouched
 
 
 def test_store_is_write_back_write_allocate_without_dram_read():

@@ -259,8 +259,8 @@ def _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, s
 MSHR_HEAP_ARITY = 8   # children per node: a node's children are one host cache line of int64 cycles
 
 
-@compiled_only
-def _replace_earliest_mshr(mshr_free_cycle, sm, busy_until):
+@engine_jit
+def replace_earliest_mshr(mshr_free_cycle, sm, busy_until):
     """SM ``sm``'s slots form an 8-ary min-heap of free cycles (root: the slot that frees earliest; node
     i's children are 8i+1 .. 8i+8). Give the earliest slot to a sector that holds it until
     ``busy_until``: replace the root, sift down. Eight children per node make the heap of 1024 slots four
@@ -332,7 +332,7 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
         served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters)
         sector_done, l2_way = _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, servers,
                                        params, rates, counters)
-        _replace_earliest_mshr(mshr_free_cycle, sm, sector_done)
+        replace_earliest_mshr(mshr_free_cycle, sm, sector_done)
         if use_l1:
             l1_way, _, _ = cache_fill_way(l1, l1_set, l1_way, line_addr, sector, sector_done)
         completion = max(completion, sector_done)
