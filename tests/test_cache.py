@@ -16,6 +16,7 @@ from gpusim.engine.cache import (
     cache_set_index,
     cache_write,
     make_cache,
+    quotient,
 )
 from gpusim.engine.layout import GLOBAL_BASE
 from gpusim.errors import ConfigError
@@ -283,3 +284,10 @@ def test_matches_reference_model(operations, ways):
             assert cache_write(cache, set_index, addr, cycle, False, False) == reference.write(
                 set_index, addr, cycle, False, False)
     assert cache_dirty_sectors(cache) == sum(len(entry[2]) for entries in reference.sets for entry in entries)
+
+
+@pytest.mark.parametrize("divisor", [1, 2, 32, 128, 3, 80, 320])
+def test_quotient_is_floor_division(divisor):
+    """The shift used for power-of-two sizes and the division used otherwise both equal Python's //."""
+    for value in [0, 1, divisor - 1, divisor, 12345, GLOBAL_BASE + 4097, (1 << 40) + 7, -1, -divisor - 3]:
+        assert quotient(value, divisor) == value // divisor
