@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpusim.config import load_config
+from gpusim.engine.bits import quotient
 from gpusim.engine.cache import (
     cache_dirty_sectors,
     cache_fill,
@@ -16,7 +17,6 @@ from gpusim.engine.cache import (
     cache_set_index,
     cache_write,
     make_cache,
-    quotient,
 )
 from gpusim.engine.layout import GLOBAL_BASE
 from gpusim.errors import ConfigError

@@ -178,3 +178,12 @@ def _fma_f32(typingctx, a, b, cc):
 def fused_multiply_add_f32(a, b, cc):
     """Single-precision fused multiply-add, one rounding (llvm.fma.f32)."""
     return _fma_f32(np.float32(a), np.float32(b), np.float32(cc))
+
+
+@engine_jit(inline="always")
+def quotient(value, divisor):
+    """``value // divisor`` for a positive ``divisor``: a shift when it is a power of two (line and sector
+    sizes always are), which the hot paths need instead of a 64-bit division."""
+    if divisor & (divisor - 1) == 0:
+        return value >> np.int64(trailing_zeros64(divisor))
+    return value // divisor

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.engine.bits import trailing_zeros64
+from gpusim.engine.bits import quotient, trailing_zeros64
 from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.errors import ConfigError
 
@@ -156,15 +156,6 @@ def digit_sum_mod(index, base):
 
 
 @engine_jit(inline="always")
-def quotient(value, divisor):
-    """``value // divisor`` for a positive ``divisor``: a shift when it is a power of two (line and sector
-    sizes always are), which the hot paths need instead of a 64-bit division."""
-    if divisor & (divisor - 1) == 0:
-        return value >> np.int64(trailing_zeros64(divisor))
-    return value // divisor
-
-
-@engine_jit(inline="always")
 def cache_partition_of(cache, line_addr):
     """Partition of an interleaved cache that holds ``line_addr``: xor_fold_hash(line index) % partitions."""
     meta = cache[4]
@@ -231,12 +222,17 @@ def _allocate(cache, set_index, line_addr):
     return victim, evicted_line, evicted_dirty
 
 
+@engine_jit(inline="always")
+def line_and_sector(sector_addr, line_bytes, sector_bytes):
+    """(line byte address, sector number within the line) of a byte address."""
+    line_addr = quotient(sector_addr, line_bytes) * line_bytes
+    return line_addr, quotient(sector_addr - line_addr, sector_bytes)
+
+
 @compiled_only(inline="always")
 def _line_and_sector(meta, sector_addr):
-    """(line byte address, sector index within the line) of a byte address."""
-    line_bytes = meta[META_LINE_BYTES]
-    line_addr = quotient(sector_addr, line_bytes) * line_bytes
-    return line_addr, quotient(sector_addr - line_addr, meta[META_SECTOR_BYTES])
+    """``line_and_sector`` with this cache's geometry."""
+    return line_and_sector(sector_addr, meta[META_LINE_BYTES], meta[META_SECTOR_BYTES])
 
 
 @engine_jit(inline="always")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.engine.cache import quotient
+from gpusim.engine.bits import quotient
 from gpusim.engine.jit import compiled_only, engine_jit
 
 WARP_LANES = 32
@@ -31,12 +31,12 @@ def make_sector_buffer() -> np.ndarray:
     return np.empty(MAX_SECTORS_PER_REQUEST, dtype=np.int64)
 
 
-@compiled_only
+@compiled_only(inline="always")
 def _insert_sorted_unique(sorted_values, count, value):
     """Insert ``value`` into ``sorted_values[:count]`` keeping it ascending and duplicate-free.
 
     Returns the new count. Searches from the end, so ascending input (the common, coalesced case) costs
-    one comparison per insertion.
+    one comparison per insertion; inlined, so that case is not a call per lane either.
     """
     position = count
     while position > 0 and sorted_values[position - 1] > value:
@@ -71,12 +71,7 @@ def coalesce(addresses, active_mask, access_bytes, sector_bytes, line_bytes, out
         first_sector = quotient(addresses[lane], sector_bytes)
         last_sector = quotient(addresses[lane] + access_bytes - 1, sector_bytes)
         for sector in range(first_sector, last_sector + 1):
-            value = sector * sector_bytes
-            if count == 0 or out_sector_addrs[count - 1] < value:   # ascending lanes: append
-                out_sector_addrs[count] = value
-                count += 1
-            elif out_sector_addrs[count - 1] != value:
-                count = _insert_sorted_unique(out_sector_addrs, count, value)
+            count = _insert_sorted_unique(out_sector_addrs, count, sector * sector_bytes)
     return count
 
 

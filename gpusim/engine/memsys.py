@@ -63,14 +63,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.engine.bits import quotient
 from gpusim.engine.cache import (
     cache_fill_way,
     cache_find,
     cache_lookup_way,
     cache_set_index,
     cache_write_way,
+    line_and_sector,
     make_cache,
-    quotient,
     xor_fold_hash,
 )
 from gpusim.engine.jit import compiled_only, engine_jit
@@ -305,12 +306,11 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
     l1_set = l1_way = l2_slice = l2_set = l2_way = np.int64(-1)
     for index in range(n):
         sector_addr = sector_addrs[index]
-        sector_line = quotient(sector_addr, line_bytes) * line_bytes
+        sector_line, sector = line_and_sector(sector_addr, line_bytes, sector_bytes)
         if sector_line != line_addr:
             line_addr = sector_line
             l1_set = cache_set_index(l1, sm, line_addr)
             l1_way = cache_find(l1, l1_set, line_addr) if use_l1 else np.int64(-1)
-        sector = quotient(sector_addr - line_addr, sector_bytes)
         path_cycle = issue_cycle + server_queue_delay(servers[SRV_L1_PATH], sm, issue_cycle, sector_bytes,
                                                       rates[R_L1_BYTES_PER_CYCLE_PER_SM])
         if use_l1:
@@ -354,13 +354,12 @@ def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, count
     l1_set = l1_way = l2_slice = l2_set = l2_way = np.int64(-1)
     for index in range(n):
         sector_addr = sector_addrs[index]
-        sector_line = quotient(sector_addr, line_bytes) * line_bytes
+        sector_line, sector = line_and_sector(sector_addr, line_bytes, sector_bytes)
         if sector_line != line_addr:
             line_addr = sector_line
             l1_set = cache_set_index(l1, sm, line_addr)
             l1_way = cache_find(l1, l1_set, line_addr)
             l2_slice, l2_set, l2_way = _l2_place(line_addr, l2, params)
-        sector = quotient(sector_addr - line_addr, sector_bytes)
         path_cycle = now + server_queue_delay(servers[SRV_L1_PATH], sm, now, sector_bytes,
                                               rates[R_L1_BYTES_PER_CYCLE_PER_SM])
         cache_write_way(l1, l1_set, l1_way, line_addr, sector, path_cycle, False, False)
@@ -391,11 +390,10 @@ def global_atomic(sector_addrs, lane_ops, n, sm, now, l2, servers, params, rates
     l2_slice = l2_set = l2_way = np.int64(-1)
     for index in range(n):
         sector_addr = sector_addrs[index]
-        sector_line = quotient(sector_addr, line_bytes) * line_bytes
+        sector_line, sector = line_and_sector(sector_addr, line_bytes, sector_bytes)
         if sector_line != line_addr:
             line_addr = sector_line
             l2_slice, l2_set, l2_way = _l2_place(line_addr, l2, params)
-        sector = quotient(sector_addr - line_addr, sector_bytes)
         leave_cycle = now + server_queue_delay(servers[SRV_ICNT], sm, now, sector_bytes,
                                                rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
         served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters)

@@ -22,8 +22,7 @@ from gpusim.engine import stalls as ST
 from gpusim.engine import state as S
 from gpusim.engine import timing_state as T
 from gpusim.engine.barriers import release_barriers
-from gpusim.engine.bits import trailing_zeros64
-from gpusim.engine.cache import quotient
+from gpusim.engine.bits import quotient, trailing_zeros64
 from gpusim.engine.execute import step_fast, step_warp
 from gpusim.engine.functional import start_block
 from gpusim.engine.issue import book_issue, busy_before, dependencies, memory_timing, throttle_state
