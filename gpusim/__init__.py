@@ -5,8 +5,10 @@ load_config, list_configs, analytic, compare and the error types.
 """
 
 from gpusim import analytic
-from gpusim.compare import Comparison, compare
-from gpusim.config import GPUConfig, list_configs, load_config
+from gpusim.analytic.compare import Comparison, compare
+from gpusim.api.gpu import GPU, Kernel, Module
+from gpusim.arch.config import GPUConfig, list_configs, load_config
+from gpusim.arch.occupancy import Occupancy, occupancy
 from gpusim.errors import (
     ConfigError,
     DeadlockError,
@@ -17,10 +19,8 @@ from gpusim.errors import (
     SimulationLimitError,
     UnsupportedPTXError,
 )
-from gpusim.gpu import GPU, Kernel, Module
-from gpusim.memory import DeviceArray
-from gpusim.occupancy import Occupancy, occupancy
-from gpusim.run import Run
+from gpusim.launch.device_memory import DeviceArray
+from gpusim.launch.run import Run
 
 __version__ = "0.1.0"
 

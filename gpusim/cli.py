@@ -136,8 +136,8 @@ def _overrides(args) -> dict:
 
 
 def _run_program(args, trace):
-    from gpusim.gpu import GPU
-    from gpusim.programs import load_program, run_program
+    from gpusim.api.gpu import GPU
+    from gpusim.programs.catalog import load_program, run_program
 
     spec = load_program(args.target, sizes=_sizes(args.size) or None)
     gpu = GPU(args.config or spec.config, **_overrides(args))
@@ -201,7 +201,7 @@ def _make_array(gpu, text: str, rng):
 
 
 def _run_ptx(args, path: Path, trace):
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU(args.config or "h100-sxm", **_overrides(args))
     module = gpu.load(path)
@@ -254,13 +254,13 @@ def _outputs(args, runs) -> None:
             print()
             print_report(run.report())
         elif run.timing:
-            from gpusim.report import verdict
+            from gpusim.observe.report import verdict
 
             print(f"  {run.program.name}: {verdict(run)}")
         if args.json:
             run.to_json(_numbered(args.json, index, many))
         if args.plot and run.timing:
-            from gpusim.plot import save_run_figures
+            from gpusim.observe.plot import save_run_figures
 
             for figure in save_run_figures(run, args.plot, prefix=tag):
                 print(f"  wrote {figure}")
@@ -281,7 +281,7 @@ def _numbered(path: str, index: int, many: bool) -> Path:
 
 # ------------------------------------------------------------------------------------------------ others
 def _configs(args) -> int:
-    from gpusim.config import list_configs, load_config
+    from gpusim.arch.config import list_configs, load_config
 
     for name in list_configs():
         config = load_config(name)
@@ -290,8 +290,8 @@ def _configs(args) -> int:
 
 
 def _roofline(args) -> int:
-    from gpusim.config import load_config
-    from gpusim.plot import chip_ceilings
+    from gpusim.arch.config import load_config
+    from gpusim.observe.plot import chip_ceilings
 
     config = load_config(args.config, **_overrides(args))
     compute, memory = chip_ceilings(config)
@@ -302,7 +302,7 @@ def _roofline(args) -> int:
         ridge = compute.get("FP32", 0.0) / bandwidth
         print(f"  memory  {name:<12} {bandwidth / 1e9:10.1f} GB/s   FP32 ridge at {ridge:.2f} FLOP/byte")
     if args.plot:
-        from gpusim.plot import chip_roofline, save_figure
+        from gpusim.observe.plot import chip_roofline, save_figure
 
         for path in save_figure(chip_roofline(config), args.plot, f"roofline_{config.name}"):
             print(f"  wrote {path}")

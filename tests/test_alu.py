@@ -11,17 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from gpusim.engine.alu import alu_eval
-from gpusim.engine.bits import (
-    bits_from_f32,
-    bits_from_f64,
-    f32_from_bits,
-    f64_from_bits,
-    fused_multiply_add,
-    leading_zeros64,
-    popcount64,
-)
-from gpusim.engine.codes import (
+from gpusim.arch.codes import (
     CMP_EQ,
     CMP_EQU,
     CMP_GE,
@@ -50,6 +40,16 @@ from gpusim.engine.codes import (
     T_F64,
     T_S32,
 )
+from gpusim.engine.bits import (
+    bits_from_f32,
+    bits_from_f64,
+    f32_from_bits,
+    f64_from_bits,
+    fused_multiply_add,
+    leading_zeros64,
+    popcount64,
+)
+from gpusim.engine.semantics.alu import alu_eval
 from tests.test_alu_reference import f32_bits, float_to_bits
 
 

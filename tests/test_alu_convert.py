@@ -11,8 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpusim.engine.alu import alu_eval
-from gpusim.engine.codes import (
+from gpusim.arch.codes import (
     MOD_FTZ,
     MOD_RELU,
     MOD_SAT,
@@ -39,6 +38,7 @@ from gpusim.engine.codes import (
     T_U32,
     T_U64,
 )
+from gpusim.engine.semantics.alu import alu_eval
 from tests.test_alu_reference import (
     ALL_DIRECTED,
     CANONICAL_NAN,

@@ -15,8 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpusim.engine.alu import alu_eval
-from gpusim.engine.codes import (
+from gpusim.arch.codes import (
     MOD_APPROX,
     MOD_FTZ,
     MOD_NAN,
@@ -58,6 +57,7 @@ from gpusim.engine.codes import (
     TESTP_NUMBER,
     TESTP_SUBNORMAL,
 )
+from gpusim.engine.semantics.alu import alu_eval
 from tests.test_alu_reference import (
     ALL_DIRECTED,
     CANONICAL_NAN,

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpusim.engine.alu import alu_eval
-from gpusim.engine.codes import (
+from gpusim.arch.codes import (
     BOOL_AND,
     BOOL_OR,
     BOOL_XOR,
@@ -82,6 +81,7 @@ from gpusim.engine.codes import (
     T_U32,
     T_U64,
 )
+from gpusim.engine.semantics.alu import alu_eval
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("GPUSIM_ALU_EXAMPLES", "120")),

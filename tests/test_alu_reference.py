@@ -10,7 +10,7 @@ import math
 import struct
 from fractions import Fraction
 
-from gpusim.engine.codes import RND_RM, RND_RN, RND_RNA, RND_RP, RND_RZ, T_BF16, T_F16, T_F32, T_F64
+from gpusim.arch.codes import RND_RM, RND_RN, RND_RNA, RND_RP, RND_RZ, T_BF16, T_F16, T_F32, T_F64
 
 # (precision including hidden bit, max exponent, width in bits)
 FORMATS = {T_F16: (11, 15, 16), T_BF16: (8, 127, 16), T_F32: (24, 127, 32), T_F64: (53, 1023, 64)}

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import gpusim
-from gpusim.analytic import (
+from gpusim.analytic.compare import compare
+from gpusim.analytic.models import (
     bytes_in_flight_needed,
     latency_hiding,
     mwp_cwp,
@@ -13,7 +14,6 @@ from gpusim.analytic import (
     throughput_at_warps,
     warps_needed_for_alu,
 )
-from gpusim.compare import compare
 
 
 @pytest.fixture(scope="module")

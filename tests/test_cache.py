@@ -5,9 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpusim.config import load_config
+from gpusim.arch.config import load_config
+from gpusim.arch.layout import GLOBAL_BASE
 from gpusim.engine.bits import quotient
-from gpusim.engine.cache import (
+from gpusim.engine.memory.cache import (
     cache_dirty_sectors,
     cache_fill,
     cache_invalidate_all,
@@ -18,7 +19,6 @@ from gpusim.engine.cache import (
     cache_write,
     make_cache,
 )
-from gpusim.engine.layout import GLOBAL_BASE
 from gpusim.errors import ConfigError
 
 LINE, SECTOR = 128, 32

@@ -9,7 +9,7 @@ import pytest
 
 import gpusim
 from gpusim.cli import main
-from gpusim.programs import programs_dir
+from gpusim.programs.catalog import programs_dir
 
 
 def test_run_program_with_report_and_json(tmp_path, capsys):

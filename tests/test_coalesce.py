@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpusim.engine.coalesce import (
+from gpusim.engine.memory.coalesce import (
     MAX_SECTORS_PER_REQUEST,
     coalesce,
     count_lines,

@@ -1,4 +1,4 @@
-"""Tests of gpusim.config: shipped configs against the reference figures, validation, overrides, slicing."""
+"""Tests of gpusim.arch.config: shipped configs against the reference figures, validation, overrides, slicing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpusim.config import FIELDS, SCHEDULER_POLICIES, TABLES, WARP_SIZE, GPUConfig, list_configs, load_config
+from gpusim.arch.config import FIELDS, SCHEDULER_POLICIES, TABLES, WARP_SIZE, GPUConfig, list_configs, load_config
 from gpusim.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -270,7 +270,7 @@ def test_shared_capacity_cannot_exceed_unified_l1():
 
 def test_names_resolve_through_the_installed_package(monkeypatch):
     # what a plain `pip install` sees: no source checkout, only the gpusim.configs package data
-    import gpusim.config as config_module
+    import gpusim.arch.config as config_module
 
     if config_module._packaged_configs() is None:
         pytest.skip("gpusim is not installed (not even editable), so gpusim.configs is not importable")

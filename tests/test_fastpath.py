@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from gpusim.engine import codes as c
-from gpusim.engine import layout as L
-from gpusim.engine.alu import alu_eval
-from gpusim.engine.fastpath import fast_alu
+from gpusim.arch import codes as c
+from gpusim.arch import layout as L
+from gpusim.engine.semantics.alu import alu_eval
+from gpusim.engine.semantics.fastpath import fast_alu
 
 RNG = np.random.default_rng(7)
 

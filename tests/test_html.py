@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from gpusim.programs import run_program
-from gpusim.report import verdict
+from gpusim.observe.report import verdict
+from gpusim.programs.catalog import run_program
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 import pytest
 
-from gpusim.config import load_config
+from gpusim.arch.config import load_config
 from gpusim.labs import LABS, utilization
 
 

@@ -6,7 +6,7 @@ import pytest
 
 import gpusim
 from gpusim.errors import LaunchError
-from gpusim.memory import ALLOCATION_ALIGN_BYTES
+from gpusim.launch.device_memory import ALLOCATION_ALIGN_BYTES
 
 
 @pytest.fixture

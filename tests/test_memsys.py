@@ -7,8 +7,8 @@ from math import ceil, floor
 import numpy as np
 import pytest
 
-from gpusim.engine.cache import cache_invalidate_partition, cache_partition_of, cache_set_index
-from gpusim.engine.memsys import (
+from gpusim.engine.memory.cache import cache_invalidate_partition, cache_partition_of, cache_set_index
+from gpusim.engine.memory.memsys import (
     C_DRAM_READ_BYTES,
     C_DRAM_WRITE_BYTES,
     C_L1_HIT_SECTORS,

@@ -1,4 +1,4 @@
-"""Tests of gpusim.occupancy against NVIDIA's published examples and an independent brute-force count."""
+"""Tests of gpusim.arch.occupancy against NVIDIA's published examples and an independent brute-force count."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpusim.config import load_config
+from gpusim.arch.config import load_config
+from gpusim.arch.occupancy import LIMITERS, occupancy
 from gpusim.errors import LaunchError
-from gpusim.occupancy import LIMITERS, occupancy
 
 CONFIGS = {name: load_config(name) for name in ("teaching", "v100", "a100", "h100-sxm", "rtx4090")}
 # a config with non-default granules and partitions, so nothing can hide a hard-coded 4, 256 or 64

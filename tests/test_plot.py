@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 import gpusim
-from gpusim.plot import chip_ceilings, state_image
+from gpusim.observe.plot import chip_ceilings, state_image
 
 matplotlib = pytest.importorskip("matplotlib")
 
 
 @pytest.fixture(scope="module")
 def traced():
-    from gpusim.programs import run_program
+    from gpusim.programs.catalog import run_program
 
     return run_program("divergence", trace=True).runs[0]
 
@@ -36,7 +36,7 @@ def test_chip_ceilings_come_from_the_config():
 
 
 def test_run_figures_are_written(traced, tmp_path):
-    from gpusim.plot import save_run_figures
+    from gpusim.observe.plot import save_run_figures
 
     paths = save_run_figures(traced, tmp_path)
     names = sorted(p.name for p in paths)
@@ -52,8 +52,8 @@ def test_run_figures_are_written(traced, tmp_path):
 
 
 def test_chip_roofline_and_occupancy_curve(tmp_path):
-    from gpusim.plot import chip_roofline, occupancy_vs_throughput, save_figure
-    from gpusim.programs import run_program
+    from gpusim.observe.plot import chip_roofline, occupancy_vs_throughput, save_figure
+    from gpusim.programs.catalog import run_program
 
     paths = save_figure(chip_roofline(gpusim.load_config("a100")), tmp_path, "roof")
     assert all(p.stat().st_size > 1000 for p in paths)
@@ -63,8 +63,8 @@ def test_chip_roofline_and_occupancy_curve(tmp_path):
 
 
 def test_timeline_without_a_trace_says_how_to_get_one():
-    from gpusim.plot import warp_timeline
-    from gpusim.programs import run_program
+    from gpusim.observe.plot import warp_timeline
+    from gpusim.programs.catalog import run_program
 
     run = run_program("vecadd").runs[0]
     with pytest.raises(gpusim.GpusimError, match="trace=True"):

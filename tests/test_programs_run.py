@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gpusim.programs import list_programs, load_program, run_program
+from gpusim.programs.catalog import list_programs, load_program, run_program
 
 PROGRAMS = list_programs()
 

@@ -1,4 +1,4 @@
-"""Tests of the program files and their loader (gpusim.programs) that need no engine.
+"""Tests of the program files and their loader (gpusim.programs.catalog) that need no engine.
 
 They load and validate every programs/*.toml, build its initial arrays and reference
 results, check that each program's PTX and CUDA source sit beside it, exercise every
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from gpusim.errors import ConfigError
-from gpusim.programs import (
+from gpusim.programs.catalog import (
     CheckResult,
     ProgramSpec,
     fma32,

@@ -9,8 +9,8 @@ import pytest
 
 import gpusim
 from benchmarks.kernels import FFMA_LOOP, STREAM_COPY
-from gpusim.programs import run_program
-from gpusim.report import COMPUTE_BOUND_PCT, MEMORY_BOUND_PCT, report_text, verdict
+from gpusim.observe.report import COMPUTE_BOUND_PCT, MEMORY_BOUND_PCT, report_text, verdict
+from gpusim.programs.catalog import run_program
 
 
 def _ptx_line_of(path, needle: str) -> int:

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpusim.engine.servers import make_servers, server_queue_delay, server_reserve, servers_reset
+from gpusim.engine.memory.servers import make_servers, server_queue_delay, server_reserve, servers_reset
 
 
 def exact_reference(arrivals, transfer_bytes, bytes_per_cycle):

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpusim.engine.shared_banks import make_shared_scratch, shared_wavefronts
+from gpusim.engine.memory.shared_banks import make_shared_scratch, shared_wavefronts
 
 FULL_MASK = np.uint32(0xFFFFFFFF)
 

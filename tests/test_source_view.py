@@ -7,7 +7,7 @@ import pytest
 
 import gpusim
 from benchmarks.kernels import FFMA_LOOP
-from gpusim.programs import run_program
+from gpusim.programs.catalog import run_program
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def test_divergent_branch_lanes_lost():
     top = view.divergent_branches()[0]
     pc = top.pc
     code = run.program.code
-    from gpusim.engine import layout as L
+    from gpusim.arch import layout as L
 
     target, reconv = int(code[pc, L.F_TARGET]), int(code[pc, L.F_RECONV])
     lanes = run.pc_counts[:, 1] / np.maximum(run.pc_counts[:, 0], 1)

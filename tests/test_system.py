@@ -1,4 +1,4 @@
-"""Tests of gpusim.system: stream FIFO order, events across streams, copy/compute overlap, synchronize,
+"""Tests of gpusim.host.system: stream FIFO order, events across streams, copy/compute overlap, synchronize,
 graph capture/instantiate/replay, the timeline and its Chrome export.
 
 Most tests use a test double (FakeGPU): kernels are numpy functions with a fixed duration, so the
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from gpusim.errors import LaunchError
-from gpusim.system import System
-from gpusim.timeline import COMPUTE_TRACK, D2H_TRACK, H2D_TRACK, HOST_TRACK
+from gpusim.host.system import System
+from gpusim.host.timeline import COMPUTE_TRACK, D2H_TRACK, H2D_TRACK, HOST_TRACK
 
 
 @dataclass(frozen=True)
@@ -442,7 +442,7 @@ CHAIN_PTX = Path(__file__).resolve().parents[1] / "programs" / "overhead" / "cha
 
 
 def test_real_gpu_graph_replay_equals_eager_and_overheads_add_up():
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU("v100")
     cfg = gpu.config

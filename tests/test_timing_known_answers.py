@@ -221,7 +221,7 @@ def test_compute_bound_kernel_reaches_ninety_percent_of_issue_peak():
 
 
 def test_scheduler_policies_change_order_not_results():
-    from gpusim.programs import run_program
+    from gpusim.programs.catalog import run_program
 
     outputs = {}
     orders = {}
@@ -245,7 +245,7 @@ def test_scheduler_policies_change_order_not_results():
 
 
 def test_identical_runs_give_identical_metrics():
-    from gpusim.programs import run_program
+    from gpusim.programs.catalog import run_program
 
     first = run_program("programs/histogram.toml", gpu=gpusim.GPU("teaching"))
     second = run_program("programs/histogram.toml", gpu=gpusim.GPU("teaching"))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpusim
-from gpusim.programs import load_program, run_program
+from gpusim.programs.catalog import load_program, run_program
 
 # kernels that exercise the pipes (FMA/ALU/SFU/FP64), shared memory (MIO), global memory (LSU, MSHRs),
 # barriers, shuffles, atomics and divergence

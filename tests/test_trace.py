@@ -9,8 +9,8 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 
-from gpusim.programs import run_program
-from gpusim.trace import TraceTruncatedWarning
+from gpusim.observe.trace import TraceTruncatedWarning
+from gpusim.programs.catalog import run_program
 
 
 @pytest.fixture(scope="module")

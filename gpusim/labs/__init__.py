@@ -2,68 +2,37 @@
 
 Every lab module has ``NAME``, ``TITLE`` and ``run(config=None, plot_dir=None, progress=True) -> LabResult``
 (labs may add keyword-only parameters with defaults). ``LABS`` maps each lab's NAME to its module;
-``run_lab(name, ...)`` runs one by name.
+``run_lab(name, ...)`` runs one by name. ``LabResult`` and ``format_table`` live in ``gpusim.labs.support``
+with the other helpers the labs share.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 
-
-@dataclass
-class LabResult:
-    """What a lab returns: a text table, the lesson in words, its numbers, and the figures it wrote."""
-
-    name: str
-    title: str
-    table: str
-    lesson: str
-    values: dict = field(default_factory=dict)
-    figures: list[Path] = field(default_factory=list)
-
-    def __str__(self) -> str:
-        return f"{self.title}\n\n{self.table}\n\n{self.lesson}"
-
-
-def format_table(header: list[str], rows: list[list[object]]) -> str:
-    """A plain-text table with right-aligned columns (floats with 2 decimals)."""
-    cells = [header] + [[f"{cell:.2f}" if isinstance(cell, float) else str(cell) for cell in row]
-                        for row in rows]
-    widths = [max(len(row[column]) for row in cells) for column in range(len(header))]
-    lines = ["  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)) for row in cells]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
-
-
-# The lab modules import LabResult and format_table from this module, so they are imported after them.
-from gpusim.labs import llm_step, overhead  # noqa: E402  (see the comment above)
-
-LABS: dict[str, ModuleType] = {overhead.NAME: overhead, llm_step.NAME: llm_step}
-
-from gpusim.labs import (  # noqa: E402  (see the comment above)
+from gpusim.labs import (
     bank_conflicts,
     coalescing,
+    decode,
     divergence,
     fusion,
+    latency_hiding,
+    llm_step,
+    occupancy,
+    overhead,
+    regimes,
     roofline,
     tiling,
+    utilization,
     warp_granularity,
 )
+from gpusim.labs.support import LabResult, format_table
 
-LABS.update({module.NAME: module for module in (roofline, divergence, coalescing, bank_conflicts, fusion, tiling,
-                                                warp_granularity)})
+LABS: dict[str, ModuleType] = {module.NAME: module for module in (
+    overhead, llm_step, roofline, divergence, coalescing, bank_conflicts, fusion, tiling, warp_granularity,
+    latency_hiding, occupancy, decode, utilization, regimes)}
 
-from gpusim.labs import (  # noqa: E402  (see the comment above)
-    decode,
-    latency_hiding,
-    occupancy,
-    regimes,
-    utilization,
-)
-
-LABS.update({module.NAME: module for module in (latency_hiding, occupancy, decode, utilization, regimes)})
+__all__ = ["LABS", "LabResult", "format_table", "run_lab"]
 
 
 def run_lab(name: str, **options: object) -> LabResult:

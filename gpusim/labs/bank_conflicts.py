@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import LAB_PROGRAMS_DIR, PROGRAMS_DIR, progress_items, pyplot, save
+from gpusim.labs.support import LAB_PROGRAMS_DIR, PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "bank-conflicts"
 TITLE = "Shared-memory bank conflicts: transpose with and without padding"
@@ -34,7 +33,7 @@ def analytic_wavefronts_per_load(row_pitch_words: int, banks: int, warp_size: in
 
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 2,
         size: int = 512) -> LabResult:
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config

@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import PROGRAMS_DIR, progress_items, pyplot, save
+from gpusim.labs.support import PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "coalescing"
 TITLE = "Coalescing: sectors per request and DRAM bytes against the stride"
@@ -35,7 +34,7 @@ def analytic_sectors_per_request(stride: int, sector_bytes: int, warp_size: int 
 
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 2,
         elements: int = 65536, strides: tuple = STRIDES) -> LabResult:
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config

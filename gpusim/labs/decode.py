@@ -36,12 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.analytic import roofline
-from gpusim.compare import compare
-from gpusim.config import WARP_SIZE
+from gpusim.analytic.compare import compare
+from gpusim.analytic.models import roofline
+from gpusim.arch.config import WARP_SIZE
 from gpusim.errors import LaunchError
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import LAB_PROGRAMS_DIR, progress_items, pyplot, save
+from gpusim.labs.support import LAB_PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "decode"
 TITLE = "LLM decode: GEMV at batch 1, tokens/s from bandwidth, int8, batching up to the ridge point"
@@ -170,7 +169,7 @@ def run(
     model_params: float = MODEL_PARAMS,
 ) -> LabResult:
     """Batch-1 GEMV (fp16, int8), the tokens/s extrapolation and the batch sweep."""
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     _check_multiple("gemv_rows", gemv_rows, GEMV_WARPS_PER_BLOCK, "one warp per row, 8 warps per block")
     _check_multiple("gemv_k", gemv_k, GEMV_U8_K_MULTIPLE, "the int8 GEMV reads 4 x 32 x 16 bytes per step")

@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.config import WARP_SIZE
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import LAB_PROGRAMS_DIR, progress_items, pyplot, save
+from gpusim.arch.config import WARP_SIZE
+from gpusim.labs.support import LAB_PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "divergence"
 TITLE = "Branch divergence: uniform, intra-warp and inter-warp branches"
@@ -31,7 +30,7 @@ BLOCK_THREADS = 256
 
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 1,
         blocks_per_sm: int = 8, work: int = 64) -> LabResult:
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config

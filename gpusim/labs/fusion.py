@@ -17,8 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import PROGRAMS_DIR, progress_items, pyplot, save
+from gpusim.labs.support import PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "fusion"
 TITLE = "Kernel fusion: three elementwise kernels against one"
@@ -32,7 +31,7 @@ BETA = -0.25
 
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 2,
         l2_multiple: float = 3.0) -> LabResult:
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config

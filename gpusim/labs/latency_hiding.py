@@ -27,12 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.analytic import latency_hiding
-from gpusim.config import WARP_SIZE
-from gpusim.engine import timing_state as T
-from gpusim.engine.stalls import STATE_NAMES
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import LAB_PROGRAMS_DIR, progress_items, pyplot, save
+from gpusim.analytic.models import latency_hiding
+from gpusim.arch.config import WARP_SIZE
+from gpusim.engine.sm import timing_state as T
+from gpusim.engine.sm.stalls import STATE_NAMES
+from gpusim.labs.support import LAB_PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "latency-hiding"
 TITLE = "Latency hiding: warps per SM against Little's law"
@@ -73,7 +72,7 @@ def run(
     timeline_warps: tuple = (1, 4, 16),
 ) -> LabResult:
     """Sweep resident warps per SM (each traced for its idle-issue fraction); ``timeline_warps`` are drawn."""
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config

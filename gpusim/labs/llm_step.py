@@ -41,12 +41,12 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.labs import LabResult, format_table
+from gpusim.labs.support import PROGRAMS_DIR, LabResult, format_table
 
 NAME = "llm-step"
 TITLE = "One LLM decode step: memory, compute or overhead; graphs and fusion"
 
-PROGRAM = Path(__file__).resolve().parents[2] / "programs" / "llm" / "decode.ptx"
+PROGRAM = PROGRAMS_DIR / "llm" / "decode.ptx"
 DEFAULT_CONFIG = "h100-sxm"
 GEMV_COLUMNS, GEMV_SLICES, GEMV_BATCH = 32, 8, 4  # decode.cu's #defines
 PROBE_SMS = 16  # the bandwidth probe's slice of the chip
@@ -307,7 +307,7 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
         batches: tuple[int, ...] = (1, 8), shape: ModelShape | None = None, probe_k_dim: int = 1024,
         overrides: dict | None = None) -> LabResult:
     """Run the lab on ``config`` (default h100-sxm); ``overrides`` are config fields for GPU()."""
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     config_name = DEFAULT_CONFIG if config is None else config
     shape = shape or ModelShape()

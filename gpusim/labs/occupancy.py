@@ -4,7 +4,7 @@ Kernel programs/labs/stream_loads.ptx (``stream_loads_v1``: 4 float loads = 512 
 memory-latency-bound, so its speed depends on how many warps are resident). The lab launches it with
 ``regs=`` (registers per thread) and ``shared_bytes=`` (dynamic shared memory per block, unused by the
 kernel but allocated) and reports, per point, the occupancy calculator's limiter and theoretical
-occupancy (gpusim.occupancy), the achieved occupancy (sm__warps_active.avg.pct_of_peak_sustained_active),
+occupancy (gpusim.arch.occupancy), the achieved occupancy (sm__warps_active.avg.pct_of_peak_sustained_active),
 DRAM bytes per cycle per SM, and Little's law's prediction at the theoretical warps:
 min(the SM's sustained DRAM share, warps x 512 B / (DRAM latency + 512 B / that share)).
 
@@ -25,11 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.analytic import latency_hiding
-from gpusim.config import WARP_SIZE
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import LAB_PROGRAMS_DIR, progress_items, pyplot, save
-from gpusim.occupancy import occupancy
+from gpusim.analytic.models import latency_hiding
+from gpusim.arch.config import WARP_SIZE
+from gpusim.arch.occupancy import occupancy
+from gpusim.labs.support import LAB_PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "occupancy"
 TITLE = "Occupancy: registers and shared memory against resident warps and throughput"
@@ -56,7 +55,7 @@ def run(
     waves: int = 2,
 ) -> LabResult:
     """Sweep registers per thread (no shared memory), then shared memory per block (``BASE_REGS`` regs)."""
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config

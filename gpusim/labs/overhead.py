@@ -1,7 +1,7 @@
 """Lab `overhead`: what a kernel launch costs, and the three ways around it.
 
 A chain of N small elementwise kernels (programs/overhead/chain.cu, ``step``: x = x * scale + bias, in
-place), each reading the previous one's output, runs four ways on the system model (gpusim.system):
+place), each reading the previous one's output, runs four ways on the system model (gpusim.host.system):
 
 (a) a synchronize after each launch: every kernel pays the host launch call, the GPU launch latency,
     the kernel and the synchronize's wake-up, one after another;
@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.labs import LabResult, format_table
+from gpusim.labs.support import PROGRAMS_DIR, LabResult, format_table
 
 NAME = "overhead"
 TITLE = "Launch overhead: synchronize after each, back to back, CUDA graph, fused"
 
-PROGRAM = Path(__file__).resolve().parents[2] / "programs" / "overhead" / "chain.ptx"
+PROGRAM = PROGRAMS_DIR / "overhead" / "chain.ptx"
 DEFAULT_CONFIG = "v100"
 # A slice of 8 SMs by default: the kernel is sized to the target duration on any slice and the overheads
 # do not depend on the SM count, while the simulation is ten times faster than on V100's 80 SMs.
@@ -238,7 +238,7 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     the whole chip); fewer ``sms`` keep the per-kernel overheads (the kernel is still sized to
     ``target_kernel_us``) and make the simulation faster.
     """
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     config_name = DEFAULT_CONFIG if config is None else config
     gpu = GPU(config_name, **(DEFAULT_OVERRIDES if overrides is None else overrides))

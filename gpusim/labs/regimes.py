@@ -10,9 +10,9 @@ per regime, on a slice of ``sms`` SMs:
   byte, far right of the ridge point, so the FMA pipe is the limit;
 * **latency** -- programs/pointer_chase.cu, one thread of dependent loads: nothing is busy.
 
-For each the lab prints the speed-of-light percentages (gpusim.report.speed_of_light), the analytic
+For each the lab prints the speed-of-light percentages (gpusim.observe.report.speed_of_light), the analytic
 regime (roofline bound from the arithmetic intensity, or Little's law when the bytes in flight are far
-below bandwidth x latency) and the report's verdict (gpusim.report.verdict), which must agree.
+below bandwidth x latency) and the report's verdict (gpusim.observe.report.verdict), which must agree.
 
 Simplifications: the analytic regime uses the roofline for the two throughput-bound kernels and, for the
 pointer chase, the bytes in flight (one sector) against Little's law's need; thresholds are the report's.
@@ -25,11 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.analytic import bytes_in_flight_needed, roofline, roofline_point
-from gpusim.config import WARP_SIZE
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import LAB_PROGRAMS_DIR, PROGRAMS_DIR, progress_items, pyplot, save
-from gpusim.report import speed_of_light, verdict
+from gpusim.analytic.models import bytes_in_flight_needed, roofline, roofline_point
+from gpusim.arch.config import WARP_SIZE
+from gpusim.labs.support import LAB_PROGRAMS_DIR, PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
+from gpusim.observe.report import speed_of_light, verdict
 
 NAME = "regimes"
 TITLE = "Regimes: memory-, compute- and latency-bound, and the report's verdict"
@@ -101,7 +100,7 @@ def run(
     hops: int = 64,
 ) -> LabResult:
     """Run the three kernels; compare the analytic regime and the report's verdict."""
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config

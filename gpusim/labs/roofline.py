@@ -21,10 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.analytic import roofline
-from gpusim.config import WARP_SIZE
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import LAB_PROGRAMS_DIR, progress_items, pyplot, save
+from gpusim.analytic.models import roofline
+from gpusim.arch.config import WARP_SIZE
+from gpusim.labs.support import LAB_PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "roofline"
 TITLE = "Roofline: FLOPs per byte against the ridge point"
@@ -40,7 +39,7 @@ FINAL_FLOPS_PER_THREAD = 4  # the four a + b sums before the store
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 2,
         iterations: tuple = ITERATIONS, l2_multiple: float = 1.5) -> LabResult:
     """Sweep ``iterations``; arrays are ``l2_multiple`` x the slice's L2 so traffic reaches DRAM."""
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config

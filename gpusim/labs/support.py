@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PROGRAMS_DIR = Path(__file__).resolve().parents[2] / "programs"
+from gpusim.programs.catalog import programs_dir
+
+PROGRAMS_DIR = programs_dir()
 LAB_PROGRAMS_DIR = PROGRAMS_DIR / "labs"
 
 
@@ -56,3 +59,28 @@ def save(figure: Any, plot_dir: str | Path, file_name: str) -> Path:
 
     plt.close(figure)
     return path
+
+
+@dataclass
+class LabResult:
+    """What a lab returns: a text table, the lesson in words, its numbers, and the figures it wrote."""
+
+    name: str
+    title: str
+    table: str
+    lesson: str
+    values: dict = field(default_factory=dict)
+    figures: list[Path] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"{self.title}\n\n{self.table}\n\n{self.lesson}"
+
+
+def format_table(header: list[str], rows: list[list[object]]) -> str:
+    """A plain-text table with right-aligned columns (floats with 2 decimals)."""
+    cells = [header] + [[f"{cell:.2f}" if isinstance(cell, float) else str(cell) for cell in row]
+                        for row in rows]
+    widths = [max(len(row[column]) for row in cells) for column in range(len(header))]
+    lines = ["  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)) for row in cells]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)

@@ -32,9 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.config import WARP_SIZE
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import PROGRAMS_DIR, progress_items, pyplot, save
+from gpusim.arch.config import WARP_SIZE
+from gpusim.labs.support import PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "tiling"
 TITLE = "Tiling: naive against shared-memory tiled matmul (L1, L2 and DRAM traffic)"
@@ -76,7 +75,7 @@ def small_l2_bytes(config: Any, size: int, fraction: float) -> int:
 
 
 def _run_kernel(config: Any, sms: int, name: str, a_host: np.ndarray, b_host: np.ndarray, **overrides) -> dict:
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms, **overrides)
     size = a_host.shape[0]
@@ -103,7 +102,7 @@ def _run_kernel(config: Any, sms: int, name: str, a_host: np.ndarray, b_host: np
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 1,
         size: int = 320, small_l2_fraction: float = 0.25) -> LabResult:
     """Both kernels with the slice's L2 and with an L2 of ``small_l2_fraction`` x (A + B)."""
-    from gpusim.config import load_config
+    from gpusim.arch.config import load_config
     from gpusim.errors import LaunchError
 
     if size <= 0 or size % TILE:

@@ -4,7 +4,7 @@ nvidia-smi's utilization is the share of time in which *some* kernel is running 
 little of it that kernel uses. The lab runs a latency-bound kernel -- programs/pointer_chase.cu, one
 thread following ``hops`` dependent loads through a chain larger than the L2 -- ``kernels`` times, issued
 alternately to two streams so that each kernel's launch latency hides under the previous kernel
-(gpusim.system), and reads the system timeline over the window from the first kernel's start to the last
+(gpusim.host.system), and reads the system timeline over the window from the first kernel's start to the last
 one's end: ``timeline.utilization()`` gives the nvidia-smi figure beside the SM issue activity and DRAM
 throughput of the same window.
 
@@ -15,7 +15,7 @@ sector per round trip (share = sector bytes / (latency x the slice's DRAM bytes 
 
 Simplifications: the chain's stride (``step`` elements) puts each hop in a new sector, and every kernel
 walks a fresh copy of the chain (the L2 persists across launches), so every hop goes to DRAM; kernels
-run one at a time on the compute engine (no concurrent kernels, see gpusim.system).
+run one at a time on the compute engine (no concurrent kernels, see gpusim.host.system).
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import PROGRAMS_DIR, progress_items, pyplot, save
+from gpusim.labs.support import PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "utilization"
 TITLE = "Utilization: a busy GPU that does almost nothing"
@@ -47,7 +46,7 @@ def run(
     step: int = 1031 * 16,
 ) -> LabResult:
     """Run the pointer chase ``kernels`` times over two streams; utilization over their window."""
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config

@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.config import WARP_SIZE
-from gpusim.labs import LabResult, format_table
-from gpusim.labs.support import PROGRAMS_DIR, progress_items
+from gpusim.arch.config import WARP_SIZE
+from gpusim.labs.support import PROGRAMS_DIR, LabResult, format_table, progress_items
 
 NAME = "warp-granularity"
 TITLE = "Warp granularity: 250 against 256 threads per block"
@@ -28,7 +27,7 @@ BLOCK_SIZES = (250, 256)
 
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 1,
         blocks: int = 16) -> LabResult:
-    from gpusim.gpu import GPU
+    from gpusim.api.gpu import GPU
 
     del plot_dir  # the table is the whole result
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.engine import codes as c
-from gpusim.engine import layout as L
+from gpusim.arch import codes as c
+from gpusim.arch import layout as L
 
 
 def basic_blocks(code: np.ndarray) -> tuple[list[int], list[list[int]]]:

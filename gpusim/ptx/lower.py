@@ -1,7 +1,7 @@
 """Lowering: a parsed PTX function becomes a :class:`Program` of numpy arrays.
 
 Each instruction becomes one row of an int64 matrix (columns in
-``gpusim.engine.layout``), registers become indices into a per-warp register
+``gpusim.arch.layout``), registers become indices into a per-warp register
 file of 64-bit slots, symbols become addresses, labels become pcs, and every
 conditional branch gets its reconvergence pc (the immediate post-dominator,
 from ``gpusim.ptx.cfg``). Anything the engine does not model stops here with
@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpusim import isa
-from gpusim.engine import codes as c
-from gpusim.engine import layout as L
+from gpusim.arch import codes as c
+from gpusim.arch import isa
+from gpusim.arch import layout as L
 from gpusim.errors import UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.cfg import reconvergence_points

@@ -1,14 +1,15 @@
 """Shared pieces of the lowering: modifier classification, immediates, error construction and the
-builder of one code row (columns in ``gpusim.engine.layout``)."""
+builder of one code row (columns in ``gpusim.arch.layout``)."""
 
 from __future__ import annotations
 
 import math
 import struct
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from gpusim.engine import codes as c
-from gpusim.engine import layout as L
+from gpusim.arch import codes as c
+from gpusim.arch import layout as L
 from gpusim.errors import PTXSyntaxError, UnsupportedPTXError
 from gpusim.ptx import ast
 
@@ -159,3 +160,14 @@ def _expect_operands(ins: ast.Instruction, count: int | tuple) -> None:
     if len(ins.operands) not in counts:
         want = " or ".join(str(k) for k in counts)
         raise _err(ins, f"'{ins.opcode}' takes {want} operands, found {len(ins.operands)}")
+
+
+class OperandLowering(Protocol):
+    """What the instruction-family lowerers (``gpusim.ptx.lower_ops``) need of a function's lowering
+    (``gpusim.ptx.lower._FunctionLowering``): operands turned into register indices and addresses."""
+
+    def src(self, ins: ast.Instruction, operand, type_code: int) -> tuple[int, int]: ...
+
+    def dst(self, ins: ast.Instruction, operand) -> list[int]: ...
+
+    def address(self, ins: ast.Instruction, operand) -> tuple[int, int, int | None]: ...

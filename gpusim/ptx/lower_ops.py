@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from gpusim import isa
-from gpusim.engine import codes as c
-from gpusim.engine import layout as L
+from gpusim.arch import codes as c
+from gpusim.arch import isa
+from gpusim.arch import layout as L
 from gpusim.ptx import ast
 from gpusim.ptx.lower_common import (
+    OperandLowering,
     _err,
     _expect_operands,
     _Mods,
@@ -19,11 +18,8 @@ from gpusim.ptx.lower_common import (
     _take,
 )
 
-if TYPE_CHECKING:
-    from gpusim.ptx.lower import _FunctionLowering
 
-
-def _lower_memory(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
+def _lower_memory(fl: OperandLowering, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
     row = b.row
     words = m.words
     if op in ("prefetch", "prefetchu"):
@@ -90,7 +86,7 @@ def _lower_memory(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods
     row[L.F_ISA] = isa.isa_row(isa_op, ty, variant)
 
 
-def _lower_cvta(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods) -> None:
+def _lower_cvta(fl: OperandLowering, ins: ast.Instruction, b: _Row, m: _Mods) -> None:
     row = b.row
     words = m.words
     to_space = ".to" in words

@@ -17,7 +17,7 @@ What it simplifies (each a choice the lowering relies on):
   keeps its first type) and their variables join ``Function.local_vars``. Call-sequence parameters
   (``.param .b32 param0;`` inside a block) are ``VarDecl(space="param")`` in ``local_vars``, one per
   name; a name declared again with a larger size keeps the larger size and alignment.
-- Opcodes are not checked against a table here: ``gpusim.isa`` is the one opcode table, and the
+- Opcodes are not checked against a table here: ``gpusim.arch.isa`` is the one opcode table, and the
   lowering reports opcodes it does not know, at the instruction's location.
 - Function prototypes (``.extern .func ...;``, ``.func f(...);``) make a name callable but are not
   put in ``Module.functions``; only definitions with a body are.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.engine import layout as L
+from gpusim.arch import layout as L
 from gpusim.ptx.cfg import basic_blocks
 
 _WIDE = {"b64", "u64", "s64", "f64"}

@@ -1,0 +1,214 @@
+"""Analytical performance models of a GPUConfig, to put beside what the simulator measures.
+
+What it models:
+
+* **Roofline** (Williams, Waterman & Patterson, 2009): compute peaks per precision and pipe (FP32 and FP64
+  FMA lanes x 2 FLOPs x SMs x clock, the tensor-core rate), bandwidth ceilings per memory level (DRAM at
+  peak and at its sustained efficiency, L2, L1/shared summed over SMs), ridge points (peak / bandwidth),
+  and ``roofline_point(run)``: a run's arithmetic intensity against DRAM bytes, achieved and attainable
+  FLOP/s, which roof binds and the percentage of that roof reached.
+* **Little's law** for latency hiding: bytes in flight = bandwidth x latency, per SM and per chip, the warps
+  needed to keep that many bytes in flight, and the throughput predicted at a given number of warps:
+  min(bandwidth, warps x bytes per warp / latency). The same law for the ALU: warps needed to cover a
+  dependent-instruction latency.
+* **Occupancy**: re-exported from ``gpusim.arch.occupancy`` (the CUDA rules), so the analytic side has all its
+  models in one place.
+* **MWP-CWP** (Hong & Kim, ISCA 2009) lives in ``gpusim.analytic.mwp``; ``mwp_cwp`` is re-exported here.
+
+What it simplifies: one clock domain (the config's); the DRAM latency is the unloaded latency (queueing
+is what the simulator adds); FP16 non-tensor and integer peaks are not modelled as roofs; a run's
+arithmetic intensity counts the FLOPs the engine attributes to FADD/FMUL/FFMA (and FP64/FP16 forms) over
+the bytes that reached DRAM, exactly as ``gpusim__arithmetic_intensity``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpusim.analytic.mwp import MWPCWPPrediction, mwp_cwp
+from gpusim.arch.config import WARP_SIZE, GPUConfig
+from gpusim.arch.occupancy import Occupancy, occupancy
+
+__all__ = [
+    "LEVELS", "PRECISIONS", "Roofline", "RooflinePoint", "roofline", "roofline_point",
+    "LatencyHiding", "latency_hiding", "bytes_in_flight_needed", "warps_needed_for_bandwidth",
+    "throughput_at_warps", "warps_needed_for_alu", "Occupancy", "occupancy", "MWPCWPPrediction", "mwp_cwp",
+]
+
+PRECISIONS = ("fp32", "fp64", "tensor_fp16")
+"""Compute roofs, each a pipe's peak FLOP/s."""
+
+LEVELS = ("dram", "dram_sustained", "l2", "l1")
+"""Bandwidth ceilings: DRAM at peak, DRAM at the config's sustained efficiency, L2, L1/shared."""
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """Roofs of one config: peak FLOP/s per precision and bandwidth (B/s) per memory level."""
+
+    config_name: str
+    peak_flops: dict
+    """{precision: FLOP/s}"""
+    bandwidth_bytes_per_s: dict
+    """{level: bytes/s}"""
+
+    def ridge_point(self, precision: str = "fp32", level: str = "dram") -> float:
+        """Arithmetic intensity (FLOP/byte) where the bandwidth roof meets the compute roof."""
+        return self.peak_flops[precision] / self.bandwidth_bytes_per_s[level]
+
+    def attainable(self, intensity_flop_per_byte: float, precision: str = "fp32",
+                   level: str = "dram") -> float:
+        """min(peak, intensity x bandwidth): the roofline's attainable FLOP/s at an intensity."""
+        return min(self.peak_flops[precision], intensity_flop_per_byte * self.bandwidth_bytes_per_s[level])
+
+    def bound(self, intensity_flop_per_byte: float, precision: str = "fp32", level: str = "dram") -> str:
+        """'memory' left of the ridge point, 'compute' at or right of it."""
+        return "memory" if intensity_flop_per_byte < self.ridge_point(precision, level) else "compute"
+
+    def table(self) -> str:
+        lines = [f"roofline of {self.config_name}"]
+        for precision, flops in self.peak_flops.items():
+            lines.append(f"  peak {precision:12s} {flops / 1e12:10.3f} TFLOP/s")
+        for level, bandwidth in self.bandwidth_bytes_per_s.items():
+            ridge = self.ridge_point("fp32", level)
+            lines.append(f"  {level:17s} {bandwidth / 1e9:10.1f} GB/s   fp32 ridge {ridge:8.2f} FLOP/B")
+        return "\n".join(lines)
+
+
+def roofline(config: GPUConfig) -> Roofline:
+    """The roofs of ``config`` (a slice's roofs when ``sms`` < ``chip_sms``)."""
+    dram_peak = config.dram_bandwidth_gbs * 1e9
+    return Roofline(
+        config_name=config.name,
+        peak_flops={"fp32": config.peak_fp32_flops, "fp64": config.peak_fp64_flops,
+                    "tensor_fp16": config.peak_tensor_flops},
+        bandwidth_bytes_per_s={
+            "dram": dram_peak,
+            "dram_sustained": dram_peak * config.dram_efficiency,
+            "l2": config.l2_bytes_per_cycle * config.clock_hz,
+            "l1": config.l1_bytes_per_cycle_per_sm * config.sms * config.clock_hz,
+        },
+    )
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """Where one run sits on its config's roofline (FP32 + FP64 + FP16 FLOPs against DRAM bytes)."""
+
+    arithmetic_intensity: float
+    """FLOP per DRAM byte"""
+    achieved_flops: float
+    """FLOP/s"""
+    attainable_flops: float
+    """min(peak, intensity x sustained DRAM bandwidth), FLOP/s"""
+    bound: str
+    """'memory' or 'compute' by the side of the ridge point the intensity falls on"""
+    pct_of_roof: float
+    """achieved / attainable x 100"""
+    precision: str
+    level: str
+
+
+def _dominant_precision(metrics: dict) -> str:
+    fp64 = metrics.get("gpusim__fp64_flops.sum", 0)
+    fp32 = metrics.get("gpusim__fp32_flops.sum", 0)
+    return "fp64" if fp64 > fp32 else "fp32"
+
+
+def roofline_point(run, level: str = "dram_sustained") -> RooflinePoint:
+    """A timed run's position on the roofline of its config (``run.roofline()`` in the Run API)."""
+    if not run.timing:
+        raise ValueError("roofline_point needs a timed run (launch with timing=True)")
+    metrics = run.metrics
+    roofs = roofline(run.config)
+    precision = _dominant_precision(metrics)
+    intensity = float(metrics["gpusim__arithmetic_intensity"])
+    achieved = float(metrics["gpusim__flop_per_second"])
+    dram_bytes = metrics["dram__bytes_read.sum"] + metrics["dram__bytes_write.sum"]
+    if dram_bytes == 0:
+        intensity = float("inf") if achieved > 0 else 0.0
+    attainable = roofs.attainable(intensity, precision, level) if intensity != float("inf") \
+        else roofs.peak_flops[precision]
+    bound = roofs.bound(intensity, precision, level)
+    return RooflinePoint(arithmetic_intensity=intensity, achieved_flops=achieved,
+                         attainable_flops=attainable, bound=bound,
+                         pct_of_roof=100.0 * achieved / attainable if attainable else 0.0,
+                         precision=precision, level=level)
+
+
+# ----------------------------------------------------------------------------- Little's law
+
+
+def _level_rate_and_latency(config: GPUConfig, level: str) -> tuple[float, float]:
+    """(bytes per cycle per SM sustained, load-to-use latency in cycles) of a memory level."""
+    if level == "dram":
+        rate = config.dram_bytes_per_cycle * config.dram_efficiency / config.sms
+        return rate, float(config.dram_latency_cycles)
+    if level == "l2":
+        rate = min(config.l2_bytes_per_cycle / config.sms, config.interconnect_bytes_per_cycle_per_sm)
+        return rate, float(config.l2_latency_cycles)
+    if level == "l1":
+        return config.l1_bytes_per_cycle_per_sm, float(config.l1_latency_cycles)
+    if level == "shared":
+        return config.shared_bytes_per_cycle_per_sm, float(config.shared_latency_cycles)
+    raise ValueError(f"unknown memory level {level!r}; levels: dram, l2, l1, shared")
+
+
+def bytes_in_flight_needed(config: GPUConfig, level: str = "dram") -> float:
+    """Little's law: bytes one SM must have in flight to saturate its share of ``level``."""
+    rate, latency = _level_rate_and_latency(config, level)
+    return rate * latency
+
+
+def warps_needed_for_bandwidth(config: GPUConfig, bytes_in_flight_per_warp: float,
+                               level: str = "dram") -> float:
+    """Resident warps per SM that saturate ``level`` when each keeps ``bytes_in_flight_per_warp``."""
+    return bytes_in_flight_needed(config, level) / bytes_in_flight_per_warp
+
+
+def throughput_at_warps(config: GPUConfig, warps_per_sm: float, bytes_in_flight_per_warp: float,
+                        level: str = "dram") -> float:
+    """Predicted bytes/s of the whole config: min(sustained bandwidth, warps x bytes / latency)."""
+    rate, latency = _level_rate_and_latency(config, level)
+    per_sm_bytes_per_cycle = min(rate, warps_per_sm * bytes_in_flight_per_warp / latency)
+    return per_sm_bytes_per_cycle * config.sms * config.clock_hz
+
+
+def warps_needed_for_alu(config: GPUConfig, dependent_latency_cycles: float | None = None,
+                         independent_instructions: int = 1) -> float:
+    """Warps per SM to keep every scheduler issuing when each warp has ``independent_instructions``
+    ready per ``dependent_latency_cycles`` (default: the FP32 latency): latency x issue rate / ILP."""
+    latency = float(config.fp32_latency_cycles if dependent_latency_cycles is None
+                    else dependent_latency_cycles)
+    return config.sub_partitions_per_sm * latency / independent_instructions
+
+
+@dataclass(frozen=True)
+class LatencyHiding:
+    """Little's-law figures of one memory level for one access pattern (bytes per warp in flight)."""
+
+    level: str
+    latency_cycles: float
+    bytes_per_cycle_per_sm: float
+    bytes_in_flight_per_sm: float
+    bytes_in_flight_per_warp: float
+    warps_per_sm_to_saturate: float
+    saturated_bytes_per_s: float
+
+    def throughput(self, warps_per_sm: float, sms: int, clock_hz: float) -> float:
+        """Predicted bytes/s at ``warps_per_sm`` resident warps."""
+        per_sm = min(self.bytes_per_cycle_per_sm,
+                     warps_per_sm * self.bytes_in_flight_per_warp / self.latency_cycles)
+        return per_sm * sms * clock_hz
+
+
+def latency_hiding(config: GPUConfig, bytes_in_flight_per_warp: float = 4.0 * WARP_SIZE,
+                   level: str = "dram") -> LatencyHiding:
+    """Little's law for ``level``: what it takes to saturate it with warps that each keep
+    ``bytes_in_flight_per_warp`` outstanding (default: one coalesced 4-byte load per thread)."""
+    rate, latency = _level_rate_and_latency(config, level)
+    return LatencyHiding(level=level, latency_cycles=latency, bytes_per_cycle_per_sm=rate,
+                         bytes_in_flight_per_sm=rate * latency,
+                         bytes_in_flight_per_warp=bytes_in_flight_per_warp,
+                         warps_per_sm_to_saturate=rate * latency / bytes_in_flight_per_warp,
+                         saturated_bytes_per_s=rate * config.sms * config.clock_hz)

@@ -1,0 +1,219 @@
+"""GPU, Module and Kernel: the public face of the simulator.
+
+``GPU(config)`` owns a config, device memory and (lazily) the system model of
+streams and graphs. ``gpu.load(path)`` parses and lowers a PTX file (a ``.cu``
+is first compiled with nvcc when nvcc is on PATH). ``gpu.launch`` checks the
+launch like the CUDA runtime, builds the engine state, runs the kernel
+(timed by default, functional-only with ``timing=False``) and returns a
+:class:`gpusim.launch.run.Run`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from gpusim.arch.config import GPUConfig, load_config
+from gpusim.errors import GpusimError, LaunchError, PTXSyntaxError
+from gpusim.launch.device_memory import DeviceArray, DeviceHeap
+from gpusim.ptx.lower import Program, lower_module
+from gpusim.ptx.parser import parse_file, parse_ptx
+
+
+class Kernel:
+    """A kernel of a loaded module. ``kernel[grid, block](*args)`` launches it, numba-CUDA style."""
+
+    def __init__(self, gpu: GPU, module: Module, program: Program, ptxas_regs: int | None):
+        self.gpu = gpu
+        self.module = module
+        self.program = program
+        self.name = program.name
+        self.ptxas_regs = ptxas_regs
+
+    def registers_per_thread(self, regs: int | None = None) -> tuple[int, str]:
+        """Registers per thread and where the figure comes from."""
+        if regs is not None:
+            return int(regs), "launch argument regs="
+        if self.program.gpusim_regs is not None:
+            return int(self.program.gpusim_regs), "'// gpusim: regs=' line in the PTX"
+        if self.ptxas_regs is not None:
+            return self.ptxas_regs, "ptxas -v"
+        return self.program.regs_estimate, "estimate from PTX liveness (see gpusim.ptx.regs)"
+
+    def __getitem__(self, launch_config):
+        if not isinstance(launch_config, tuple) or len(launch_config) not in (2, 3):
+            raise LaunchError("use kernel[grid, block](*args) or kernel[grid, block, shared_bytes](*args)")
+        grid, block = launch_config[0], launch_config[1]
+        shared_bytes = launch_config[2] if len(launch_config) == 3 else 0
+
+        def launcher(*args, **kwargs):
+            return self.gpu.launch(self, grid=grid, block=block, args=list(args), shared_bytes=shared_bytes,
+                                   **kwargs)
+
+        return launcher
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name!r}, {len(self.program.params)} params, {self.program.n_inst} instructions)"
+
+
+class Module:
+    """A loaded PTX module: ``mod["name"]`` or ``mod.name`` is a Kernel."""
+
+    def __init__(self, path: str, kernels: dict[str, Kernel]):
+        self.path = path
+        self.kernels = kernels
+
+    def __getitem__(self, name: str) -> Kernel:
+        if name not in self.kernels:
+            raise KeyError(f"no kernel '{name}' in {self.path}; kernels: {', '.join(self.kernels) or 'none'}")
+        return self.kernels[name]
+
+    def __getattr__(self, name: str) -> Kernel:
+        kernels = self.__dict__.get("kernels", {})
+        if name in kernels:
+            return kernels[name]
+        raise AttributeError(name)
+
+    def __iter__(self):
+        return iter(self.kernels.values())
+
+    def __repr__(self) -> str:
+        return f"Module({self.path!r}, kernels={list(self.kernels)})"
+
+
+def _ptxas_registers(path: Path, cc_major: int, cc_minor: int) -> dict[str, int]:
+    """Registers per kernel from ``ptxas -v`` when ptxas is on PATH (GPUSIM_NO_PTXAS=1 turns it off)."""
+    ptxas = shutil.which("ptxas")
+    if ptxas is None or os.environ.get("GPUSIM_NO_PTXAS"):
+        return {}
+    arch = f"sm_{cc_major}{cc_minor}"
+    try:
+        out = subprocess.run([ptxas, "-v", f"-arch={arch}", str(path), "-o", os.devnull],
+                             capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    found: dict[str, int] = {}
+    current = None
+    for line in out.stderr.splitlines():
+        match = re.search(r"Compiling entry function '([^']+)'", line)
+        if match:
+            current = match.group(1)
+        match = re.search(r"Used (\d+) registers", line)
+        if match and current:
+            found[current] = int(match.group(1))
+    return found
+
+
+def compile_cu(path: Path) -> Path:
+    """Compile a .cu to PTX with nvcc (only when nvcc exists); returns the .ptx path."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        raise PTXSyntaxError(f"{path.name} is CUDA source and nvcc is not installed: compile it with "
+                             f"`nvcc -ptx -O3 {path.name}` elsewhere and load the .ptx", str(path), 0, 0)
+    out_dir = Path(tempfile.mkdtemp(prefix="gpusim-nvcc-"))
+    ptx = out_dir / (path.stem + ".ptx")
+    result = subprocess.run([nvcc, "-ptx", "-O3", "-lineinfo", "-arch=sm_80", str(path), "-o", str(ptx)],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise PTXSyntaxError(f"nvcc failed:\n{result.stderr.strip()}", str(path), 0, 0)
+    return ptx
+
+
+class GPU:
+    """A simulated GPU: a config, device memory, and launches."""
+
+    def __init__(self, config: str | Path | GPUConfig = "h100-sxm", **overrides):
+        if isinstance(config, GPUConfig):
+            self.config = config.replace(**overrides) if overrides else config
+        else:
+            self.config = load_config(config, **overrides)
+        self.heap = DeviceHeap(self.config.dram_bytes)
+        self._l2_state = None
+        self._system = None
+        self.launch_count = 0
+
+    # ------------------------------------------------------------ memory
+    def to_device(self, host) -> DeviceArray:
+        host = np.ascontiguousarray(host)
+        array = DeviceArray(self.heap, host.shape, host.dtype)
+        array.set(host)
+        return array
+
+    def empty(self, shape, dtype=np.float32) -> DeviceArray:
+        shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+        return DeviceArray(self.heap, shape, dtype)
+
+    def zeros(self, shape, dtype=np.float32) -> DeviceArray:
+        return self.empty(shape, dtype)   # allocations are zero-filled
+
+    def _allocate_global(self, nbytes: int, align: int, image: bytes) -> int:
+        address = self.heap.allocate(nbytes, align)
+        self.heap.view(address, len(image))[:] = np.frombuffer(image, dtype=np.uint8)
+        return address
+
+    # ------------------------------------------------------------ modules
+    def load(self, path: str | Path) -> Module:
+        """Load a .ptx file (or a .cu, compiled with nvcc when nvcc is installed)."""
+        path = Path(path)
+        if not path.exists():
+            raise GpusimError(f"{path}: no such file")
+        if path.suffix == ".cu":
+            path = compile_cu(path)
+        module_ast = parse_file(path)
+        return self._module_from_ast(module_ast, path)
+
+    def load_ptx(self, text: str, name: str = "<ptx>") -> Module:
+        """Load PTX given as text."""
+        module_ast = parse_ptx(text, name)
+        return self._module_from_ast(module_ast, None)
+
+    def _module_from_ast(self, module_ast, path: Path | None) -> Module:
+        programs = lower_module(module_ast, self._allocate_global)
+        regs = _ptxas_registers(path, self.config.cc_major, self.config.cc_minor) if path else {}
+        module = Module(str(path) if path else module_ast.file, {})
+        for name, program in programs.items():
+            module.kernels[name] = Kernel(self, module, program, regs.get(name))
+        return module
+
+    # ------------------------------------------------------------ launches
+    def launch(self, kernel: Kernel, grid, block, args=(), shared_bytes: int = 0, *, timing: bool = True,
+               regs: int | None = None, trace: bool = False, max_warp_instructions: int | None = None):
+        """Run ``kernel`` over ``grid`` x ``block`` threads; returns a Run."""
+        from gpusim.launch.runner import execute_launch
+
+        if not isinstance(kernel, Kernel):
+            raise LaunchError(f"launch expects a Kernel (module['name']), got {type(kernel).__name__}")
+        self.launch_count += 1
+        return execute_launch(self, kernel, grid, block, list(args), int(shared_bytes), timing=timing,
+                              regs=regs, trace=trace, max_warp_instructions=max_warp_instructions)
+
+    # ------------------------------------------------------------ host-side model (gpusim.host.system)
+    @property
+    def system(self):
+        if self._system is None:
+            from gpusim.host.system import System
+
+            self._system = System(self)
+        return self._system
+
+    def stream(self):
+        return self.system.stream()
+
+    def graph(self):
+        return self.system.graph()
+
+    def synchronize(self) -> None:
+        self.system.synchronize()
+
+    @property
+    def timeline(self):
+        return self.system.timeline
+
+    def __repr__(self) -> str:
+        return f"GPU({self.config.name!r}, sms={self.config.sms})"

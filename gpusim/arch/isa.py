@@ -1,0 +1,237 @@
+"""The opcode table: one row per instruction form, the one source of truth for
+pipe routing, latency class, dependency class and FLOP counting.
+
+A form is an operation (``OP_*`` from ``gpusim.arch.codes``) on a class of
+types: ``int`` (all integer and bit types), ``f16``, ``f32``, ``f64``, ``pred``
+or ``any``. The lowering picks the row for each instruction with
+:func:`isa_row`; the engine reads the row's integers from :data:`ISA_ARRAY`.
+
+Latency is given as the *name* of a config field (``fp32_latency_cycles`` ...)
+so that a config change really changes timing; memory instructions take their
+latency from the memory model instead (``latency=None``).
+
+Dependency classes follow Nsight Compute's stall reasons: a consumer waiting on
+a FIXED-latency producer stalls in ``wait``, on a SHORT (MIO: shared memory,
+SFU, shuffles) producer in ``short_scoreboard``, on a LONG (L1TEX: global and
+local memory) producer in ``long_scoreboard``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusim.arch import codes as c
+
+# pipes (per sub-partition); throughput = lanes of that kind per SM / sub-partitions
+PIPE_NONE = 0
+PIPE_FMA = 1      # fp32 lanes: FFMA/FADD/FMUL, IMAD (Volta+ runs IMAD on the FMA pipe)
+PIPE_ALU = 2      # int32 lanes: integer/logic/compare/select/move
+PIPE_FP64 = 3
+PIPE_SFU = 4      # MUFU transcendental, conversions
+PIPE_LSU = 5      # global/local memory (LG path of L1TEX)
+PIPE_MIO = 6      # shared memory, shuffles, shared atomics
+PIPE_BRANCH = 7
+PIPE_BARRIER = 8
+N_PIPES = 9
+PIPE_NAMES = ("none", "fma", "alu", "fp64", "sfu", "lsu", "mio", "branch", "barrier")
+# config field giving each pipe's lanes per SM (PIPE_NONE/BRANCH/BARRIER issue at one per cycle)
+PIPE_LANE_FIELDS = (None, "fp32_lanes_per_sm", "int32_lanes_per_sm", "fp64_lanes_per_sm",
+                    "sfu_lanes_per_sm", "lsu_lanes_per_sm", "lsu_lanes_per_sm", None, None)
+
+DEP_FIXED = 0
+DEP_SHORT = 1
+DEP_LONG = 2
+
+# FLOP kinds, named after Nsight's smsp__sass_thread_inst_executed_op_*_pred_on
+FLOP_NONE = 0
+FLOP_FADD = 1
+FLOP_FMUL = 2
+FLOP_FFMA = 3
+FLOP_DADD = 4
+FLOP_DMUL = 5
+FLOP_DFMA = 6
+FLOP_HADD = 7
+FLOP_HMUL = 8
+FLOP_HFMA = 9
+FLOP_KIND_NAMES = ("", "fadd", "fmul", "ffma", "dadd", "dmul", "dfma", "hadd", "hmul", "hfma")
+FLOPS_PER_KIND = (0, 1, 1, 2, 1, 1, 2, 1, 1, 2)
+
+
+@dataclass(frozen=True)
+class Form:
+    """One row of the opcode table."""
+
+    name: str                  # PTX mnemonic of the form, for reports
+    op: int                    # OP_* code
+    types: str                 # int | f16 | f32 | f64 | pred | any
+    pipe: int                  # PIPE_*
+    latency: str | None        # config field with the result latency; None = memory model
+    dep: int                   # DEP_* class of a consumer's wait on this result
+    flop_kind: int = FLOP_NONE
+
+
+def _alu(name: str, op: int, types: str = "int") -> Form:
+    return Form(name=name, op=op, types=types, pipe=PIPE_ALU, latency="int32_latency_cycles", dep=DEP_FIXED)
+
+
+def _fma(name: str, op: int, flop_kind: int = FLOP_NONE) -> Form:
+    return Form(name=name, op=op, types="f32", pipe=PIPE_FMA, latency="fp32_latency_cycles",
+                dep=DEP_FIXED, flop_kind=flop_kind)
+
+
+def _fp64(name: str, op: int, flop_kind: int = FLOP_NONE) -> Form:
+    return Form(name=name, op=op, types="f64", pipe=PIPE_FP64, latency="fp64_latency_cycles",
+                dep=DEP_FIXED, flop_kind=flop_kind)
+
+
+def _sfu(name: str, op: int, types: str = "f32") -> Form:
+    return Form(name=name, op=op, types=types, pipe=PIPE_SFU, latency="sfu_latency_cycles", dep=DEP_SHORT)
+
+
+def _imad(name: str, op: int) -> Form:
+    return Form(name=name, op=op, types="int", pipe=PIPE_FMA, latency="imad_latency_cycles", dep=DEP_FIXED)
+
+
+FORMS: tuple[Form, ...] = (
+    Form(name="nop", op=c.OP_NOP, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED),
+    _alu("mov", c.OP_MOV, "any"),
+    _alu("add.int", c.OP_ADD), _alu("sub.int", c.OP_SUB),
+    _imad("mul.int", c.OP_MUL), _imad("mad.int", c.OP_MAD), _imad("mul24", c.OP_MUL24),
+    _imad("mad24", c.OP_MAD24), _alu("sad", c.OP_SAD),
+    Form(name="div.int", op=c.OP_DIV, types="int", pipe=PIPE_SFU, latency="sfu_latency_cycles", dep=DEP_SHORT),
+    Form(name="rem.int", op=c.OP_REM, types="int", pipe=PIPE_SFU, latency="sfu_latency_cycles", dep=DEP_SHORT),
+    _alu("abs.int", c.OP_ABS), _alu("neg.int", c.OP_NEG), _alu("min.int", c.OP_MIN), _alu("max.int", c.OP_MAX),
+    _alu("and", c.OP_AND, "any"), _alu("or", c.OP_OR, "any"), _alu("xor", c.OP_XOR, "any"),
+    _alu("not", c.OP_NOT, "any"), _alu("cnot", c.OP_CNOT), _alu("shl", c.OP_SHL), _alu("shr", c.OP_SHR),
+    _alu("popc", c.OP_POPC), _alu("clz", c.OP_CLZ), _alu("brev", c.OP_BREV), _alu("bfe", c.OP_BFE),
+    _alu("bfi", c.OP_BFI), _alu("prmt", c.OP_PRMT), _alu("lop3", c.OP_LOP3), _alu("shf", c.OP_SHF),
+    _alu("bfind", c.OP_BFIND), _alu("fns", c.OP_FNS),
+    _alu("selp", c.OP_SELP, "any"), _alu("slct", c.OP_SLCT, "any"),
+    _alu("setp.int", c.OP_SETP), _alu("set.int", c.OP_SET),
+    _alu("setp.f32", c.OP_SETP, "f32"), _alu("set.f32", c.OP_SET, "f32"),
+    Form(name="setp.f64", op=c.OP_SETP, types="f64", pipe=PIPE_FP64, latency="fp64_latency_cycles",
+         dep=DEP_FIXED),
+    _alu("setp.f16", c.OP_SETP, "f16"),
+    _fma("add.f32", c.OP_ADD, FLOP_FADD), _fma("sub.f32", c.OP_SUB, FLOP_FADD),
+    _fma("mul.f32", c.OP_MUL, FLOP_FMUL), _fma("fma.f32", c.OP_FMA, FLOP_FFMA),
+    _fma("mad.f32", c.OP_MAD, FLOP_FFMA),
+    _fma("abs.f32", c.OP_ABS), _fma("neg.f32", c.OP_NEG), _fma("min.f32", c.OP_MIN), _fma("max.f32", c.OP_MAX),
+    _fma("copysign.f32", c.OP_COPYSIGN), _alu("testp.f32", c.OP_TESTP, "f32"),
+    _sfu("div.f32", c.OP_DIV), _sfu("rcp.f32", c.OP_RCP), _sfu("sqrt.f32", c.OP_SQRT),
+    _sfu("rsqrt.f32", c.OP_RSQRT), _sfu("ex2.f32", c.OP_EX2), _sfu("lg2.f32", c.OP_LG2),
+    _sfu("sin.f32", c.OP_SIN), _sfu("cos.f32", c.OP_COS), _sfu("tanh.f32", c.OP_TANH),
+    _fp64("add.f64", c.OP_ADD, FLOP_DADD), _fp64("sub.f64", c.OP_SUB, FLOP_DADD),
+    _fp64("mul.f64", c.OP_MUL, FLOP_DMUL), _fp64("fma.f64", c.OP_FMA, FLOP_DFMA),
+    _fp64("mad.f64", c.OP_MAD, FLOP_DFMA),
+    _fp64("abs.f64", c.OP_ABS), _fp64("neg.f64", c.OP_NEG), _fp64("min.f64", c.OP_MIN),
+    _fp64("max.f64", c.OP_MAX), _fp64("copysign.f64", c.OP_COPYSIGN), _fp64("testp.f64", c.OP_TESTP),
+    _sfu("div.f64", c.OP_DIV, "f64"), _sfu("rcp.f64", c.OP_RCP, "f64"), _sfu("sqrt.f64", c.OP_SQRT, "f64"),
+    _sfu("rsqrt.f64", c.OP_RSQRT, "f64"),
+    Form(name="add.f16", op=c.OP_ADD, types="f16", pipe=PIPE_FMA, latency="fp32_latency_cycles",
+         dep=DEP_FIXED, flop_kind=FLOP_HADD),
+    Form(name="mul.f16", op=c.OP_MUL, types="f16", pipe=PIPE_FMA, latency="fp32_latency_cycles",
+         dep=DEP_FIXED, flop_kind=FLOP_HMUL),
+    Form(name="fma.f16", op=c.OP_FMA, types="f16", pipe=PIPE_FMA, latency="fp32_latency_cycles",
+         dep=DEP_FIXED, flop_kind=FLOP_HFMA),
+    Form(name="cvt.int", op=c.OP_CVT, types="int", pipe=PIPE_ALU, latency="int32_latency_cycles", dep=DEP_FIXED),
+    Form(name="cvt.float", op=c.OP_CVT, types="any", pipe=PIPE_SFU, latency="conversion_latency_cycles",
+         dep=DEP_SHORT),
+    # f16/bf16 <-> f32 conversions run on the FMA pipe at full rate on sm_80+ (HADD2.F32 / F2FP)
+    Form(name="cvt.half", op=c.OP_CVT, types="any", pipe=PIPE_FMA, latency="fp32_latency_cycles",
+         dep=DEP_FIXED),
+    _alu("cvta", c.OP_CVTA),
+    Form(name="ld", op=c.OP_LD, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+    Form(name="ld.shared", op=c.OP_LD, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),
+    Form(name="ld.param", op=c.OP_LD, types="any", pipe=PIPE_ALU, latency="int32_latency_cycles",
+         dep=DEP_FIXED),
+    Form(name="st", op=c.OP_ST, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+    Form(name="st.shared", op=c.OP_ST, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),
+    Form(name="atom", op=c.OP_ATOM, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+    Form(name="atom.shared", op=c.OP_ATOM, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),
+    Form(name="red", op=c.OP_RED, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+    Form(name="red.shared", op=c.OP_RED, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),
+    Form(name="prefetch", op=c.OP_PREFETCH, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+    Form(name="bra", op=c.OP_BRA, types="any", pipe=PIPE_BRANCH, latency="branch_latency_cycles",
+         dep=DEP_FIXED),
+    Form(name="ret", op=c.OP_RET, types="any", pipe=PIPE_BRANCH, latency="branch_latency_cycles", dep=DEP_FIXED),
+    Form(name="exit", op=c.OP_EXIT, types="any", pipe=PIPE_BRANCH, latency="branch_latency_cycles",
+         dep=DEP_FIXED),
+    Form(name="trap", op=c.OP_TRAP, types="any", pipe=PIPE_BRANCH, latency="branch_latency_cycles",
+         dep=DEP_FIXED),
+    Form(name="bar", op=c.OP_BAR, types="any", pipe=PIPE_BARRIER, latency="barrier_latency_cycles",
+         dep=DEP_FIXED),
+    Form(name="membar", op=c.OP_MEMBAR, types="any", pipe=PIPE_BARRIER, latency=None, dep=DEP_FIXED),
+    Form(name="nanosleep", op=c.OP_NANOSLEEP, types="any", pipe=PIPE_BRANCH, latency=None, dep=DEP_FIXED),
+    Form(name="shfl", op=c.OP_SHFL, types="any", pipe=PIPE_MIO, latency="shuffle_latency_cycles",
+         dep=DEP_SHORT),
+    Form(name="vote", op=c.OP_VOTE, types="any", pipe=PIPE_ALU, latency="int32_latency_cycles", dep=DEP_FIXED),
+    Form(name="activemask", op=c.OP_ACTIVEMASK, types="any", pipe=PIPE_ALU, latency="int32_latency_cycles",
+         dep=DEP_FIXED),
+    Form(name="match", op=c.OP_MATCH, types="any", pipe=PIPE_MIO, latency="shuffle_latency_cycles",
+         dep=DEP_SHORT),
+    Form(name="redux", op=c.OP_REDUX, types="any", pipe=PIPE_MIO, latency="shuffle_latency_cycles",
+         dep=DEP_SHORT),
+)
+
+_INDEX: dict[tuple[int, str], int] = {}
+for _i, _form in enumerate(FORMS):
+    _INDEX.setdefault((_form.op, _form.types), _i)
+    _INDEX.setdefault((_form.op, _form.name), _i)
+
+
+def type_class(type_code: int) -> str:
+    """The type class of a T_* code: int, f16, f32, f64 or pred."""
+    if type_code in (c.T_F32,):
+        return "f32"
+    if type_code == c.T_F64:
+        return "f64"
+    if type_code in (c.T_F16, c.T_BF16, c.T_F16X2, c.T_BF16X2):
+        return "f16"
+    if type_code == c.T_PRED:
+        return "pred"
+    return "int"
+
+
+def isa_row(op: int, type_code: int, variant: str | None = None) -> int:
+    """The FORMS index for an operation on a type (``variant`` picks a named form, e.g. 'ld.shared')."""
+    if variant is not None and (op, variant) in _INDEX:
+        return _INDEX[(op, variant)]
+    cls = type_class(type_code)
+    for key in ((op, cls), (op, "int" if cls == "pred" else cls), (op, "any")):
+        if key in _INDEX:
+            return _INDEX[key]
+    for key in ((op, "f32"), (op, "int")):
+        if key in _INDEX:
+            return _INDEX[key]
+    raise KeyError(f"no opcode-table row for op {op} on type {type_code}")
+
+
+# columns of ISA_ARRAY, the table as the engine reads it
+I_PIPE = 0
+I_DEP = 1
+I_FLOP_KIND = 2
+I_LATENCY = 3     # filled per config by isa_array(config); -1 = from the memory model
+N_ISA_FIELDS = 4
+
+
+def isa_array(config) -> np.ndarray:
+    """FORMS as an int64 matrix with latencies resolved from ``config``."""
+    table = np.zeros((len(FORMS), N_ISA_FIELDS), dtype=np.int64)
+    for i, form in enumerate(FORMS):
+        table[i, I_PIPE] = form.pipe
+        table[i, I_DEP] = form.dep
+        table[i, I_FLOP_KIND] = form.flop_kind
+        table[i, I_LATENCY] = -1 if form.latency is None else int(getattr(config, form.latency))
+    return table
+
+
+def pipe_intervals(config) -> np.ndarray:
+    """Cycles each pipe is busy per warp-instruction: 32 lanes over the pipe's lanes per sub-partition."""
+    out = np.ones(N_PIPES, dtype=np.int64)
+    for pipe, field in enumerate(PIPE_LANE_FIELDS):
+        if field is not None:
+            lanes = getattr(config, field) / config.sub_partitions_per_sm
+            out[pipe] = max(1, int(np.ceil(32 / lanes)))
+    return out

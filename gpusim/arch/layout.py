@@ -1,0 +1,119 @@
+"""Layout of a lowered program and of the engine's address spaces.
+
+A kernel is lowered (``gpusim.ptx.lower``) into one int64 matrix ``code`` with a
+row per instruction and the columns below, so that the compiled engine reads
+every field of an instruction from one contiguous row. Sources are
+``(kind, value)`` pairs: a register index, raw immediate bits, a special
+register id, or a negated predicate register.
+
+Address spaces as the engine sees them:
+
+* global (and ``.const`` variables, which live in device memory too): byte
+  addresses ``>= GLOBAL_BASE`` into one device heap;
+* shared: per-block byte offsets from 0; in generic addressing they appear at
+  ``SHARED_WINDOW + offset``;
+* local: per-thread byte offsets from 0; generic ``LOCAL_WINDOW + offset``;
+* param: byte offsets into the launch's parameter buffer.
+"""
+
+from __future__ import annotations
+
+# ---------------------------------------------------------------- code columns
+F_OP = 0         # OP_* code
+F_TY = 1         # T_* type code (destination type for cvt)
+F_TY2 = 2        # second type (cvt source type, slct/set compare type)
+F_MODS = 3       # MOD_* bitfield
+F_GUARD = 4      # guard predicate register index, -1 when unguarded
+F_GUARD_NEG = 5  # 1 when the guard is @!%p
+F_NDST = 6       # number of destination registers
+F_DST0 = 7       # destination register indices F_DST0..F_DST0+3 (-1 unused; -2 a sink '_')
+F_NSRC = 11      # number of source operands
+F_SK0 = 12       # source kinds at F_SK0 + 2*i, values at F_SK0 + 2*i + 1, i < MAX_SRC
+MAX_SRC = 5
+F_SPACE = 22     # memory space (SP_*)
+F_VEC = 23       # vector width of a memory access / pack (1, 2, 4)
+F_ABASE = 24     # address base register, -1 for an absolute address
+F_AOFF = 25      # address offset in bytes (includes a resolved symbol address)
+F_TARGET = 26    # branch target pc
+F_RECONV = 27    # reconvergence pc of a branch (immediate post-dominator), n_inst = at exit
+F_LINE = 28      # PTX source line
+F_AUX = 29       # atom/red op, shfl mode, vote mode, barrier kind ...
+F_SIZE = 30      # access size in bytes per element
+F_ISA = 31       # row of gpusim.arch.isa.ISA_TABLE
+F_SRCLINE = 32   # CUDA source line from .loc, 0 when none
+N_FIELDS = 33
+
+# ---------------------------------------------------------------- source kinds
+SK_NONE = 0
+SK_REG = 1
+SK_IMM = 2
+SK_SPECIAL = 3
+SK_REGNEG = 4    # predicate register read negated (!%p)
+
+# ---------------------------------------------------------------- memory spaces
+SP_GENERIC = 0
+SP_GLOBAL = 1
+SP_SHARED = 2
+SP_LOCAL = 3
+SP_PARAM = 4
+SP_CONST = 5
+SPACE_CODES = {".global": SP_GLOBAL, ".shared": SP_SHARED, ".local": SP_LOCAL,
+               ".param": SP_PARAM, ".const": SP_CONST}
+SPACE_NAMES = {SP_GENERIC: "generic", SP_GLOBAL: "global", SP_SHARED: "shared",
+               SP_LOCAL: "local", SP_PARAM: "param", SP_CONST: "const"}
+
+GLOBAL_BASE = 1 << 32          # first device-heap address (a null or 32-bit-truncated pointer faults)
+SHARED_WINDOW = 1 << 44        # generic address of shared offset 0
+LOCAL_WINDOW = 1 << 45         # generic address of local offset 0
+WINDOW_BYTES = 1 << 32         # size of each generic window
+
+# ---------------------------------------------------------------- special registers
+SR_TID_X, SR_TID_Y, SR_TID_Z = 1, 2, 3
+SR_NTID_X, SR_NTID_Y, SR_NTID_Z = 4, 5, 6
+SR_CTAID_X, SR_CTAID_Y, SR_CTAID_Z = 7, 8, 9
+SR_NCTAID_X, SR_NCTAID_Y, SR_NCTAID_Z = 10, 11, 12
+SR_LANEID = 13
+SR_WARPID = 14
+SR_NWARPID = 15
+SR_SMID = 16
+SR_NSMID = 17
+SR_GRIDID = 18
+SR_CLOCK = 19
+SR_CLOCK64 = 20
+SR_GLOBALTIMER = 21
+SR_LANEMASK_EQ, SR_LANEMASK_LE, SR_LANEMASK_LT, SR_LANEMASK_GE, SR_LANEMASK_GT = 22, 23, 24, 25, 26
+SR_DYNAMIC_SMEM_SIZE = 27
+SR_TOTAL_SMEM_SIZE = 28
+SR_GLOBALTIMER_LO, SR_GLOBALTIMER_HI = 29, 30
+SR_CLOCK_HI = 31
+
+_XYZ = {"x": 0, "y": 1, "z": 2}
+SPECIAL_CODES = {
+    ("%laneid", None): SR_LANEID, ("%warpid", None): SR_WARPID, ("%nwarpid", None): SR_NWARPID,
+    ("%smid", None): SR_SMID, ("%nsmid", None): SR_NSMID, ("%gridid", None): SR_GRIDID,
+    ("%clock", None): SR_CLOCK, ("%clock64", None): SR_CLOCK64, ("%clock_hi", None): SR_CLOCK_HI,
+    ("%globaltimer", None): SR_GLOBALTIMER, ("%globaltimer_lo", None): SR_GLOBALTIMER_LO,
+    ("%globaltimer_hi", None): SR_GLOBALTIMER_HI,
+    ("%lanemask_eq", None): SR_LANEMASK_EQ, ("%lanemask_le", None): SR_LANEMASK_LE,
+    ("%lanemask_lt", None): SR_LANEMASK_LT, ("%lanemask_ge", None): SR_LANEMASK_GE,
+    ("%lanemask_gt", None): SR_LANEMASK_GT,
+    ("%dynamic_smem_size", None): SR_DYNAMIC_SMEM_SIZE, ("%total_smem_size", None): SR_TOTAL_SMEM_SIZE,
+}
+for _name, _base in (("%tid", SR_TID_X), ("%ntid", SR_NTID_X), ("%ctaid", SR_CTAID_X),
+                     ("%nctaid", SR_NCTAID_X)):
+    for _comp, _i in _XYZ.items():
+        SPECIAL_CODES[(_name, _comp)] = _base + _i
+
+# ---------------------------------------------------------------- F_AUX values
+ATOM_ADD, ATOM_MIN, ATOM_MAX, ATOM_INC, ATOM_DEC, ATOM_EXCH, ATOM_CAS, ATOM_AND, ATOM_OR, ATOM_XOR = (
+    1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+ATOM_CODES = {".add": ATOM_ADD, ".min": ATOM_MIN, ".max": ATOM_MAX, ".inc": ATOM_INC, ".dec": ATOM_DEC,
+              ".exch": ATOM_EXCH, ".cas": ATOM_CAS, ".and": ATOM_AND, ".or": ATOM_OR, ".xor": ATOM_XOR}
+SHFL_UP, SHFL_DOWN, SHFL_BFLY, SHFL_IDX = 1, 2, 3, 4
+SHFL_CODES = {".up": SHFL_UP, ".down": SHFL_DOWN, ".bfly": SHFL_BFLY, ".idx": SHFL_IDX}
+VOTE_ALL, VOTE_ANY, VOTE_UNI, VOTE_BALLOT = 1, 2, 3, 4
+VOTE_CODES = {".all": VOTE_ALL, ".any": VOTE_ANY, ".uni": VOTE_UNI, ".ballot": VOTE_BALLOT}
+BAR_SYNC, BAR_ARRIVE, BAR_RED_POPC, BAR_RED_AND, BAR_RED_OR = 1, 2, 3, 4, 5
+REDUX_ADD, REDUX_MIN, REDUX_MAX, REDUX_AND, REDUX_OR, REDUX_XOR = 1, 2, 3, 4, 5, 6
+REDUX_CODES = {".add": REDUX_ADD, ".min": REDUX_MIN, ".max": REDUX_MAX, ".and": REDUX_AND,
+               ".or": REDUX_OR, ".xor": REDUX_XOR}

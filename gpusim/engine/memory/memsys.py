@@ -1,0 +1,409 @@
+"""The global-memory path of one warp request: L1 -> interconnect -> L2 slice -> DRAM channel.
+
+What it models
+    Given the coalesced sector list of a warp's global (or local) load, store or atomic, this module walks
+    every sector through the hierarchy and returns when the request completes:
+
+    * L1 (per SM, sectored, LRU): every sector crosses the SM's L1 data path (a server). A hit completes
+      ``l1_latency_cycles`` after its data-path slot, or when the pending fill it found completes.
+    * A miss takes an MSHR of its SM, crosses the SM's interconnect port (a server) to the L2 slice chosen
+      by an XOR-folded hash of the line address, queues at the slice (a server) and looks the sector up.
+      An L2 hit completes ``l2_latency_cycles`` after that.
+    * An L2 miss queues at the DRAM channel chosen by a hash of the address (interleaved every
+      ``dram_interleave_bytes``), served at the channel's peak rate times ``dram_efficiency``, and completes
+      ``dram_latency_cycles`` after its channel slot. The sector is then filled into L2 and L1 with that
+      completion cycle, so later requests to it wait for the same data instead of refetching it.
+
+    Set indices are hashed (``cache``: digit sum of the line index; an L2 slice indexes its sets by the
+    line's rank among the lines of that slice), so power-of-two strides use all sets.
+
+Latency convention
+    The three latencies are LOAD-TO-USE totals as a pointer-chase microbenchmark measures them, not per-hop
+    delays. Each server contributes only its queueing delay (slot start minus arrival); the latency of the
+    level that answers is added once. An isolated access therefore costs exactly ``l1_latency_cycles``,
+    ``l2_latency_cycles`` or ``dram_latency_cycles``, and contention adds on top.
+
+Stores and atomics
+    * ``global_store``: L1 is write-through and no-allocate (present sectors are updated, nothing is
+      allocated); L2 is write-back with write-allocate: a written sector becomes present and dirty without a
+      DRAM read (whole-sector writes; see ``cache``). Evicting a dirty L2 line writes its dirty sectors to
+      that line's DRAM channel, consuming the channel's bandwidth. The returned cycle is when the last
+      sector has been accepted by its L2 slice; stores do not hold registers.
+    * ``global_atomic``: executed by the L2 slice's atomic unit at ``atomic_l2_ops_per_cycle_per_slice``
+      operations per cycle, one operation per participating lane. The sector is read through L2 (from DRAM
+      on a miss) and left dirty. An isolated single-lane atomic costs ``l2_latency_cycles`` (L2-resident)
+      and each further operation queued at the unit adds ``1 / rate`` cycles. L1 is bypassed and unchanged.
+
+MSHRs
+    Each SM has ``mshrs_per_sm`` slots, state ``mshr_free_cycle`` int64[sms, mshrs_per_sm] holding the cycle
+    each slot's sector completes (a slot is free once that cycle is reached), kept as an 8-ary min-heap
+    per SM so that the slot freeing earliest is at index 0 (taking it costs log8(slots), not a scan). A
+    sector that misses in L1 takes the slot that frees earliest; if even that one is still busy the sector
+    waits for it, which also delays the sectors after it. A hit on a pending fill needs no slot (it
+    merges). The loads return the total cycles the request's issue was held back this way so the caller
+    can charge ``lg_throttle``.
+
+State
+    l1        cache state with one partition per SM (``make_memsys_state``)
+    l2        cache state with one partition per L2 slice
+    servers   tuple of float64 next-free arrays, indices SRV_*: L1 data path [sms], interconnect port [sms],
+              L2 slice [slices], DRAM channel [channels], L2 atomic unit [slices]
+    params    int64[N_INT_PARAMS] (P_*), rates float64[N_RATE_PARAMS] (R_*): see ``make_memsys_params``
+    counters  int64[N_COUNTERS] (C_*): meanings in COUNTERS
+
+Simplifications
+    * Request traffic and response data share one interconnect reservation per sector, made when the sector
+      leaves the SM; the return trip is inside the fixed latency.
+    * Every sector of a request arrives at the first server at the issue cycle; servers serialise them.
+    * DRAM has no row-buffer or bank model; ``dram_efficiency`` stands for all of it.
+    * A line evicted while its fill is in flight is not refetched for the requests already waiting on it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.engine.bits import quotient
+from gpusim.engine.jit import compiled_only, engine_jit
+from gpusim.engine.memory.cache import (
+    cache_fill_way,
+    cache_find,
+    cache_lookup_way,
+    cache_set_index,
+    cache_write_way,
+    line_and_sector,
+    make_cache,
+    xor_fold_hash,
+)
+from gpusim.engine.memory.servers import make_servers, server_queue_delay, server_reserve
+from gpusim.errors import ConfigError
+
+# ---------------------------------------------------------------- integer parameters (params array)
+P_SECTOR_BYTES = 0
+P_LINE_BYTES = 1
+P_L1_LATENCY_CYCLES = 2
+P_L2_LATENCY_CYCLES = 3
+P_DRAM_LATENCY_CYCLES = 4
+P_L2_SLICES = 5
+P_DRAM_CHANNELS = 6
+P_DRAM_INTERLEAVE_BYTES = 7
+P_MSHRS_PER_SM = 8
+N_INT_PARAMS = 9
+
+# ---------------------------------------------------------------- rates (rates array)
+R_L1_BYTES_PER_CYCLE_PER_SM = 0
+R_ICNT_BYTES_PER_CYCLE_PER_SM = 1
+R_L2_BYTES_PER_CYCLE_PER_SLICE = 2
+R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL = 3  # effective: peak share times dram_efficiency
+R_ATOMIC_OPS_PER_CYCLE_PER_SLICE = 4
+N_RATE_PARAMS = 5
+
+# ---------------------------------------------------------------- servers tuple
+SRV_L1_PATH = 0
+SRV_ICNT = 1
+SRV_L2_SLICE = 2
+SRV_DRAM_CHANNEL = 3
+SRV_L2_ATOMIC = 4
+
+# ---------------------------------------------------------------- counters (declared once: unit, meaning)
+C_L1_HIT_SECTORS = 0
+C_L1_MISS_SECTORS = 1
+C_L1_STORE_SECTORS = 2
+C_L2_SECTORS = 3
+C_L2_HIT_SECTORS = 4
+C_L2_MISS_SECTORS = 5
+C_L2_STORE_SECTORS = 6
+C_L2_ATOMIC_OPS = 7
+C_DRAM_READ_BYTES = 8
+C_DRAM_WRITE_BYTES = 9
+C_MSHR_WAIT_CYCLES = 10
+N_COUNTERS = 11
+
+COUNTERS = {
+    "l1_hit_sectors": (C_L1_HIT_SECTORS, "sectors", "load sectors found in L1 (including pending fills)"),
+    "l1_miss_sectors": (C_L1_MISS_SECTORS, "sectors", "load sectors sent on to L2 (misses and L1 bypass)"),
+    "l1_store_sectors": (C_L1_STORE_SECTORS, "sectors", "store sectors passing through L1 (write-through)"),
+    "l2_sectors": (C_L2_SECTORS, "sectors", "sector requests arriving at L2 slices: loads, stores, atomics"),
+    "l2_hit_sectors": (C_L2_HIT_SECTORS, "sectors", "load and atomic sectors found in L2"),
+    "l2_miss_sectors": (C_L2_MISS_SECTORS, "sectors", "load and atomic sectors read from DRAM"),
+    "l2_store_sectors": (C_L2_STORE_SECTORS, "sectors", "store sectors written into L2"),
+    "l2_atomic_ops": (C_L2_ATOMIC_OPS, "operations", "lane operations executed by L2 atomic units"),
+    "dram_read_bytes": (C_DRAM_READ_BYTES, "bytes", "bytes read from DRAM (L2 sector fills)"),
+    "dram_write_bytes": (C_DRAM_WRITE_BYTES, "bytes", "bytes written to DRAM (dirty L2 evictions)"),
+    "mshr_wait_cycles": (C_MSHR_WAIT_CYCLES, "cycles", "sum over requests of issue delay for a free MSHR"),
+}
+
+
+def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles: int, l2_latency_cycles: int,
+                       dram_latency_cycles: int, l1_bytes_per_cycle_per_sm: float, l2_slices: int,
+                       l2_bytes_per_cycle: float, dram_bandwidth_gbs: float, dram_efficiency: float,
+                       dram_channels: int, clock_mhz: float, interconnect_bytes_per_cycle_per_sm: float,
+                       mshrs_per_sm: int, atomic_l2_ops_per_cycle_per_slice: float,
+                       dram_interleave_bytes: int = 256):
+    """Pack config fields into ``(params int64[N_INT_PARAMS], rates float64[N_RATE_PARAMS])``.
+
+    ``l2_bytes_per_cycle`` is the whole L2's rate (split evenly over slices); ``dram_bandwidth_gbs`` the
+    peak of all channels in 1e9 bytes/s, converted to bytes per core cycle at ``clock_mhz`` and split evenly
+    over channels, then scaled by ``dram_efficiency`` (0 < e <= 1).
+    """
+    positive = {"sector_bytes": sector_bytes, "line_bytes": line_bytes, "l2_slices": l2_slices,
+                "dram_channels": dram_channels, "mshrs_per_sm": mshrs_per_sm, "clock_mhz": clock_mhz,
+                "dram_interleave_bytes": dram_interleave_bytes, "l2_bytes_per_cycle": l2_bytes_per_cycle,
+                "l1_bytes_per_cycle_per_sm": l1_bytes_per_cycle_per_sm,
+                "dram_bandwidth_gbs": dram_bandwidth_gbs,
+                "interconnect_bytes_per_cycle_per_sm": interconnect_bytes_per_cycle_per_sm,
+                "atomic_l2_ops_per_cycle_per_slice": atomic_l2_ops_per_cycle_per_slice}
+    for name, value in positive.items():
+        if not value > 0:
+            raise ConfigError(f"must be > 0, got {value}", field=name)
+    if not 0 < dram_efficiency <= 1:
+        raise ConfigError(f"must be in (0, 1], got {dram_efficiency}", field="dram_efficiency")
+    if not 0 < l1_latency_cycles <= l2_latency_cycles <= dram_latency_cycles:
+        raise ConfigError("latencies must satisfy 0 < l1 <= l2 <= dram, got "
+                          f"{l1_latency_cycles}, {l2_latency_cycles}, {dram_latency_cycles}",
+                          field="l1_latency_cycles")
+    params = np.zeros(N_INT_PARAMS, dtype=np.int64)
+    params[P_SECTOR_BYTES] = sector_bytes
+    params[P_LINE_BYTES] = line_bytes
+    params[P_L1_LATENCY_CYCLES] = l1_latency_cycles
+    params[P_L2_LATENCY_CYCLES] = l2_latency_cycles
+    params[P_DRAM_LATENCY_CYCLES] = dram_latency_cycles
+    params[P_L2_SLICES] = l2_slices
+    params[P_DRAM_CHANNELS] = dram_channels
+    params[P_DRAM_INTERLEAVE_BYTES] = dram_interleave_bytes
+    params[P_MSHRS_PER_SM] = mshrs_per_sm
+    dram_bytes_per_cycle = dram_bandwidth_gbs * 1e9 / (clock_mhz * 1e6)
+    rates = np.zeros(N_RATE_PARAMS, dtype=np.float64)
+    rates[R_L1_BYTES_PER_CYCLE_PER_SM] = l1_bytes_per_cycle_per_sm
+    rates[R_ICNT_BYTES_PER_CYCLE_PER_SM] = interconnect_bytes_per_cycle_per_sm
+    rates[R_L2_BYTES_PER_CYCLE_PER_SLICE] = l2_bytes_per_cycle / l2_slices
+    rates[R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL] = dram_bytes_per_cycle / dram_channels * dram_efficiency
+    rates[R_ATOMIC_OPS_PER_CYCLE_PER_SLICE] = atomic_l2_ops_per_cycle_per_slice
+    return params, rates
+
+
+def make_memsys_state(*, sms: int, l1_bytes_per_sm: int, l1_assoc: int, l2_bytes: int, l2_assoc: int,
+                      l2_slices: int, sector_bytes: int, line_bytes: int, dram_channels: int,
+                      mshrs_per_sm: int):
+    """Build ``(l1, l2, servers, mshr_free_cycle, counters)`` for a GPU of ``sms`` SMs, all empty and idle."""
+    l1 = make_cache(l1_bytes_per_sm, line_bytes, sector_bytes, l1_assoc, partitions=sms)
+    l2 = make_cache(l2_bytes // l2_slices, line_bytes, sector_bytes, l2_assoc, partitions=l2_slices,
+                    interleaved=True)
+    servers = (make_servers(sms), make_servers(sms), make_servers(l2_slices), make_servers(dram_channels),
+               make_servers(l2_slices))
+    mshr_free_cycle = np.zeros((sms, mshrs_per_sm), dtype=np.int64)
+    counters = np.zeros(N_COUNTERS, dtype=np.int64)
+    return l1, l2, servers, mshr_free_cycle, counters
+
+
+@engine_jit(inline="always")
+def l2_slice_of(line_addr, line_bytes, slices):
+    """L2 slice serving a line: XOR-folded line index modulo the slice count (the L2 cache state is
+    interleaved by the same rule, ``cache.cache_partition_of``, and indexes its sets accordingly)."""
+    return xor_fold_hash(quotient(line_addr, line_bytes)) % slices
+
+
+@engine_jit(inline="always")
+def dram_channel_of(addr, interleave_bytes, channels):
+    """DRAM channel serving an address: XOR-folded ``interleave_bytes`` block index modulo channels."""
+    return xor_fold_hash(quotient(addr, interleave_bytes)) % channels
+
+
+@compiled_only
+def _write_back(evicted_line, evicted_dirty_sectors, arrival_cycle, servers, params, rates, counters):
+    """Send a dirty L2 victim's sectors to its DRAM channel (occupies bandwidth; nobody waits for it)."""
+    if evicted_line < 0 or evicted_dirty_sectors == 0:
+        return
+    write_bytes = evicted_dirty_sectors * params[P_SECTOR_BYTES]
+    channel = dram_channel_of(evicted_line, params[P_DRAM_INTERLEAVE_BYTES], params[P_DRAM_CHANNELS])
+    server_reserve(servers[SRV_DRAM_CHANNEL], channel, arrival_cycle, write_bytes,
+                   rates[R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL])
+    counters[C_DRAM_WRITE_BYTES] += write_bytes
+
+
+@compiled_only(inline="always")
+def _l2_place(line_addr, l2, params):
+    """Where a line lives in L2: ``(slice, set index, way or -1)``."""
+    l2_slice = l2_slice_of(line_addr, params[P_LINE_BYTES], params[P_L2_SLICES])
+    l2_set = cache_set_index(l2, l2_slice, line_addr)
+    return l2_slice, l2_set, cache_find(l2, l2_set, line_addr)
+
+
+@compiled_only(inline="always")
+def _l2_arrive(l2_slice, arrival_cycle, servers, params, rates, counters):
+    """Queue a sector at its L2 slice. Returns the cycle it is served."""
+    counters[C_L2_SECTORS] += 1
+    return arrival_cycle + server_queue_delay(servers[SRV_L2_SLICE], l2_slice, arrival_cycle,
+                                              params[P_SECTOR_BYTES], rates[R_L2_BYTES_PER_CYCLE_PER_SLICE])
+
+
+@compiled_only
+def _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, servers, params, rates, counters):
+    """Read sector number ``sector`` of ``line_addr`` (held by ``l2_way``, -1: absent) at its L2 slice,
+    from DRAM on a miss. Returns ``(load-to-use completion cycle, the line's way after the read)``."""
+    hit, ready_cycle = cache_lookup_way(l2, l2_set, l2_way, sector, served_cycle)
+    if hit:
+        counters[C_L2_HIT_SECTORS] += 1
+        return max(served_cycle + params[P_L2_LATENCY_CYCLES], ready_cycle), l2_way
+    counters[C_L2_MISS_SECTORS] += 1
+    sector_bytes = params[P_SECTOR_BYTES]
+    channel = dram_channel_of(sector_addr, params[P_DRAM_INTERLEAVE_BYTES], params[P_DRAM_CHANNELS])
+    dram_start = served_cycle + server_queue_delay(servers[SRV_DRAM_CHANNEL], channel, served_cycle,
+                                                   sector_bytes, rates[R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL])
+    counters[C_DRAM_READ_BYTES] += sector_bytes
+    completion = dram_start + params[P_DRAM_LATENCY_CYCLES]
+    l2_way, evicted_line, evicted_dirty = cache_fill_way(l2, l2_set, l2_way, line_addr, sector, completion)
+    _write_back(evicted_line, evicted_dirty, served_cycle, servers, params, rates, counters)
+    return completion, l2_way
+
+
+MSHR_HEAP_ARITY = 8   # children per node: a node's children are one host cache line of int64 cycles
+
+
+@engine_jit
+def replace_earliest_mshr(mshr_free_cycle, sm, busy_until):
+    """SM ``sm``'s slots form an 8-ary min-heap of free cycles (root: the slot that frees earliest; node
+    i's children are 8i+1 .. 8i+8). Give the earliest slot to a sector that holds it until
+    ``busy_until``: replace the root, sift down. Eight children per node make the heap of 1024 slots four
+    levels deep instead of ten, which matters when the heaps of 132 SMs do not fit the host's caches."""
+    heap = mshr_free_cycle[sm]
+    size = heap.shape[0]
+    i = 0
+    while True:
+        first = MSHR_HEAP_ARITY * i + 1
+        if first >= size:
+            break
+        child = first
+        for candidate in range(first + 1, min(first + MSHR_HEAP_ARITY, size)):
+            if heap[candidate] < heap[child]:
+                child = candidate
+        if heap[child] >= busy_until:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = busy_until
+
+
+@engine_jit
+def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cycle, params, rates, counters):
+    """Time a warp's load of the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
+
+    use_l1  False for loads that bypass L1 (``ld.global.cg``/``.cv``): no L1 lookup or fill
+
+    Returns ``(completion_cycle, mshr_wait_cycles)``: the cycle the last sector's data is usable and how
+    many cycles the request's misses were held back waiting for a free MSHR (0 = not throttled).
+
+    The sectors come grouped by line (``coalesce``): each line's L1 set and way, and its L2 slice, set and
+    way (when a sector first goes to L2), are found once for all its sectors.
+    """
+    sector_bytes = params[P_SECTOR_BYTES]
+    line_bytes = params[P_LINE_BYTES]
+    completion = np.int64(now)
+    mshr_wait = np.int64(0)
+    issue_cycle = np.int64(now)  # MSHR waits hold back this and every later sector of the request
+    line_addr = np.int64(-1)
+    l2_line = np.int64(-1)
+    l1_set = l1_way = l2_slice = l2_set = l2_way = np.int64(-1)
+    for index in range(n):
+        sector_addr = sector_addrs[index]
+        sector_line, sector = line_and_sector(sector_addr, line_bytes, sector_bytes)
+        if sector_line != line_addr:
+            line_addr = sector_line
+            l1_set = cache_set_index(l1, sm, line_addr)
+            l1_way = cache_find(l1, l1_set, line_addr) if use_l1 else np.int64(-1)
+        path_cycle = issue_cycle + server_queue_delay(servers[SRV_L1_PATH], sm, issue_cycle, sector_bytes,
+                                                      rates[R_L1_BYTES_PER_CYCLE_PER_SM])
+        if use_l1:
+            hit, ready_cycle = cache_lookup_way(l1, l1_set, l1_way, sector, path_cycle)
+            if hit:
+                counters[C_L1_HIT_SECTORS] += 1
+                completion = max(completion, max(path_cycle + params[P_L1_LATENCY_CYCLES], ready_cycle))
+                continue
+        counters[C_L1_MISS_SECTORS] += 1
+        miss_cycle = max(path_cycle, mshr_free_cycle[sm, 0])   # the slot that frees earliest (heap root)
+        if miss_cycle > path_cycle:
+            mshr_wait += miss_cycle - path_cycle
+            issue_cycle += miss_cycle - path_cycle
+        leave_cycle = miss_cycle + server_queue_delay(servers[SRV_ICNT], sm, miss_cycle, sector_bytes,
+                                                      rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
+        if l2_line != line_addr:
+            l2_line = line_addr
+            l2_slice, l2_set, l2_way = _l2_place(line_addr, l2, params)
+        served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters)
+        sector_done, l2_way = _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, servers,
+                                       params, rates, counters)
+        replace_earliest_mshr(mshr_free_cycle, sm, sector_done)
+        if use_l1:
+            l1_way, _, _ = cache_fill_way(l1, l1_set, l1_way, line_addr, sector, sector_done)
+        completion = max(completion, sector_done)
+    counters[C_MSHR_WAIT_CYCLES] += mshr_wait
+    return completion, mshr_wait
+
+
+@engine_jit
+def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, counters):
+    """Time a warp's store of the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
+
+    Returns the cycle the last sector has been accepted by its L2 slice (``now`` when uncontended).
+    Each line is placed in L1 and L2 once for all its sectors, as in ``global_load``.
+    """
+    sector_bytes = params[P_SECTOR_BYTES]
+    line_bytes = params[P_LINE_BYTES]
+    accepted = np.int64(now)
+    line_addr = np.int64(-1)
+    l1_set = l1_way = l2_slice = l2_set = l2_way = np.int64(-1)
+    for index in range(n):
+        sector_addr = sector_addrs[index]
+        sector_line, sector = line_and_sector(sector_addr, line_bytes, sector_bytes)
+        if sector_line != line_addr:
+            line_addr = sector_line
+            l1_set = cache_set_index(l1, sm, line_addr)
+            l1_way = cache_find(l1, l1_set, line_addr)
+            l2_slice, l2_set, l2_way = _l2_place(line_addr, l2, params)
+        path_cycle = now + server_queue_delay(servers[SRV_L1_PATH], sm, now, sector_bytes,
+                                              rates[R_L1_BYTES_PER_CYCLE_PER_SM])
+        cache_write_way(l1, l1_set, l1_way, line_addr, sector, path_cycle, False, False)
+        counters[C_L1_STORE_SECTORS] += 1
+        leave_cycle = path_cycle + server_queue_delay(servers[SRV_ICNT], sm, path_cycle, sector_bytes,
+                                                      rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
+        served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters)
+        _, l2_way, evicted_line, evicted_dirty = cache_write_way(l2, l2_set, l2_way, line_addr, sector, served_cycle,
+                                                                 True, True)
+        counters[C_L2_STORE_SECTORS] += 1
+        _write_back(evicted_line, evicted_dirty, served_cycle, servers, params, rates, counters)
+        accepted = max(accepted, served_cycle)
+    return accepted
+
+
+@engine_jit
+def global_atomic(sector_addrs, lane_ops, n, sm, now, l2, servers, params, rates, counters):
+    """Time a warp's atomic on the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
+
+    lane_ops  int64[>= n]: operations (participating lanes) per sector, from ``coalesce.lanes_per_sector``
+
+    Returns the cycle the last sector's result is usable by the warp.
+    """
+    sector_bytes = params[P_SECTOR_BYTES]
+    line_bytes = params[P_LINE_BYTES]
+    completion = np.int64(now)
+    line_addr = np.int64(-1)
+    l2_slice = l2_set = l2_way = np.int64(-1)
+    for index in range(n):
+        sector_addr = sector_addrs[index]
+        sector_line, sector = line_and_sector(sector_addr, line_bytes, sector_bytes)
+        if sector_line != line_addr:
+            line_addr = sector_line
+            l2_slice, l2_set, l2_way = _l2_place(line_addr, l2, params)
+        leave_cycle = now + server_queue_delay(servers[SRV_ICNT], sm, now, sector_bytes,
+                                               rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
+        served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters)
+        data_ready, l2_way = _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, servers,
+                                      params, rates, counters)
+        _, unit_done = server_reserve(servers[SRV_L2_ATOMIC], l2_slice, served_cycle, lane_ops[index],
+                                      rates[R_ATOMIC_OPS_PER_CYCLE_PER_SLICE])
+        # the first operation's cycle is inside the L2 latency; later ones (and queueing) add on top
+        atomic_delay = max(np.int64(0), unit_done - served_cycle - 1)
+        _, l2_way, _, _ = cache_write_way(l2, l2_set, l2_way, line_addr, sector, served_cycle, True, True)
+        counters[C_L2_ATOMIC_OPS] += lane_ops[index]
+        completion = max(completion, data_ready + atomic_delay)
+    return completion

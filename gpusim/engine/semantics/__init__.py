@@ -1,0 +1,1 @@
+"""Functional semantics: what each warp-instruction computes, lane by lane, and the functional-only loop."""

@@ -1,0 +1,367 @@
+"""Functional execution of one warp-instruction: the semantics both the
+functional loop and the timing loop call at issue time.
+
+``step_warp`` reads the warp's top SIMT entry, evaluates the guard predicate,
+runs the instruction on every active lane (ALU ops through
+``gpusim.engine.semantics.alu.alu_eval``; memory, control and warp-wide ops here), moves
+the SIMT stack and returns a status. For memory instructions it leaves the
+per-lane resolved addresses in ``m.lane_addr`` and a summary in ``m.mem_req``
+for the timing model. All lanes' addresses are checked before any lane
+writes, so a faulting instruction leaves memory as it was before it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.arch import codes as c
+from gpusim.arch import layout as L
+from gpusim.engine.bits import popcount64
+from gpusim.engine.jit import compiled_only
+from gpusim.engine.semantics import state as S
+from gpusim.engine.semantics.alu import alu_eval
+from gpusim.engine.semantics.fastpath import fast_alu
+from gpusim.engine.semantics.memops import atomic_update, extend_loaded, read_element, resolve, write_element
+from gpusim.engine.semantics.operands import read_src
+from gpusim.engine.semantics.simt import (
+    STATUS_BARRIER,
+    STATUS_ERROR,
+    STATUS_EXITED,
+    STATUS_MEMBAR,
+    STATUS_OK,
+    STATUS_SLEEP,
+    branch,
+    exit_lanes,
+    normalize,
+)
+from gpusim.engine.semantics.warpops import warp_op
+
+U64_0 = np.uint64(0)
+U32_MASK = np.uint64(0xFFFFFFFF)
+
+
+@compiled_only
+def guard_mask(regs, row, w, active):
+    g = row[L.F_GUARD]
+    if g < 0:
+        return active
+    want = np.uint64(0) if row[L.F_GUARD_NEG] else np.uint64(1)
+    mask = 0
+    for lane in range(32):
+        if (active >> lane) & 1 and (regs[w, g, lane] & np.uint64(1)) == want:
+            mask |= 1 << lane
+    return mask
+
+
+@compiled_only
+def fail(m, kind, pc, w, lane, address):
+    m.err[S.E_KIND] = kind
+    m.err[S.E_PC] = pc
+    m.err[S.E_WARP] = w
+    m.err[S.E_LANE] = lane
+    m.err[S.E_ADDRESS] = address
+    return STATUS_ERROR
+
+
+@compiled_only
+def exec_alu(m, row, w, mask):
+    op = row[L.F_OP]
+    ty = row[L.F_TY]
+    ty2 = row[L.F_TY2]
+    mods = row[L.F_MODS]
+    nsrc = row[L.F_NSRC]
+    ndst = row[L.F_NDST]
+    d0 = row[L.F_DST0]
+    vec = row[L.F_VEC]
+    if op == c.OP_MOV and vec > 1:
+        elem_bits = np.uint64(c.TYPE_BYTES[ty2] * 8)
+        elem_mask = (np.uint64(1) << elem_bits) - np.uint64(1)
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                if nsrc > 1:      # pack {a, b, ...} into d
+                    value = U64_0
+                    for i in range(nsrc):
+                        value |= (read_src(m, row, i, w, lane) & elem_mask) << (elem_bits * np.uint64(i))
+                    m.regs[w, d0, lane] = value
+                else:             # unpack a into {d0, d1, ...}
+                    value = read_src(m, row, 0, w, lane)
+                    for i in range(ndst):
+                        d = row[L.F_DST0 + i]
+                        if d >= 0:
+                            m.regs[w, d, lane] = (value >> (elem_bits * np.uint64(i))) & elem_mask
+        return
+    d1 = row[L.F_DST0 + 1] if ndst > 1 else -1
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            a = read_src(m, row, 0, w, lane) if nsrc > 0 else U64_0
+            b = read_src(m, row, 1, w, lane) if nsrc > 1 else U64_0
+            cc = read_src(m, row, 2, w, lane) if nsrc > 2 else U64_0
+            d = read_src(m, row, 3, w, lane) if nsrc > 3 else U64_0
+            result = alu_eval(op, ty, ty2, mods, a, b, cc, d)
+            if op == c.OP_SETP:
+                if d0 >= 0:
+                    m.regs[w, d0, lane] = result & np.uint64(1)
+                if d1 >= 0:
+                    m.regs[w, d1, lane] = (result >> np.uint64(1)) & np.uint64(1)
+            elif d0 >= 0:
+                m.regs[w, d0, lane] = result
+
+
+@compiled_only
+def _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, base, offset):
+    """Resolve a 4-byte global access of every lane of ``mask`` into ``lane_addr`` (heap offsets).
+    Returns ``(-1, 0, 0)``, or ``(lane, error kind, address)`` of the first lane that may not access it."""
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            address = offset
+            if base >= 0:
+                address = np.int64(regs[w, base, lane]) + offset
+            if address & 3:
+                return lane, S.ERR_MISALIGNED, address
+            word = address - L.GLOBAL_BASE
+            if word < 0 or word + 4 > heap_bytes or valid[word] == 0 or valid[word + 3] == 0:
+                return lane, S.ERR_OUT_OF_BOUNDS, address
+            lane_addr[lane] = word
+    return -1, 0, 0
+
+
+@compiled_only
+def _word_access(regs, mem32, lane_addr, mem_req, row, w, mask, is_load):
+    """Perform a checked 4-byte global load or store (register or immediate source) and summarise it."""
+    mem_req[S.MR_SPACE] = L.SP_GLOBAL
+    mem_req[S.MR_SIZE] = 4
+    mem_req[S.MR_VEC] = 1
+    mem_req[S.MR_MASK] = mask
+    mem_req[S.MR_BYTES] = 4
+    if is_load:
+        mem_req[S.MR_KIND] = S.MR_LOAD
+        d = row[L.F_DST0]
+        if d >= 0:
+            for lane in range(32):
+                if (mask >> lane) & 1:
+                    regs[w, d, lane] = np.uint64(mem32[lane_addr[lane] >> 2])
+        return
+    mem_req[S.MR_KIND] = S.MR_STORE
+    kind = row[L.F_SK0]
+    value = row[L.F_SK0 + 1]
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            bits = regs[w, value, lane] if kind == L.SK_REG else np.uint64(value)
+            mem32[lane_addr[lane] >> 2] = np.uint32(bits & U32_MASK)
+
+
+@compiled_only
+def _is_word_access(row, op):
+    """A 4-byte ld/st.global whose stored value (if any) is a register or an immediate."""
+    if op != c.OP_LD and op != c.OP_ST:
+        return False
+    if row[L.F_SPACE] != L.SP_GLOBAL or row[L.F_SIZE] * row[L.F_VEC] != 4:
+        return False
+    return op == c.OP_LD or row[L.F_SK0] == L.SK_REG or row[L.F_SK0] == L.SK_IMM
+
+
+@compiled_only
+def exec_memory(m, row, pc, w, mask):
+    """ld / st / atom / red on every lane of ``mask``; returns a status."""
+    op = row[L.F_OP]
+    ty = row[L.F_TY]
+    size = row[L.F_SIZE]
+    vec = row[L.F_VEC]
+    base = row[L.F_ABASE]
+    offset = row[L.F_AOFF]
+    space = row[L.F_SPACE]
+    bslot = m.warp_bslot[w]
+    total = size * vec
+    if _is_word_access(row, op):
+        lane, kind, address = _word_addresses(m.regs, m.valid, m.launch[S.L_HEAP_BYTES], m.lane_addr, w, mask,
+                                              base, offset)
+        if lane >= 0:
+            return fail(m, kind, pc, w, lane, address)
+        _word_access(m.regs, m.mem32, m.lane_addr, m.mem_req, row, w, mask, op == c.OP_LD)
+        return STATUS_OK
+    first_space = -1
+    # pass 1: resolve and check every lane
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            address = offset
+            if base >= 0:
+                address = np.int64(m.regs[w, base, lane]) + offset
+            got_space, got_offset = resolve(m, space, address, total, total)
+            if got_space < 0:
+                kind = S.ERR_OUT_OF_BOUNDS if got_offset == 1 else S.ERR_MISALIGNED
+                return fail(m, kind, pc, w, lane, address)
+            if first_space < 0:
+                first_space = got_space   # mixed generic spaces: timed as the first lane's; each lane
+            m.lane_addr[lane] = got_offset
+            m.snap[lane] = np.uint64(got_space)
+    req = m.mem_req
+    req[S.MR_SPACE] = first_space
+    req[S.MR_SIZE] = size
+    req[S.MR_VEC] = vec
+    req[S.MR_MASK] = mask
+    req[S.MR_BYTES] = total
+    # pass 2: perform the accesses in lane order
+    if op == c.OP_LD:
+        req[S.MR_KIND] = S.MR_LOAD
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                lane_space = np.int64(m.snap[lane])
+                row_index = w * 32 + lane
+                for k in range(vec):
+                    d = row[L.F_DST0 + k]
+                    value = read_element(m, lane_space, m.lane_addr[lane] + k * size, size, bslot, row_index)
+                    if d >= 0:
+                        m.regs[w, d, lane] = extend_loaded(value, ty, size)
+    elif op == c.OP_ST:
+        req[S.MR_KIND] = S.MR_STORE
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                lane_space = np.int64(m.snap[lane])
+                row_index = w * 32 + lane
+                for k in range(vec):
+                    value = read_src(m, row, k, w, lane)
+                    write_element(m, lane_space, m.lane_addr[lane] + k * size, size, bslot, row_index, value)
+    else:
+        req[S.MR_KIND] = S.MR_ATOMIC
+        aux = row[L.F_AUX]
+        d0 = row[L.F_DST0] if op == c.OP_ATOM else -1
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                lane_space = np.int64(m.snap[lane])
+                row_index = w * 32 + lane
+                old = read_element(m, lane_space, m.lane_addr[lane], size, bslot, row_index)
+                b = read_src(m, row, 0, w, lane)
+                cv = read_src(m, row, 1, w, lane) if aux == L.ATOM_CAS else U64_0
+                new = atomic_update(aux, ty, old, b, cv)
+                write_element(m, lane_space, m.lane_addr[lane], size, bslot, row_index, new)
+                if d0 >= 0:
+                    m.regs[w, d0, lane] = old
+    return STATUS_OK
+
+
+@compiled_only
+def exec_cvta(m, row, w, mask):
+    to_space = row[L.F_AUX] == 1
+    space = row[L.F_SPACE]
+    window = np.uint64(0)
+    if space == L.SP_SHARED:
+        window = np.uint64(L.SHARED_WINDOW)
+    elif space == L.SP_LOCAL:
+        window = np.uint64(L.LOCAL_WINDOW)
+    narrow = c.TYPE_BYTES[row[L.F_TY]] == 4
+    d = row[L.F_DST0]
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            a = read_src(m, row, 0, w, lane)
+            value = a - window if to_space else a + window
+            if narrow:
+                value &= U32_MASK
+            m.regs[w, d, lane] = value
+
+
+@compiled_only
+def count_issue(pc_counts, mem_req, pc, active, mask):
+    """Count the warp-instruction at ``pc`` (threads active, predicated on) and start its request summary."""
+    n_active = popcount64(np.uint64(active))
+    n_on = popcount64(np.uint64(mask))
+    pc_counts[pc, 0] += 1
+    pc_counts[pc, 1] += n_active
+    pc_counts[pc, 2] += n_on
+    mem_req[S.MR_ACTIVE] = n_active
+    mem_req[S.MR_PRED_ON] = n_on
+    mem_req[S.MR_KIND] = 0
+    mem_req[S.MR_PC] = pc
+
+
+@compiled_only
+def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32, lane_addr, heap_bytes, code,
+              w):
+    """``step_warp`` for the most frequent instructions (the fast-path ALU forms, branches and 4-byte
+    global loads and stores), taking only
+    the arrays they touch: a call that passes the whole Machine copies ~300 words of arguments, more than
+    such an instruction costs to execute. Returns a STATUS_* code, or -1 with nothing done when the
+    instruction needs ``step_warp``."""
+    sp = sps[w]
+    pc = stk_pc[w, sp]
+    active = stk_mask[w, sp]
+    row = code[pc]
+    op = row[L.F_OP]
+    if op == c.OP_BRA:
+        mask = guard_mask(regs, row, w, active)
+        if mask != active and mask != 0 and sp + 2 >= stk_pc.shape[1]:
+            return -1          # a divergence that overflows the stack: step_warp reports it
+        count_issue(pc_counts, mem_req, pc, active, mask)
+        branch(sps, stk_pc, stk_rpc, stk_mask, w, pc, row[L.F_TARGET], row[L.F_RECONV], mask, active)
+        return STATUS_OK if sps[w] >= 0 else STATUS_EXITED
+    if _is_word_access(row, op):
+        mask = guard_mask(regs, row, w, active)
+        lane, _, _ = _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, row[L.F_ABASE], row[L.F_AOFF])
+        if lane >= 0:
+            return -1          # a bad address: step_warp reports it
+        count_issue(pc_counts, mem_req, pc, active, mask)
+        _word_access(regs, mem32, lane_addr, mem_req, row, w, mask, op == c.OP_LD)
+    else:
+        if op > c.OP_LAST_ALU:
+            return -1
+        mask = guard_mask(regs, row, w, active)
+        if not fast_alu(regs, row, w, mask):
+            return -1
+        count_issue(pc_counts, mem_req, pc, active, mask)
+    stk_pc[w, sp] = pc + 1
+    if normalize(sps, stk_pc, stk_rpc, stk_mask, w) < 0:
+        return STATUS_EXITED
+    return STATUS_OK
+
+
+@compiled_only
+def step_warp(m, code, w):
+    """Execute the next instruction of warp slot ``w``. Returns a STATUS_* code."""
+    sp = m.sp[w]
+    pc = m.stk_pc[w, sp]
+    active = m.stk_mask[w, sp]
+    row = code[pc]
+    op = row[L.F_OP]
+    mask = guard_mask(m.regs, row, w, active)
+    count_issue(m.pc_counts, m.mem_req, pc, active, mask)
+    status = STATUS_OK
+    if op <= c.OP_LAST_ALU:
+        if not fast_alu(m.regs, row, w, mask):
+            exec_alu(m, row, w, mask)
+    elif op == c.OP_BRA:
+        if not branch(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w, pc, row[L.F_TARGET], row[L.F_RECONV], mask, active):
+            return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
+        return STATUS_OK if m.sp[w] >= 0 else STATUS_EXITED
+    elif op == c.OP_LD or op == c.OP_ST or op == c.OP_ATOM or op == c.OP_RED:
+        status = exec_memory(m, row, pc, w, mask)
+        if status != STATUS_OK:
+            return status
+    elif op == c.OP_EXIT:
+        if mask == 0:
+            m.stk_pc[w, sp] = pc + 1
+            normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
+            return STATUS_OK
+        top = exit_lanes(m, w, pc, mask)
+        return STATUS_EXITED if top < 0 else STATUS_OK
+    elif op == c.OP_CVTA:
+        exec_cvta(m, row, w, mask)
+    elif op == c.OP_BAR:
+        status = STATUS_BARRIER if mask != 0 else STATUS_OK
+        first = 0
+        while first < 31 and not (mask >> first) & 1:
+            first += 1
+        m.mem_req[S.MR_BAR_ID] = np.int64(read_src(m, row, 0, w, first))
+        m.mem_req[S.MR_BAR_COUNT] = np.int64(read_src(m, row, 1, w, first)) if row[L.F_NSRC] > 1 else 0
+    elif op == c.OP_MEMBAR:
+        status = STATUS_MEMBAR
+    elif op == c.OP_NANOSLEEP:
+        status = STATUS_SLEEP
+    elif op == c.OP_TRAP:
+        if mask != 0:
+            return fail(m, S.ERR_TRAP, pc, w, 0, 0)
+    elif op >= c.OP_SHFL and op <= c.OP_REDUX:
+        warp_op(m, row, w, mask)
+    m.stk_pc[w, sp] = pc + 1
+    normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
+    if m.sp[w] < 0:
+        return STATUS_EXITED
+    return status

@@ -1,0 +1,147 @@
+"""Functional memory access for one lane: address resolution, bounds and
+alignment checks, loads, stores and atomics on global, shared, local and param
+memory.
+
+Generic addresses are resolved by window (see ``gpusim.arch.layout``).
+A global access must lie inside a live allocation (byte-granular ``valid``
+map), so reading one element past the end of an array faults even when another
+allocation follows it; CUDA itself only faults on unmapped pages, so gpusim is
+stricter, on purpose. Accesses must be aligned to their full size (the vector
+size for ``.v2/.v4``), as PTX requires.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.arch import codes as c
+from gpusim.arch import layout as L
+from gpusim.engine.jit import compiled_only
+from gpusim.engine.semantics.alu import alu_eval
+from gpusim.engine.semantics.state import L_HEAP_BYTES, L_LOCAL_BYTES, L_PARAM_BYTES, L_SHARED_BYTES
+
+BAD = -1
+
+
+@compiled_only
+def resolve(m, space, address, nbytes, align):
+    """(space, offset) of an access, or (BAD, error kind) — 1 out of bounds, 2 misaligned."""
+    if address % align != 0:
+        return BAD, 2
+    launch = m.launch
+    if space == L.SP_GENERIC:
+        if L.SHARED_WINDOW <= address < L.SHARED_WINDOW + L.WINDOW_BYTES:
+            space = L.SP_SHARED
+            address -= L.SHARED_WINDOW
+        elif L.LOCAL_WINDOW <= address < L.LOCAL_WINDOW + L.WINDOW_BYTES:
+            space = L.SP_LOCAL
+            address -= L.LOCAL_WINDOW
+        else:
+            space = L.SP_GLOBAL
+    if space == L.SP_GLOBAL:
+        offset = address - L.GLOBAL_BASE
+        if offset < 0 or offset + nbytes > launch[L_HEAP_BYTES]:
+            return BAD, 1
+        if m.valid[offset] == 0 or m.valid[offset + nbytes - 1] == 0:
+            return BAD, 1
+        return L.SP_GLOBAL, offset
+    if space == L.SP_SHARED:
+        if address < 0 or address + nbytes > launch[L_SHARED_BYTES]:
+            return BAD, 1
+        return L.SP_SHARED, address
+    if space == L.SP_LOCAL:
+        if address < 0 or address + nbytes > launch[L_LOCAL_BYTES]:
+            return BAD, 1
+        return L.SP_LOCAL, address
+    if space == L.SP_PARAM:
+        if address < 0 or address + nbytes > launch[L_PARAM_BYTES]:
+            return BAD, 1
+        return L.SP_PARAM, address
+    return BAD, 1
+
+
+@compiled_only
+def _read(a8, a16, a32, a64, offset, size):
+    if size == 4:
+        return np.uint64(a32[offset >> 2])
+    if size == 8:
+        return a64[offset >> 3]
+    if size == 2:
+        return np.uint64(a16[offset >> 1])
+    return np.uint64(a8[offset])
+
+
+@compiled_only
+def _write(a8, a16, a32, a64, offset, size, value):
+    if size == 4:
+        a32[offset >> 2] = np.uint32(value & np.uint64(0xFFFFFFFF))
+    elif size == 8:
+        a64[offset >> 3] = value
+    elif size == 2:
+        a16[offset >> 1] = np.uint16(value & np.uint64(0xFFFF))
+    else:
+        a8[offset] = np.uint8(value & np.uint64(0xFF))
+
+
+@compiled_only
+def read_element(m, space, offset, size, bslot, thread_row):
+    if space == L.SP_GLOBAL:
+        return _read(m.mem8, m.mem16, m.mem32, m.mem64, offset, size)
+    if space == L.SP_SHARED:
+        return _read(m.shared8[bslot], m.shared16[bslot], m.shared32[bslot], m.shared64[bslot], offset, size)
+    if space == L.SP_LOCAL:
+        return _read(m.local8[thread_row], m.local16[thread_row], m.local32[thread_row],
+                     m.local64[thread_row], offset, size)
+    return _read(m.param8, m.param16, m.param32, m.param64, offset, size)
+
+
+@compiled_only
+def write_element(m, space, offset, size, bslot, thread_row, value):
+    if space == L.SP_GLOBAL:
+        _write(m.mem8, m.mem16, m.mem32, m.mem64, offset, size, value)
+    elif space == L.SP_SHARED:
+        _write(m.shared8[bslot], m.shared16[bslot], m.shared32[bslot], m.shared64[bslot], offset, size, value)
+    elif space == L.SP_LOCAL:
+        _write(m.local8[thread_row], m.local16[thread_row], m.local32[thread_row],
+               m.local64[thread_row], offset, size, value)
+
+
+@compiled_only
+def extend_loaded(value, ty, size):
+    """A loaded narrow value as the register receives it: sign-extended for signed types, 32 bits wide."""
+    if size >= 4:
+        return value
+    if c.TYPE_SIGNED[ty] == 1:
+        bits = size * 8
+        sign = np.uint64(1) << np.uint64(bits - 1)
+        if value & sign:
+            value = value | (np.uint64(0xFFFFFFFF) ^ ((np.uint64(1) << np.uint64(bits)) - np.uint64(1)))
+    return value & np.uint64(0xFFFFFFFF)
+
+
+@compiled_only
+def atomic_update(op, ty, old, b, cv):
+    """The new memory value of an atomic; ``cv`` is the swap value of cas."""
+    size = c.TYPE_BYTES[ty]
+    mask = np.uint64(0xFFFFFFFFFFFFFFFF) if size == 8 else np.uint64(0xFFFFFFFF)
+    if op == L.ATOM_ADD:
+        return alu_eval(c.OP_ADD, ty, 0, c.RND_RN, old, b, np.uint64(0), np.uint64(0))
+    if op == L.ATOM_MIN:
+        return alu_eval(c.OP_MIN, ty, 0, 0, old, b, np.uint64(0), np.uint64(0))
+    if op == L.ATOM_MAX:
+        return alu_eval(c.OP_MAX, ty, 0, 0, old, b, np.uint64(0), np.uint64(0))
+    if op == L.ATOM_INC:
+        return np.uint64(0) if (old & mask) >= (b & mask) else ((old + np.uint64(1)) & mask)
+    if op == L.ATOM_DEC:
+        if (old & mask) == 0 or (old & mask) > (b & mask):
+            return b & mask
+        return (old - np.uint64(1)) & mask
+    if op == L.ATOM_EXCH:
+        return b & mask
+    if op == L.ATOM_CAS:
+        return (cv & mask) if (old & mask) == (b & mask) else old
+    if op == L.ATOM_AND:
+        return old & b & mask
+    if op == L.ATOM_OR:
+        return (old | b) & mask
+    return (old ^ b) & mask

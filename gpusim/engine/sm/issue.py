@@ -1,0 +1,284 @@
+"""Per-warp timing: when can a warp issue (scoreboard, pipes, waits), and what
+issuing an instruction costs (pipe occupancy, result latency, the memory path).
+
+``evaluate`` returns the earliest cycle the warp's next instruction could issue
+and the state it is in until then. ``issue`` executes the instruction through
+the functional semantics (``step_warp``) at the issue cycle and books its
+timing: the pipe is busy for ``pipe_interval`` cycles, the destination
+registers become ready after the form's latency or, for memory, when the
+memory system says; global/local accesses are coalesced into sectors and
+walked through L1/L2/DRAM (``memsys``), shared accesses cost one cycle per
+bank-conflict wavefront.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.arch import codes as c
+from gpusim.arch import isa as I
+from gpusim.arch import layout as L
+from gpusim.engine.jit import compiled_only
+from gpusim.engine.memory import memsys as MS
+from gpusim.engine.memory.coalesce import coalesce, lanes_per_sector
+from gpusim.engine.memory.memsys import global_atomic, global_load, global_store
+from gpusim.engine.memory.servers import server_reserve
+from gpusim.engine.memory.shared_banks import shared_wavefronts
+from gpusim.engine.semantics import state as S
+from gpusim.engine.sm import stalls as ST
+from gpusim.engine.sm import timing_state as T
+
+LOCAL_TIMING_BASE = np.int64(1) << np.int64(50)   # where local memory sits in the memory system's view
+
+
+@compiled_only
+def dep_state(dep):
+    if dep == I.DEP_LONG:
+        return ST.LONG_SCOREBOARD
+    if dep == I.DEP_SHORT:
+        return ST.SHORT_SCOREBOARD
+    return ST.WAIT
+
+
+@compiled_only
+def throttle_state(pipe):
+    if pipe == I.PIPE_LSU:
+        return ST.LG_THROTTLE
+    if pipe == I.PIPE_MIO:
+        return ST.MIO_THROTTLE
+    if pipe == I.PIPE_BRANCH or pipe == I.PIPE_BARRIER:
+        return ST.BRANCH_RESOLVING
+    return ST.MATH_PIPE_THROTTLE
+
+
+@compiled_only
+def hold_pipe(pipe_free, busy_acc, busy_t0, sub, pipe, cycle, until):
+    """Keep sub-partition ``sub``'s ``pipe`` busy until ``until`` (an instruction issued at ``cycle``).
+
+    The pipe's busy history is kept as a running count so that warps waiting on it can be charged
+    lazily: ``busy_acc`` holds the busy cycles before ``busy_t0``; from ``busy_t0`` on the pipe is busy
+    while the cycle is below ``pipe_free``. A change made at ``cycle`` takes effect from ``cycle + 1``
+    (this cycle's warps were already judged against the old value)."""
+    old = pipe_free[sub, pipe]
+    if until <= old:
+        return
+    t0 = busy_t0[sub, pipe]
+    if cycle + 1 > t0:
+        busy_acc[sub, pipe] += max(0, min(cycle + 1, old) - t0)
+        busy_t0[sub, pipe] = cycle + 1
+    pipe_free[sub, pipe] = until
+
+
+@compiled_only
+def busy_before(pipe_free, busy_acc, busy_t0, sub, pipe, t):
+    """Cycles before ``t`` in which ``pipe`` of ``sub`` was busy (``t`` at or after the last change)."""
+    return busy_acc[sub, pipe] + max(0, min(t, pipe_free[sub, pipe]) - busy_t0[sub, pipe])
+
+
+@compiled_only
+def _reg_wait(reg_ready, reg_dep, w, r, wake, state):
+    if r >= 0:
+        t = reg_ready[w, r]
+        if t > wake:
+            return t, dep_state(reg_dep[w, r])
+    return wake, state
+
+
+@compiled_only(inline="always")
+def dependencies(sp_of, stk_pc, code, w, w_wake, w_reason, reg_ready, reg_dep, isa, w_dep_ready, w_dep_state,
+                 w_pipe, w_next_pc, w_cached):
+    """Cache when warp ``w``'s next instruction has its operands (its registers change only when it issues).
+
+    Takes arrays, not the state structs: every struct attribute read costs an atomic reference count,
+    and this runs once per issued instruction."""
+    pc = stk_pc[w, sp_of[w]]
+    wake = w_wake[w]
+    state = w_reason[w]
+    for i in range(code[pc, L.F_NSRC]):
+        kind = code[pc, L.F_SK0 + 2 * i]
+        if kind == L.SK_REG or kind == L.SK_REGNEG:
+            wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_SK0 + 2 * i + 1], wake, state)
+    wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_GUARD], wake, state)
+    wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_ABASE], wake, state)
+    for i in range(code[pc, L.F_NDST]):
+        wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_DST0 + i], wake, state)
+    w_dep_ready[w] = wake
+    w_dep_state[w] = state
+    w_pipe[w] = isa[code[pc, L.F_ISA], I.I_PIPE]
+    w_next_pc[w] = pc
+    w_cached[w] = 1
+
+
+@compiled_only
+def _ceil_div(a, b):
+    return (a + b - 1) // b
+
+
+@compiled_only
+def memory_timing(mp, ms, w, sm, sub, pc, cycle):
+    """Time the memory part of the instruction just executed; returns its result-ready cycle.
+    When tracing, the request is recorded with the deepest level it reached.
+
+    ``mp`` is the ``MemoryPath``: only the arrays this path touches (a call's arguments are copied
+    array by array, so passing the whole timing state and Machine would cost more than the work)."""
+    counters = ms.counters
+    l1_misses = counters[MS.C_L1_MISS_SECTORS]
+    l2_misses = counters[MS.C_L2_MISS_SECTORS]
+    l2_sectors = counters[MS.C_L2_SECTORS]
+    done = _memory_timing(mp, ms, w, sm, sub, pc, cycle)
+    trace = mp.mem_trace
+    n = mp.mem_trace_n[0]
+    if mp.mem_req[S.MR_SPACE] == L.SP_PARAM:
+        return done
+    if n < trace.shape[0]:
+        space = mp.mem_req[S.MR_SPACE]
+        level = T.LEVEL_SHARED
+        if space == L.SP_GLOBAL or space == L.SP_LOCAL:
+            level = T.LEVEL_L1
+            if counters[MS.C_L2_MISS_SECTORS] > l2_misses:
+                level = T.LEVEL_DRAM
+            elif counters[MS.C_L1_MISS_SECTORS] > l1_misses or counters[MS.C_L2_SECTORS] > l2_sectors:
+                level = T.LEVEL_L2
+        trace[n, T.MT_ISSUE] = cycle
+        trace[n, T.MT_DONE] = done
+        trace[n, T.MT_WARP] = w
+        trace[n, T.MT_PC] = pc
+        trace[n, T.MT_LEVEL] = level
+        trace[n, T.MT_SECTORS] = mp.last_sectors[0]
+        trace[n, T.MT_KIND] = mp.mem_req[S.MR_KIND]
+        trace[n, T.MT_SPACE] = mp.mem_req[S.MR_SPACE]
+        trace[n, T.MT_BLOCK] = mp.warp_block[w]
+        mp.mem_trace_n[0] = n + 1
+    elif trace.shape[0] > 0:
+        mp.mem_trace_n[1] = 1
+    return done
+
+
+@compiled_only(inline="always")
+def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
+    req = mp.mem_req
+    space = req[S.MR_SPACE]
+    kind = req[S.MR_KIND]
+    mask = req[S.MR_MASK]
+    nbytes = req[S.MR_BYTES]
+    prm = mp.prm
+    active = 0
+    for lane in range(32):
+        active += (mask >> lane) & 1
+    if space == L.SP_SHARED:
+        wavefronts = shared_wavefronts(mp.lane_addr, mask, nbytes, prm[T.TP_BANKS], prm[T.TP_BANK_BYTES],
+                                       mp.bank_scratch)
+        wavefront_bytes = prm[T.TP_BANKS] * prm[T.TP_BANK_BYTES]
+        ideal = _ceil_div(active * nbytes, wavefront_bytes)
+        # the sub-partition's MIO queue takes one wavefront per cycle; the SM's shared-memory data path
+        # (shared by all four sub-partitions) moves shared_bytes_per_cycle_per_sm
+        hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_MIO, cycle, cycle + wavefronts)
+        start, _ = server_reserve(mp.shared_path, sm, cycle, wavefronts * wavefront_bytes,
+                                  prm[T.TP_SHARED_BYTES_PER_CYCLE])
+        mp.pc_mem[pc, T.PM_REQUESTS] += 1
+        mp.last_sectors[0] = wavefronts
+        mp.pc_mem[pc, T.PM_WAVEFRONTS] += wavefronts
+        mp.pc_mem[pc, T.PM_IDEAL_WAVEFRONTS] += ideal
+        if kind == S.MR_LOAD:
+            mp.ctr[T.TC_SHLD_REQ] += 1
+            mp.ctr[T.TC_SHLD_WAVEFRONTS] += wavefronts
+            mp.ctr[T.TC_SHLD_IDEAL] += ideal
+            return start + prm[T.TP_SHARED_LAT] + wavefronts - 1
+        if kind == S.MR_STORE:
+            mp.ctr[T.TC_SHST_REQ] += 1
+            mp.ctr[T.TC_SHST_WAVEFRONTS] += wavefronts
+            mp.ctr[T.TC_SHST_IDEAL] += ideal
+            return start + wavefronts
+        mp.ctr[T.TC_SHATOM_REQ] += 1
+        mp.ctr[T.TC_SHATOM_WAVEFRONTS] += wavefronts
+        return start + prm[T.TP_SHARED_ATOMIC_LAT] + wavefronts * active - 1
+    if space == L.SP_PARAM:
+        mp.last_sectors[0] = 0
+        return cycle + mp.pipe_interval[I.PIPE_ALU]
+    # global and local: per-lane addresses as the memory system sees them
+    addrs = mp.addrs
+    if space == L.SP_GLOBAL:
+        for lane in range(32):
+            addrs[lane] = mp.lane_addr[lane] + L.GLOBAL_BASE
+    else:
+        # local memory is interleaved across a warp's lanes in 4-byte words, as on hardware
+        warp_base = LOCAL_TIMING_BASE + w * 32 * (prm[T.TP_LOCAL_BYTES] + 8)
+        for lane in range(32):
+            off = mp.lane_addr[lane]
+            addrs[lane] = warp_base + (off // 4) * 128 + lane * 4 + off % 4
+    n = coalesce(addrs, mask, nbytes, prm[T.TP_SECTOR], prm[T.TP_LINE], mp.sectors)
+    ideal = _ceil_div(active * nbytes, prm[T.TP_SECTOR])
+    mp.pc_mem[pc, T.PM_REQUESTS] += 1
+    mp.last_sectors[0] = n
+    mp.pc_mem[pc, T.PM_SECTORS] += n
+    mp.pc_mem[pc, T.PM_IDEAL_SECTORS] += ideal
+    is_local = space == L.SP_LOCAL
+    if kind == S.MR_LOAD:
+        if is_local:
+            mp.ctr[T.TC_LLD_REQ] += 1
+            mp.ctr[T.TC_LLD_SECTORS] += n
+        else:
+            mp.ctr[T.TC_GLD_REQ] += 1
+            mp.ctr[T.TC_GLD_SECTORS] += n
+            mp.ctr[T.TC_GLD_IDEAL] += ideal
+        done, wait = global_load(mp.sectors, n, sm, cycle, prm[T.TP_USE_L1] != 0, ms.l1, ms.l2, ms.servers,
+                                 ms.mshr, ms.params, ms.rates, ms.counters)
+        if wait > 0:
+            mp.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
+            hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_LSU, cycle, cycle + wait)
+        return done
+    if kind == S.MR_STORE:
+        if is_local:
+            mp.ctr[T.TC_LST_REQ] += 1
+            mp.ctr[T.TC_LST_SECTORS] += n
+        else:
+            mp.ctr[T.TC_GST_REQ] += 1
+            mp.ctr[T.TC_GST_SECTORS] += n
+            mp.ctr[T.TC_GST_IDEAL] += ideal
+        accepted = global_store(mp.sectors, n, sm, cycle, ms.l1, ms.l2, ms.servers, ms.params, ms.rates,
+                                ms.counters)
+        mp.w_mem_pending[w] = max(mp.w_mem_pending[w], accepted)
+        return cycle
+    mp.ctr[T.TC_GATOM_REQ] += 1
+    mp.ctr[T.TC_GATOM_SECTORS] += n
+    lanes_per_sector(addrs, mask, nbytes, mp.sectors, n, prm[T.TP_SECTOR], mp.lane_ops)
+    done = global_atomic(mp.sectors, mp.lane_ops, n, sm, cycle, ms.l2, ms.servers, ms.params, ms.rates,
+                         ms.counters)
+    mp.w_mem_pending[w] = max(mp.w_mem_pending[w], done)
+    return done
+
+
+@compiled_only
+def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, pipe_interval, reg_ready, reg_dep,
+               w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready):
+    """Book the timing of the instruction at ``pc`` that warp ``w`` issued at ``cycle``: pipe occupancy,
+    when its destinations are ready (``memory_ready`` for memory instructions, else the form's latency),
+    and any wait it imposes on the warp (branch resolution, memory barrier, nanosleep)."""
+    form = code[pc, L.F_ISA]
+    pipe = isa[form, I.I_PIPE]
+    latency = isa[form, I.I_LATENCY]
+    dep = isa[form, I.I_DEP]
+    pipe_issues[pipe] += 1
+    hold_pipe(pipe_free, pipe_busy_acc, pipe_busy_t0, sub, pipe, cycle, cycle + pipe_interval[pipe])
+    ready = cycle + max(latency, 1) if memory_ready < 0 else memory_ready
+    for i in range(code[pc, L.F_NDST]):
+        d = code[pc, L.F_DST0 + i]
+        if d >= 0:
+            reg_ready[w, d] = ready
+            reg_dep[w, d] = dep
+    op = code[pc, L.F_OP]
+    w_wake[w] = cycle + 1
+    w_reason[w] = ST.NOT_SELECTED
+    if op == c.OP_BRA or op == c.OP_EXIT:
+        w_wake[w] = cycle + max(latency, 1)
+        w_reason[w] = ST.BRANCH_RESOLVING
+    elif op == c.OP_MEMBAR:
+        w_wake[w] = max(cycle + 1, w_mem_pending[w])
+        w_reason[w] = ST.MEMBAR
+    elif op == c.OP_NANOSLEEP:
+        if code[pc, L.F_SK0] == L.SK_REG:
+            nanoseconds = np.int64(regs[w, code[pc, L.F_SK0 + 1], 0])
+        else:
+            nanoseconds = code[pc, L.F_SK0 + 1]
+        w_wake[w] = cycle + max(1, nanoseconds * clock_mhz // 1000)
+        w_reason[w] = ST.SLEEPING

@@ -1,0 +1,121 @@
+"""Launch checks and argument packing, as the CUDA runtime does them.
+
+``grid``/``block`` become 3-tuples and are checked against the config's limits;
+arguments are checked against the kernel's ``.param`` list (count, pointer or
+value, range) and packed into the parameter buffer; resource needs (threads,
+registers, shared memory) go through the occupancy rules, and a block that
+cannot fit is CUDA's "too many resources requested for launch".
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from gpusim.arch import codes as c
+from gpusim.arch.occupancy import occupancy
+from gpusim.errors import LaunchError
+from gpusim.launch.device_memory import DeviceArray
+
+_INT_RANGES = {
+    "u8": (0, 0xFF), "s8": (-0x80, 0x7F), "b8": (-0x80, 0xFF),
+    "u16": (0, 0xFFFF), "s16": (-0x8000, 0x7FFF), "b16": (-0x8000, 0xFFFF),
+    "u32": (0, 0xFFFFFFFF), "s32": (-0x80000000, 0x7FFFFFFF), "b32": (-0x80000000, 0xFFFFFFFF),
+    "u64": (0, (1 << 64) - 1), "s64": (-(1 << 63), (1 << 63) - 1), "b64": (-(1 << 63), (1 << 64) - 1),
+}
+
+
+def dims3(value, what: str) -> tuple[int, int, int]:
+    """An int or a 1-3 tuple as (x, y, z)."""
+    if isinstance(value, int | np.integer):
+        value = (int(value),)
+    try:
+        items = [int(v) for v in value]
+        if any(not isinstance(v, int | np.integer) for v in value):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}") from None
+    if not 1 <= len(items) <= 3:
+        raise LaunchError(f"{what} must have 1 to 3 dimensions, got {len(items)}")
+    if any(v < 1 for v in items):
+        raise LaunchError(f"invalid configuration argument: every {what} dimension must be >= 1, got {tuple(items)}")
+    while len(items) < 3:
+        items.append(1)
+    return items[0], items[1], items[2]
+
+
+def check_geometry(config, grid: tuple, block: tuple) -> None:
+    threads = block[0] * block[1] * block[2]
+    for i, axis in enumerate("xyz"):
+        if block[i] > config.max_block_dims[i]:
+            raise LaunchError(f"invalid configuration argument: block.{axis} = {block[i]} exceeds the limit "
+                              f"{config.max_block_dims[i]}")
+        if grid[i] > config.max_grid_dims[i]:
+            raise LaunchError(f"invalid configuration argument: grid.{axis} = {grid[i]} exceeds the limit "
+                              f"{config.max_grid_dims[i]}")
+    if threads > config.max_threads_per_block:
+        raise LaunchError(f"too many resources requested for launch: {threads} threads per block, the limit "
+                          f"is {config.max_threads_per_block}")
+
+
+def pack_args(program, args: list) -> np.ndarray:
+    """The parameter buffer for ``args`` (bytes, padded to 8)."""
+    params = program.params
+    if len(args) != len(params):
+        names = ", ".join(f"{p.name}: .{p.type}" for p in params)
+        raise LaunchError(f"kernel '{program.name}' takes {len(params)} arguments ({names}), got {len(args)}")
+    buffer = bytearray(max(8, (program.param_bytes + 7) // 8 * 8))
+    for index, (slot, value) in enumerate(zip(params, args, strict=True)):
+        raw = _arg_bytes(program.name, index, slot, value)
+        buffer[slot.offset:slot.offset + len(raw)] = raw
+    return np.frombuffer(bytes(buffer), dtype=np.uint8).copy()
+
+
+def _arg_bytes(kernel: str, index: int, slot, value) -> bytes:
+    where = f"argument {index} ('{slot.name}', .param .{slot.type}) of kernel '{kernel}'"
+    type_code = c.TYPE_CODES.get(slot.type)
+    if type_code is None or slot.size != c.TYPE_BYTES[type_code]:
+        if isinstance(value, bytes | bytearray) and len(value) == slot.size:
+            return bytes(value)
+        raise LaunchError(f"{where}: a {slot.size}-byte aggregate parameter needs a bytes object of that size")
+    if isinstance(value, DeviceArray):
+        if slot.size != 8:
+            raise LaunchError(f"{where}: a DeviceArray passes a 64-bit pointer, but the parameter is "
+                              f"{slot.size * 8}-bit")
+        return struct.pack("<Q", value.ptr)
+    if c.TYPE_FLOAT[type_code]:
+        if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+            raise LaunchError(f"{where}: expected a number, got {type(value).__name__}")
+        if type_code == c.T_F32:
+            return struct.pack("<f", np.float32(value).item())
+        if type_code == c.T_F64:
+            return struct.pack("<d", float(value))
+        return np.float16(value).tobytes()
+    if isinstance(value, float | np.floating) or isinstance(value, bool) or \
+            not isinstance(value, int | np.integer):
+        raise LaunchError(f"{where}: expected an integer, got {type(value).__name__} {value!r}")
+    low, high = _INT_RANGES[slot.type] if slot.type in _INT_RANGES else (0, (1 << 64) - 1)
+    value = int(value)
+    if not low <= value <= high:
+        raise LaunchError(f"{where}: {value} is out of range for .{slot.type} [{low}, {high}]")
+    return (value & ((1 << (8 * slot.size)) - 1)).to_bytes(slot.size, "little")
+
+
+def check_resources(config, program, threads_per_block: int, regs_per_thread: int, shared_bytes: int):
+    """The occupancy of a launch; LaunchError when a block cannot run at all."""
+    total_shared = program.dynamic_shared_offset + shared_bytes if shared_bytes else program.shared_static_bytes
+    if total_shared > config.max_shared_bytes_per_block:
+        raise LaunchError(f"too many resources requested for launch: kernel '{program.name}' needs "
+                          f"{total_shared} bytes of shared memory per block, the limit is "
+                          f"{config.max_shared_bytes_per_block}")
+    if regs_per_thread > config.max_registers_per_thread:
+        raise LaunchError(f"too many resources requested for launch: {regs_per_thread} registers per thread, "
+                          f"the limit is {config.max_registers_per_thread}")
+    occ = occupancy(config, threads_per_block=threads_per_block, regs_per_thread=regs_per_thread,
+                    shared_bytes=total_shared)
+    if occ.blocks_per_sm == 0:
+        raise LaunchError(f"too many resources requested for launch: kernel '{program.name}' with "
+                          f"{threads_per_block} threads x {regs_per_thread} registers and {total_shared} bytes "
+                          f"of shared memory per block does not fit on an SM (limited by {occ.limiter})")
+    return occ, total_shared

@@ -1,0 +1,91 @@
+"""From a checked launch to a Run: builds the engine state, runs the compiled
+loop (functional or timed), and turns engine status codes into the project's
+errors (IllegalAddressError, DeadlockError, SimulationLimitError) with the
+kernel, block, thread and PTX line they concern.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.arch import codes as c
+from gpusim.arch import layout as L
+from gpusim.engine.semantics import state as S
+from gpusim.engine.semantics.functional import RUN_DEADLOCK, RUN_ERROR, RUN_LIMIT, RUN_OK, run_functional
+from gpusim.errors import DeadlockError, SimulationLimitError
+from gpusim.launch.checks import check_geometry, check_resources, dims3, pack_args
+from gpusim.launch.faults import raise_engine_error, where
+from gpusim.launch.run import Run
+
+
+def stack_depth(program) -> int:
+    branches = int(np.count_nonzero(program.code[:, L.F_OP] == c.OP_BRA)) if program.n_inst else 0
+    return max(4, min(2 * branches + 4, 256))
+
+
+def launch_array(config, grid3, block3, occ, total_shared, dynamic_shared, program, heap_bytes) -> np.ndarray:
+    launch = np.zeros(S.LAUNCH_FIELDS, dtype=np.int64)
+    launch[S.L_NTID_X:S.L_NTID_Z + 1] = block3
+    launch[S.L_NCTAID_X:S.L_NCTAID_Z + 1] = grid3
+    threads = block3[0] * block3[1] * block3[2]
+    launch[S.L_THREADS_PER_BLOCK] = threads
+    launch[S.L_WARPS_PER_BLOCK] = (threads + 31) // 32
+    launch[S.L_NSM] = config.sms
+    launch[S.L_DYNAMIC_SMEM] = dynamic_shared
+    launch[S.L_SHARED_BYTES] = total_shared
+    launch[S.L_HEAP_BYTES] = heap_bytes
+    launch[S.L_LOCAL_BYTES] = program.local_bytes
+    launch[S.L_PARAM_BYTES] = program.param_bytes
+    launch[S.L_N_INST] = program.n_inst
+    launch[S.L_STACK_DEPTH] = stack_depth(program)
+    launch[S.L_MAX_WARPS_PER_SM] = config.max_warps_per_sm
+    return launch
+
+
+def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs, trace,
+                   max_warp_instructions):
+    config = gpu.config
+    program = kernel.program
+    grid3 = dims3(grid, "grid")
+    block3 = dims3(block, "block")
+    check_geometry(config, grid3, block3)
+    params = pack_args(program, args)
+    threads = block3[0] * block3[1] * block3[2]
+    regs_per_thread, regs_source = kernel.registers_per_thread(regs)
+    occ, total_shared = check_resources(config, program, threads, regs_per_thread, shared_bytes)
+    n_blocks = grid3[0] * grid3[1] * grid3[2]
+    heap = gpu.heap
+    launch = launch_array(config, grid3, block3, occ, total_shared, shared_bytes, program, heap.data.size)
+    common = dict(kernel=kernel, program=program, config=config, grid=grid3, block=block3,
+                  shared_bytes=total_shared, regs_per_thread=regs_per_thread, regs_source=regs_source,
+                  occupancy=occ)
+    if not timing:
+        m = S.make_machine(warp_slots=int(launch[S.L_WARPS_PER_BLOCK]), n_regs=program.n_regs,
+                           stack_depth=int(launch[S.L_STACK_DEPTH]), block_slots=1, shared_bytes=total_shared,
+                           local_bytes=program.local_bytes, heap=heap.data, valid=heap.valid, params=params,
+                           launch=launch, n_inst=program.n_inst)
+        limit = max_warp_instructions or config.max_cycles
+        status, executed, bad_block = run_functional(m, program.code, n_blocks, limit)
+        _check_status(status, m, program, bad_block, limit, executed)
+        return Run(**common, pc_counts=m.pc_counts.copy(), timing=False)
+    from gpusim.launch.timed import run_timed_launch
+
+    return run_timed_launch(gpu, common, params, launch, n_blocks, trace=trace)
+
+
+def _check_status(status, m, program, bad_block, limit, executed) -> None:
+    if status == RUN_OK:
+        return
+    if status == RUN_ERROR:
+        raise_engine_error(m, program)
+    if status == RUN_DEADLOCK:
+        lines = []
+        for w in range(m.sp.shape[0]):
+            if m.sp[w] >= 0:
+                pc = int(m.stk_pc[w, m.sp[w]]) - 1
+                lines.append(f"  warp {int(m.warp_index[w])}: waits at the barrier at {where(program, pc)}")
+        raise DeadlockError(f"kernel '{program.name}' block {bad_block}: a barrier can never complete "
+                            f"(warps that exited or wait elsewhere never arrive):\n" + "\n".join(lines))
+    if status == RUN_LIMIT:
+        raise SimulationLimitError(f"kernel '{program.name}': stopped after {executed} warp-instructions "
+                                   f"(limit {limit}); an endless loop, or raise max_warp_instructions")
