@@ -19,9 +19,9 @@ LAB_PROGRAMS_DIR = PROGRAMS_DIR / "labs"
 
 
 def progress_items(items: Iterable[Any], label: str, enabled: bool = True) -> Iterator[Any]:
-    """Yield ``items`` while showing how many are done."""
+    """Yield ``items`` while showing how many are done (on stderr, only when it is a terminal)."""
     items = list(items)
-    if not enabled:
+    if not enabled or not sys.stderr.isatty():
         yield from items
         return
     try:
