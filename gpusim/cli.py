@@ -207,10 +207,7 @@ def _run_ptx(args, path: Path, trace):
     module = gpu.load(path)
     kernels = list(module)
     if args.kernel:
-        try:
-            kernel = module[args.kernel]
-        except KeyError as error:
-            raise GpusimError(f"{path}: {error.args[0]}") from None
+        kernel = module[args.kernel]  # KernelNotFoundError names the file and its kernels
     elif len(kernels) == 1:
         kernel = kernels[0]
     else:
@@ -268,7 +265,7 @@ def _outputs(args, runs) -> None:
             path = _numbered(args.html, index, many)
             run.to_html(path)
             print(f"  wrote {path}")
-        if args.trace and run.trace is not None:
+        if args.trace and run.has_trace:
             path = run.trace.to_chrome(_numbered(args.trace, index, many))
             print(f"  wrote {path} (open it in https://ui.perfetto.dev)")
 
