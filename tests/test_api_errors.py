@@ -34,9 +34,9 @@ def test_kernel_typo_by_index_is_a_gpusim_key_error(gpu_and_module):
 def test_kernel_typo_by_attribute_is_also_an_attribute_error(gpu_and_module):
     _, mod = gpu_and_module
     with pytest.raises(AttributeError, match="did you mean 'vecadd'"):
-        mod.vecad
+        _ = mod.vecad
     with pytest.raises(gpusim.KernelNotFoundError):
-        mod.vecad
+        _ = mod.vecad
     assert not hasattr(mod, "vecad") and getattr(mod, "vecad", None) is None
     assert mod.vecadd is mod["vecadd"] and "vecadd" in dir(mod)
 
