@@ -13,6 +13,7 @@ warp-instructions per second of wall time in one process.
 * firstlaunch  a new process's first launch, numba cache warm        [<= 3 s]
 * coldlaunch   a new process's first launch, empty numba cache       [<= 60 s]
 * fullchip   128 MB stream on the full h100-sxm: peak RSS beyond device memory [<= 2 GB]
+* parse      parse a 5000-line PTX kernel (labels, .loc, vector loads, comments)  [<= 1 s]
 """
 
 from __future__ import annotations
@@ -113,9 +114,37 @@ def bench_fullchip() -> str:
             f"{beyond / 2**30:.2f} GiB beyond the device memory and its validity map")
 
 
+def _big_ptx(lines_wanted: int) -> str:
+    """A PTX module with one kernel of about ``lines_wanted`` lines: repeated 9-line basic blocks."""
+    lines = [".version 8.0", ".target sm_80", ".address_size 64", ".visible .entry big(.param .u64 p)", "{",
+             "  .reg .pred %p<4>;", "  .reg .b32 %r<100>;", "  .reg .f32 %f<100>;", "  .reg .b64 %rd<100>;",
+             "  ld.param.u64 %rd1, [p];"]
+    block = 0
+    while len(lines) < lines_wanted:
+        lines += [f"$L__BB0_{block}:", "  .loc 1 12 3", "  mov.u32 %r1, %tid.x;", "  mad.lo.s32 %r2, %r1, 4, %r3;",
+                  "  ld.global.nc.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1+16];",
+                  "  fma.rn.f32 %f5, %f1, 0f3F800000, %f2;  // a comment", "  setp.lt.s32 %p1, %r2, 100;",
+                  f"  @%p1 bra $L__BB0_{block};", "  st.global.f32 [%rd1], %f5;"]
+        block += 1
+    return "\n".join(lines + ["  ret;", "}"])
+
+
+def bench_parse() -> str:
+    from gpusim.ptx.parser import parse_ptx
+
+    text = _big_ptx(5000)
+    parse_ptx(_big_ptx(100))
+    start = time.perf_counter()
+    module = parse_ptx(text)
+    seconds = time.perf_counter() - start
+    lines = text.count("\n") + 1
+    return (f"{seconds:.3f} s for {lines} lines ({len(module.functions['big'].body)} instructions), "
+            f"{lines / seconds / 1e3:.1f} k lines/s")
+
+
 CASES = {"alu": bench_alu, "stream8": bench_stream8, "stream132": bench_stream132,
          "functional": bench_functional, "firstlaunch": bench_firstlaunch, "coldlaunch": bench_coldlaunch,
-         "fullchip": bench_fullchip}
+         "fullchip": bench_fullchip, "parse": bench_parse}
 
 
 def main(names: list[str]) -> None:

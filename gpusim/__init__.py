@@ -14,7 +14,10 @@ from gpusim.errors import (
     DeadlockError,
     GpusimError,
     IllegalAddressError,
+    KernelNotFoundError,
     LaunchError,
+    NoTimingError,
+    NoTraceError,
     PTXSyntaxError,
     SimulationLimitError,
     UnsupportedPTXError,
@@ -27,6 +30,7 @@ __version__ = "0.1.0"
 __all__ = [
     "GPU", "GPUConfig", "Kernel", "Module", "DeviceArray", "Run", "Occupancy", "occupancy",
     "load_config", "list_configs", "analytic", "compare", "Comparison",
-    "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
-    "LaunchError", "PTXSyntaxError", "SimulationLimitError", "UnsupportedPTXError", "__version__",
+    "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError", "KernelNotFoundError",
+    "LaunchError", "NoTimingError", "NoTraceError", "PTXSyntaxError", "SimulationLimitError",
+    "UnsupportedPTXError", "__version__",
 ]

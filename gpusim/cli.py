@@ -1,28 +1,34 @@
-"""The ``gpusim`` command: run a program or a PTX kernel, list configs, draw a chip's roofline, run a lab.
+"""The ``gpusim`` command: run a program or a PTX kernel, show configs, draw a chip's roofline, run a lab.
 
     gpusim run programs/vecadd.toml [--config C] [--sms N] [--size NAME=VALUE] [--report] [--json FILE]
-                                     [--plot DIR] [--html FILE] [--trace FILE.json] [--functional]
-    gpusim run kernel.ptx --kernel K --grid 64 --block 256 --array a=float32:16384:random
-               --array c=float32:16384 --scalar 16384 [same output options]
-    gpusim configs
+                                     [--plot DIR] [--html FILE] [--trace FILE.json] [--functional] [--save DIR]
+    gpusim run kernel.ptx|kernel.cu --kernel K --grid 64 --block 256 --array a=float32:16384:random
+               --array c=float32:16384 --scalar 16384 [--check EXPR] [same output options]
+    gpusim configs [NAME]
     gpusim roofline CONFIG [--sms N] [--plot DIR]
-    gpusim lab NAME [--config C] [--plot DIR] | gpusim lab --list
+    gpusim lab NAME [--config C] [--plot DIR] [--set KEY=VALUE ...] | gpusim lab NAME --help | gpusim lab --list
+    gpusim --version
 
 Kernel arguments of a PTX run are given in parameter order by ``--array`` (a device array:
 ``NAME=DTYPE:N[:INIT]``, INIT one of zeros, ones, arange, random; zeros by default) and ``--scalar``
-(a number, converted to the parameter's PTX type). Exit status: 0 ok, 1 a program's check failed,
-2 a usage or gpusim error (one line on stderr, never a traceback). docs/cli.md has the details.
+(a number, converted to the parameter's PTX type). ``--check EXPR`` is a numpy expression over the arrays
+after the run (``c == a + b``), compiled and evaluated in the restricted namespace of the program TOMLs.
+Exit status: 0 ok, 1 a check failed, 2 a usage or gpusim error (one line on stderr, never a traceback).
+docs/cli.md has the details.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from gpusim.errors import GpusimError
+
+KERNEL_SUFFIXES = (".ptx", ".cu")
 
 ARRAY_INITS = ("zeros", "ones", "arange", "random")
 
@@ -37,11 +43,14 @@ class _OrderedArg(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from gpusim import __version__
+
     parser = argparse.ArgumentParser(prog="gpusim", description="A cycle-level SIMT GPU simulator.")
+    parser.add_argument("--version", action="version", version=f"gpusim {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    run = commands.add_parser("run", help="run programs/NAME.toml (and check it) or a kernel of a .ptx file")
-    run.add_argument("target", help="a program TOML (or the name of one in programs/) or a .ptx file")
+    run = commands.add_parser("run", help="run programs/NAME.toml (and check it) or a kernel of a .ptx/.cu file")
+    run.add_argument("target", help="a program TOML (or the name of one in programs/), a .ptx or a .cu file")
     run.add_argument("--config", help="config name or .toml (default: the program's, else h100-sxm)")
     run.add_argument("--sms", type=int, help="simulate only this many SMs (a slice of the chip)")
     run.add_argument(
@@ -72,19 +81,39 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--scalar", action=_OrderedArg, const="scalar", metavar="VALUE", help="a scalar argument"
     )
+    run.add_argument(
+        "--check",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="a .ptx run: numpy expression over the arrays after the run that must hold (repeatable)",
+    )
+    run.add_argument("--save", metavar="DIR", help="write every device array after the run as DIR/NAME.npy")
 
-    commands.add_parser("configs", help="list the GPU configs")
+    configs = commands.add_parser("configs", help="list the GPU configs, or show one config's fields")
+    configs.add_argument("name", nargs="?", help="a config name or .toml: print every field with unit and meaning")
 
     roof = commands.add_parser("roofline", help="print (and draw) a config's roofline ceilings")
     roof.add_argument("config")
     roof.add_argument("--sms", type=int)
     roof.add_argument("--plot", metavar="DIR")
 
-    lab = commands.add_parser("lab", help="run a lab (an experiment with a table and a lesson)")
+    lab = commands.add_parser(
+        "lab", help="run a lab (an experiment with a table and a lesson)", add_help=False
+    )
     lab.add_argument("name", nargs="?")
+    lab.add_argument("-h", "--help", action="store_true", help="this help, or with NAME the lab's options")
     lab.add_argument("--list", action="store_true", help="list the labs")
     lab.add_argument("--config")
     lab.add_argument("--plot", metavar="DIR")
+    lab.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a lab option (repeatable; gpusim lab NAME --help lists them)",
+    )
+    parser.lab_parser = lab  # for `gpusim lab --help` (the lab parser's own -h is ours: NAME --help)
     return parser
 
 
@@ -103,7 +132,9 @@ def print_report(text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.parser = parser
     try:
         return {"run": _run, "configs": _configs, "roofline": _roofline, "lab": _lab}[args.command](args)
     except GpusimError as error:
@@ -122,13 +153,28 @@ def _run(args) -> int:
     trace = (
         (args.trace_rows or True) if (args.trace or args.plot or args.html) and not args.functional else False
     )
-    if target.suffix == ".ptx":
-        runs, ok, summary = _run_ptx(args, target, trace)
+    if target.suffix in KERNEL_SUFFIXES:
+        runs, ok, summary, arrays = _run_kernel_file(args, target, trace)
+    elif target.suffix in ("", ".toml"):
+        if args.check:
+            raise GpusimError("--check is for .ptx/.cu runs; a program's checks are its [[check]] tables")
+        runs, ok, summary, arrays = _run_program(args, trace)
     else:
-        runs, ok, summary = _run_program(args, trace)
+        raise GpusimError(f"{target}: expected a program .toml (or a program name), a .ptx or a .cu file")
     print(summary)
     _outputs(args, runs)
+    if args.save:
+        _save_arrays(args.save, arrays)
     return 0 if ok else 1
+
+
+def _save_arrays(directory: str, arrays: dict) -> None:
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, values in arrays.items():
+        path = out / f"{name}.npy"
+        np.save(path, np.asarray(values))
+        print(f"  wrote {path}")
 
 
 def _overrides(args) -> dict:
@@ -142,7 +188,7 @@ def _run_program(args, trace):
     spec = load_program(args.target, sizes=_sizes(args.size) or None)
     gpu = GPU(args.config or spec.config, **_overrides(args))
     result = run_program(spec, gpu=gpu, timing=not args.functional, trace=trace)
-    return result.runs, result.ok, result.summary()
+    return result.runs, result.ok, result.summary(), result.arrays
 
 
 def _sizes(items: list[str]) -> dict:
@@ -200,17 +246,20 @@ def _make_array(gpu, text: str, rng):
     return name.strip(), gpu.to_device(host)
 
 
-def _run_ptx(args, path: Path, trace):
+def _run_kernel_file(args, path: Path, trace):
+    """Run one kernel of a .ptx (or a .cu, compiled by nvcc like gpu.load does) with the --array/--scalar args."""
     from gpusim.api.gpu import GPU
 
+    if path.suffix == ".cu" and path.exists() and shutil.which("nvcc") is None:
+        ptx = path.with_suffix(".ptx")
+        instead = f"run {ptx} (its committed PTX)" if ptx.exists() else "compile it with `nvcc -ptx` and run the .ptx"
+        raise GpusimError(f"{path} is CUDA source: running it needs nvcc (not found on PATH) to compile it to "
+                          f"PTX; {instead}")
     gpu = GPU(args.config or "h100-sxm", **_overrides(args))
     module = gpu.load(path)
     kernels = list(module)
     if args.kernel:
-        try:
-            kernel = module[args.kernel]
-        except KeyError as error:
-            raise GpusimError(f"{path}: {error.args[0]}") from None
+        kernel = module[args.kernel]  # KernelNotFoundError names the file and its kernels
     elif len(kernels) == 1:
         kernel = kernels[0]
     else:
@@ -237,13 +286,32 @@ def _run_ptx(args, path: Path, trace):
         trace=trace,
     )
     lines = [repr(run)]
-    for name, array in arrays.items():
-        values = np.asarray(array.get())
+    final = {name: np.asarray(array.get()) for name, array in arrays.items()}
+    for name, values in final.items():
         lines.append(
             f"  {name}: {values.dtype}[{values.size}] = {np.array2string(values[:8], precision=4)}"
             + (" ..." if values.size > 8 else "")
         )
-    return [run], True, "\n".join(lines)
+    ok = True
+    for text in args.check:
+        passed, line = _check(text, final)
+        ok &= passed
+        lines.append(line)
+    return [run], ok, "\n".join(lines), final
+
+
+def _check(text: str, arrays: dict) -> tuple[bool, str]:
+    """Evaluate a --check expression over the final arrays (the program TOMLs' restricted namespace)."""
+    from gpusim.programs.spec import _base_namespace, _compile
+
+    expression = _compile(text, "--check", "", {"np", "fma32", *arrays})
+    value = np.asarray(expression.evaluate({**_base_namespace({}), **arrays}))
+    if value.dtype != np.bool_:
+        raise GpusimError(f"--check {text!r} gives {value.dtype} values, expected booleans (e.g. c == a + b)")
+    failed = int(value.size - np.count_nonzero(value))
+    if failed:
+        return False, f"  check {text}: MISMATCH ({failed} of {value.size} false)"
+    return True, f"  check {text}: ok ({value.size} true)"
 
 
 def _outputs(args, runs) -> None:
@@ -268,7 +336,7 @@ def _outputs(args, runs) -> None:
             path = _numbered(args.html, index, many)
             run.to_html(path)
             print(f"  wrote {path}")
-        if args.trace and run.trace is not None:
+        if args.trace and run.has_trace:
             path = run.trace.to_chrome(_numbered(args.trace, index, many))
             print(f"  wrote {path} (open it in https://ui.perfetto.dev)")
 
@@ -281,8 +349,22 @@ def _numbered(path: str, index: int, many: bool) -> Path:
 
 # ------------------------------------------------------------------------------------------------ others
 def _configs(args) -> int:
-    from gpusim.arch.config import list_configs, load_config
+    from gpusim.arch.config import FIELDS, list_configs, load_config
 
+    if args.name:
+        config = load_config(args.name)
+        print(config.describe())
+        rows = {}
+        for name, spec in FIELDS.items():
+            value, unit = getattr(config, name), spec.metadata["unit"]
+            shown = (repr(value) if isinstance(value, str) else str(value)) + (f" {unit}" if unit else "")
+            rows.setdefault(spec.metadata["table"], []).append((name, shown, spec.metadata["doc"]))
+        width = max(len(f"{name} = {shown}") for table in rows.values() for name, shown, _ in table)
+        for table, fields in rows.items():
+            print(f"\n[{table}]")
+            for name, shown, doc in fields:
+                print(f"  {f'{name} = {shown}':<{width}}  # {doc}")
+        return 0
     for name in list_configs():
         config = load_config(name)
         print(f"{name:<12} {config.describe().splitlines()[0].split(': ', 1)[-1]}")
@@ -310,17 +392,32 @@ def _roofline(args) -> int:
 
 
 def _lab(args) -> int:
-    from gpusim.labs import LABS, run_lab
+    from gpusim.labs import LABS, describe_options, lab_module, parse_option, run_lab
 
+    if args.help and not args.name:
+        print(args.parser.lab_parser.format_help().rstrip())
+        print("\nlabs (gpusim lab NAME --help lists a lab's options):")
+        for name, module in sorted(LABS.items()):
+            print(f"  {name:<18} {module.TITLE}")
+        return 0
     if args.list or not args.name:
         for name, module in sorted(LABS.items()):
             print(f"{name:<18} {module.TITLE}")
         return 0
-    if args.name not in LABS:
-        raise GpusimError(f"no lab named {args.name!r}; labs: {', '.join(sorted(LABS))}")
+    module = lab_module(args.name)
+    if args.help:
+        print(f"gpusim lab {args.name} [--config C] [--plot DIR] [--set KEY=VALUE ...]\n\n{module.TITLE}\n")
+        print("options (--set KEY=VALUE; defaults shown):")
+        print(describe_options(args.name))
+        return 0
     options = {"plot_dir": args.plot}
     if args.config:
         options["config"] = args.config
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise GpusimError(f"--set {item!r}: expected KEY=VALUE (gpusim lab {args.name} --help lists them)")
+        options[key.strip()] = parse_option(args.name, key.strip(), value)
     result = run_lab(args.name, **options)
     print(result)
     for figure in result.figures:

@@ -64,3 +64,38 @@ class DeadlockError(GpusimError):
 
 class SimulationLimitError(GpusimError):
     """A kernel ran past the config's max_cycles (or the functional instruction limit)."""
+
+
+class KernelNotFoundError(GpusimError, KeyError):
+    """``module["name"]`` or ``module.name`` for a kernel the module does not have.
+
+    A KeyError too, so ``except KeyError`` keeps working; ``Module.__getattr__`` turns it into an
+    AttributeError-compatible ``KernelAttributeError`` so ``hasattr``/``getattr(mod, x, default)`` behave.
+    """
+
+    def __init__(self, name: str, module: str, kernels: list[str]):
+        import difflib
+
+        self.name = name
+        self.module = module
+        self.kernels = list(kernels)
+        close = difflib.get_close_matches(name, self.kernels, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        listed = ", ".join(self.kernels) or "none"
+        self.message = f"no kernel '{name}' in {module} (its kernels: {listed}){hint}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:  # KeyError's str() would add quotes around the message
+        return self.message
+
+
+class KernelAttributeError(KernelNotFoundError, AttributeError):
+    """The attribute form (``module.name``) of KernelNotFoundError: also an AttributeError."""
+
+
+class NoTraceError(GpusimError, AttributeError):
+    """``run.trace`` of a run launched without ``trace=True`` (nothing was recorded)."""
+
+
+class NoTimingError(GpusimError):
+    """A timing figure (``run.cycles``, ``run.seconds``) asked of a functional run (``timing=False``)."""

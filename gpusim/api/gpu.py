@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.arch.config import GPUConfig, load_config
-from gpusim.errors import GpusimError, LaunchError, PTXSyntaxError
+from gpusim.errors import GpusimError, KernelAttributeError, KernelNotFoundError, LaunchError, PTXSyntaxError
 from gpusim.launch.device_memory import DeviceArray, DeviceHeap
 from gpusim.ptx.lower import Program, lower_module
 from gpusim.ptx.parser import parse_file, parse_ptx
@@ -63,7 +63,10 @@ class Kernel:
 
 
 class Module:
-    """A loaded PTX module: ``mod["name"]`` or ``mod.name`` is a Kernel."""
+    """A loaded PTX module: ``mod["name"]`` or ``mod.name`` is a Kernel.
+
+    An unknown name raises KernelNotFoundError (also a KeyError; the attribute form also an
+    AttributeError) naming the file, its kernels and the closest one."""
 
     def __init__(self, path: str, kernels: dict[str, Kernel]):
         self.path = path
@@ -71,14 +74,19 @@ class Module:
 
     def __getitem__(self, name: str) -> Kernel:
         if name not in self.kernels:
-            raise KeyError(f"no kernel '{name}' in {self.path}; kernels: {', '.join(self.kernels) or 'none'}")
+            raise KernelNotFoundError(str(name), self.path, list(self.kernels))
         return self.kernels[name]
 
     def __getattr__(self, name: str) -> Kernel:
-        kernels = self.__dict__.get("kernels", {})
+        kernels = self.__dict__.get("kernels")
+        if kernels is None or name.startswith("__"):  # during unpickling/copy, and dunder probes
+            raise AttributeError(name)
         if name in kernels:
             return kernels[name]
-        raise AttributeError(name)
+        raise KernelAttributeError(name, self.__dict__.get("path", "<module>"), list(kernels))
+
+    def __dir__(self):
+        return [*super().__dir__(), *self.__dict__.get("kernels", {})]
 
     def __iter__(self):
         return iter(self.kernels.values())

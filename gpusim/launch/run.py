@@ -3,6 +3,11 @@
 A Run holds the raw counters the engine produced (per-pc instruction counts,
 and for timed runs the cycle count, stall warp-cycles and memory counters) and
 derives every metric from them and the config in ``gpusim.observe.metrics``.
+
+A functional run (``timing=False``) has no time: ``run.cycles`` and ``run.seconds``
+raise ``NoTimingError`` rather than answer 0, and its report says so. A run launched
+without ``trace=True`` has no trace: ``run.trace`` raises ``NoTraceError`` naming the
+fix (``run.has_trace`` asks without raising).
 """
 
 from __future__ import annotations
@@ -11,10 +16,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpusim.errors import NoTimingError, NoTraceError
+
 
 @dataclass
 class Run:
-    """One kernel launch's result. ``cycles``/``seconds`` are 0 for a functional-only run."""
+    """One kernel launch's result. ``cycles``/``seconds`` exist only for a timed run (``timing=True``)."""
 
     kernel: object
     program: object
@@ -37,7 +44,13 @@ class Run:
 
     @property
     def seconds(self) -> float:
+        """Simulated kernel time at the config's clock (timed runs only)."""
         return self.cycles / self.config.clock_hz
+
+    @property
+    def has_trace(self) -> bool:
+        """Whether the launch recorded a trace (``trace=True``)."""
+        return self.__dict__.get("_trace") is not None
 
     @property
     def kernel_name(self) -> str:
@@ -100,3 +113,34 @@ class Run:
         kind = f"{self.cycles} cycles, {self.seconds * 1e6:.3f} us" if self.timing else "functional"
         return (f"Run({self.program.name!r}, grid={self.grid}, block={self.block}, {kind}, "
                 f"{self.warp_instructions} warp-instructions)")
+
+
+# ``cycles`` and ``trace`` stay dataclass fields (the constructor takes them) but are read through properties:
+# a functional run has no cycle count and an untraced run no trace, and asking for either is a user mistake
+# that gets one clear error instead of a silent 0 or an AttributeError on None.
+def _get_cycles(run: Run) -> int:
+    if not run.timing:
+        raise NoTimingError(f"kernel '{run.program.name}' ran functionally (timing=False): it has no cycles or "
+                            "seconds; launch with timing=True (the default) to time it")
+    return run.__dict__["_cycles"]
+
+
+def _set_cycles(run: Run, value: int) -> None:
+    run.__dict__["_cycles"] = value
+
+
+def _get_trace(run: Run):
+    trace = run.__dict__.get("_trace")
+    if trace is None:
+        why = "a functional run (timing=False) records none" if not run.timing else "it was not recorded"
+        raise NoTraceError(f"kernel '{run.program.name}' has no trace ({why}): launch with trace=True "
+                           "(or trace=N rows per table) to record one")
+    return trace
+
+
+def _set_trace(run: Run, value) -> None:
+    run.__dict__["_trace"] = value
+
+
+Run.cycles = property(_get_cycles, _set_cycles, doc="Simulated cycles (timed runs only; NoTimingError otherwise).")
+Run.trace = property(_get_trace, _set_trace, doc="The recorded Trace (trace=True launches; NoTraceError otherwise).")

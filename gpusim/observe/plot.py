@@ -166,7 +166,7 @@ def warp_timeline(run, max_warps: int = TIMELINE_MAX_WARPS):
     The lower panel shows issue-slot use per bin (instructions issued / schedulers x cycles): the idle
     gaps are where every resident warp was waiting; more warps, or more independent work per warp,
     fill them."""
-    trace = run.trace
+    trace = run.trace if run.has_trace else None
     if trace is None:
         raise GpusimError(
             f"kernel '{run.program.name}': the warp timeline needs a trace: launch with trace=True "
@@ -286,7 +286,7 @@ def run_figures(run) -> dict[str, object]:
     if not run.timing:
         raise GpusimError(f"kernel '{run.program.name}': figures need a timed run (timing=True)")
     figures = {"roofline": run_roofline(run), "stalls": stall_breakdown(run)}
-    if run.trace is not None:
+    if run.has_trace:
         figures["timeline"] = warp_timeline(run)
     return figures
 

@@ -334,7 +334,7 @@ def report_text(run) -> str:
     if len(v.findings) > 1:
         out += ["", "Suggestions (most valuable first)"]
         out += [f"  {i + 1}. {f.text}" for i, f in enumerate(v.findings)]
-    trace = run.trace
+    trace = run.trace if run.has_trace else None
     if trace is not None and trace.truncated:
         out += [
             "",
@@ -445,8 +445,8 @@ def run_dict(run) -> dict:
         "grid": list(run.grid),
         "block": list(run.block),
         "timing": run.timing,
-        "cycles": int(run.cycles),
-        "seconds": float(run.seconds),
+        "cycles": int(run.cycles) if run.timing else None,
+        "seconds": float(run.seconds) if run.timing else None,
         "metrics": {k: (float(x) if isinstance(x, float) else int(x)) for k, x in run.metrics.items()},
         "stalls": {k: int(x) for k, x in run.stalls.items()},
         "verdict": {

@@ -192,8 +192,9 @@ class ProgramResult:
         """A few lines: the program, each launch's cycles and each check's outcome."""
         lines = [f"{self.spec.name}: {self.spec.description}"]
         for launch, run in zip(self.spec.launches, self.runs, strict=True):
-            lines.append(f"  {launch.kernel} grid={launch.grid} block={launch.block}: "
-                         f"{int(run.cycles)} cycles, {float(run.seconds) * 1e6:.3f} us")
+            timing = (f"{int(run.cycles)} cycles, {float(run.seconds) * 1e6:.3f} us" if run.timing
+                      else "functional run: no timing")
+            lines.append(f"  {launch.kernel} grid={launch.grid} block={launch.block}: {timing}")
         for check in self.checks:
             verdict = "ok" if check.ok else "MISMATCH"
             lines.append(f"  check {check.array}: {verdict} (max abs error {check.max_abs_error:.3g}, "
