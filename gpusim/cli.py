@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.errors import GpusimError
+from gpusim.sweep.cli import add_parser as add_sweep_parser
+from gpusim.sweep.cli import main as sweep_main
 
 ARRAY_INITS = ("zeros", "ones", "arange", "random")
 
@@ -85,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("--list", action="store_true", help="list the labs")
     lab.add_argument("--config")
     lab.add_argument("--plot", metavar="DIR")
+    add_sweep_parser(commands)
     return parser
 
 
@@ -105,7 +108,8 @@ def print_report(text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"run": _run, "configs": _configs, "roofline": _roofline, "lab": _lab}[args.command](args)
+        return {"run": _run, "configs": _configs, "roofline": _roofline, "lab": _lab,
+                "sweep": sweep_main}[args.command](args)
     except GpusimError as error:
         print(f"gpusim: error: {error}", file=sys.stderr)
         return 2
