@@ -30,7 +30,6 @@ from gpusim.launch.device_memory import DeviceArray, DeviceHeap
 from gpusim.ptx.lower import Program, lower_module
 from gpusim.ptx.parser import parse_file, parse_ptx
 
-
 CACHE_CONTROLS = ("all", "none")
 """``cache_control`` values of ``GPU.launch``, as ``ncu --cache-control``."""
 

@@ -14,6 +14,7 @@
     "sizes.n" = [4096, 20000]
 
     [[points]]                  # more points, each over [base], after the grid's
+                                # (with neither [axes] nor [[points]], [base] is the only point)
 
 Relative paths inside points (``program``, ``kernel.ptx``, a config ``.toml``) are relative to the spec
 file. Every mistake is one ConfigError naming the file and the key.
@@ -70,8 +71,10 @@ def load_spec(path: str | Path) -> SweepSpec:
     except ConfigError as error:
         raise ConfigError(str(error).split(": ", 1)[-1], file=file, field="axes") from None
     points += [{**base, **point} for point in extra]
+    if not points and base:
+        points = [dict(base)]   # neither axes nor points: [base] is the one point
     if not points:
-        raise ConfigError("no points: give [axes] or [[points]]", file=file)
+        raise ConfigError("no points: give [base], [axes] or [[points]]", file=file)
     store = options.get("store", "results.parquet")
     if store is not None and not isinstance(store, str):
         raise ConfigError("must be a path", file=file, field="sweep.store")

@@ -63,13 +63,19 @@ WARM_UP_PTX = """
 """
 
 
+WARM_UPS = 0
+"""How many times ``warm_up`` ran in this process (the sweep runs it once per worker)."""
+
+
 def warm_up() -> bool:
     """Load the engine's compiled code in this process (a timed and a functional launch of a tiny kernel)."""
+    global WARM_UPS
     gpu = GPU("teaching")
     kernel = gpu.load_ptx(WARM_UP_PTX, "warm_up.ptx")["warm_up"]
     out = gpu.zeros(64, np.uint32)
     gpu.launch(kernel, grid=1, block=64, args=[out], cache_control="all")
     gpu.launch(kernel, grid=1, block=64, args=[out], timing=False)
+    WARM_UPS += 1
     return True
 
 
