@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.errors import GpusimError
+from gpusim.sweep.cli import add_parser as add_sweep_parser
+from gpusim.sweep.cli import main as sweep_main
 
 KERNEL_SUFFIXES = (".ptx", ".cu")
 
@@ -114,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a lab option (repeatable; gpusim lab NAME --help lists them)",
     )
     parser.lab_parser = lab  # for `gpusim lab --help` (the lab parser's own -h is ours: NAME --help)
+    add_sweep_parser(commands)
     return parser
 
 
@@ -136,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.parser = parser
     try:
-        return {"run": _run, "configs": _configs, "roofline": _roofline, "lab": _lab}[args.command](args)
+        return {"run": _run, "configs": _configs, "roofline": _roofline, "lab": _lab,
+                "sweep": sweep_main}[args.command](args)
     except GpusimError as error:
         print(f"gpusim: error: {error}", file=sys.stderr)
         return 2

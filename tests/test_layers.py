@@ -2,7 +2,7 @@
 
 Layers, bottom to top (docs/design.md, "Layout"): errors → arch (configs, ISA tables, program encoding)
 → ptx (front end) → engine (jit/bits → semantics → memory → sm) → host model → analytic models →
-observability → launch and results → public API objects → ready programs and labs → CLI and the package's
+observability → launch and results → public API objects → ready programs and labs → sweeps → CLI and the package's
 re-exports. Every import in every module counts, at any depth (inside functions and ``TYPE_CHECKING``
 blocks too), because a deferred import is still a dependency.
 """
@@ -30,6 +30,7 @@ LAYERS = [
     ["gpusim.launch"],
     ["gpusim.api"],
     ["gpusim.programs", "gpusim.labs"],
+    ["gpusim.sweep"],
     ["gpusim.cli", "gpusim.__main__", "gpusim"],
 ]
 

@@ -6,6 +6,11 @@ is first compiled with nvcc when nvcc is on PATH). ``gpu.launch`` checks the
 launch like the CUDA runtime, builds the engine state, runs the kernel
 (timed by default, functional-only with ``timing=False``) and returns a
 :class:`gpusim.launch.run.Run`.
+
+Caches: L2 persists across launches on one GPU (as on hardware) unless a launch asks
+``cache_control="all"``, which flushes L1 and L2 first as ``ncu --cache-control all``
+does (``gpu.flush_caches()`` does it by hand). Clocks are always the config's
+``core_clock_mhz``, like ``ncu --clock-control base``: there is no boost or throttling.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from gpusim.errors import GpusimError, KernelAttributeError, KernelNotFoundError
 from gpusim.launch.device_memory import DeviceArray, DeviceHeap
 from gpusim.ptx.lower import Program, lower_module
 from gpusim.ptx.parser import parse_file, parse_ptx
+
+CACHE_CONTROLS = ("all", "none")
+"""``cache_control`` values of ``GPU.launch``, as ``ncu --cache-control``."""
 
 
 class Kernel:
@@ -145,6 +153,8 @@ class GPU:
         self._l2_state = None
         self._system = None
         self.launch_count = 0
+        self.flushed_bytes = 0
+        """Dirty L2 bytes written back to DRAM by flushes (outside every kernel's counters)."""
 
     # ------------------------------------------------------------ memory
     def to_device(self, host) -> DeviceArray:
@@ -191,15 +201,36 @@ class GPU:
 
     # ------------------------------------------------------------ launches
     def launch(self, kernel: Kernel, grid, block, args=(), shared_bytes: int = 0, *, timing: bool = True,
-               regs: int | None = None, trace: bool = False, max_warp_instructions: int | None = None):
-        """Run ``kernel`` over ``grid`` x ``block`` threads; returns a Run."""
+               regs: int | None = None, trace: bool = False, max_warp_instructions: int | None = None,
+               cache_control: str = "none"):
+        """Run ``kernel`` over ``grid`` x ``block`` threads; returns a Run.
+
+        ``cache_control="all"`` flushes and invalidates L1 and L2 before the launch (Nsight Compute's
+        default for a profiled kernel: every launch starts cold); ``"none"`` (the default) keeps what
+        earlier launches left in L2."""
         from gpusim.launch.runner import execute_launch
 
         if not isinstance(kernel, Kernel):
             raise LaunchError(f"launch expects a Kernel (module['name']), got {type(kernel).__name__}")
+        if cache_control not in CACHE_CONTROLS:
+            raise LaunchError(f"cache_control must be one of {', '.join(map(repr, CACHE_CONTROLS))} "
+                              f"(as ncu --cache-control), got {cache_control!r}")
+        if cache_control == "all":
+            self.flush_caches()
         self.launch_count += 1
         return execute_launch(self, kernel, grid, block, list(args), int(shared_bytes), timing=timing,
                               regs=regs, trace=trace, max_warp_instructions=max_warp_instructions)
+
+    def flush_caches(self) -> int:
+        """Write back the dirty L2 lines and invalidate L1 and L2, as Nsight Compute does before a profiled
+        kernel; returns the bytes written back (also added to ``flushed_bytes``). The flush runs between
+        kernels: its write-backs are in no launch's counters. L1 needs no flush: it is write-through and
+        every launch starts with an empty one."""
+        from gpusim.launch.timed import flush_l2
+
+        written = flush_l2(self) * self.config.sector_bytes
+        self.flushed_bytes += written
+        return written
 
     # ------------------------------------------------------------ host-side model (gpusim.host.system)
     @property

@@ -4,7 +4,11 @@ and wrap the result in a Run.
 L2 contents persist across launches on the same GPU (as on hardware): the L2
 state lives on the GPU object and only its fill times are reset (time starts
 at 0 in every launch). L1 is rebuilt at each launch with the capacity the
-shared-memory carveout leaves it.
+shared-memory carveout leaves it. ``flush_l2`` is Nsight Compute's cache
+flush (``--cache-control all``): it drops every L2 line and reports the dirty
+sectors a write-back would send to DRAM. The flush happens between launches,
+so its write-backs appear in no kernel's counters (the heap already holds the
+data: the caches model timing only, never contents).
 """
 
 from __future__ import annotations
@@ -48,6 +52,16 @@ def l2_state(gpu):
     ready = gpu._l2_state[1]
     ready[ready > 0] = 0
     return gpu._l2_state
+
+
+def flush_l2(gpu) -> int:
+    """Write back and invalidate the GPU's L2 (the next launch starts with an empty one); returns the
+    dirty sectors written back."""
+    if gpu._l2_state is None:
+        return 0
+    dirty_sectors = int(np.count_nonzero(gpu._l2_state[3]))
+    gpu._l2_state = None
+    return dirty_sectors
 
 
 def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, n_blocks: int, *, trace):

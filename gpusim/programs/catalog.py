@@ -60,6 +60,7 @@ __all__ = [
     "fma32",
     "list_programs",
     "load_program",
+    "program_from_document",
     "programs_dir",
     "run_program",
 ]
@@ -218,6 +219,13 @@ def load_program(path: str | Path, sizes: dict[str, int | float] | None = None) 
     except OSError as error:
         raise ConfigError(f"cannot read program file: {error.strerror}", file=file) from None
     return _build_spec(document, path, sizes or {})
+
+
+def program_from_document(document: dict[str, Any], path: str | Path,
+                          sizes: dict[str, int | float] | None = None) -> ProgramSpec:
+    """Validate a program given as a parsed TOML document (what ``load_program`` reads from a file).
+    ``path`` names it (its stem is the program's name) in errors and anchors its relative ``ptx`` path."""
+    return _build_spec(document, Path(path).resolve(), sizes or {})
 
 
 def run_program(program: ProgramSpec | str | Path, gpu: Any = None, config: str | None = None,
