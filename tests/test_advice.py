@@ -39,6 +39,9 @@ def test_streaming_kernel_is_memory_bound_and_told_to_move_fewer_bytes(lab_gpu):
     _assert_follows(v)
     assert v.top.kind in MEMORY_FIXES
     assert "more_parallelism" not in {f.kind for f in v.findings}
+    c = run.counters
+    assert c["global_load_sectors"] == c["global_load_ideal_sectors"]  # coalesced float4 loads...
+    assert v.top.kind == "fewer_bytes"  # ...so the only fix left is fewer bytes
 
 
 def test_fma_loop_is_compute_bound_and_told_to_cut_instructions(lab_gpu):
