@@ -6,7 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gpusim.api.gpu import GPU
 from gpusim.labs import llm_step
+from gpusim.observe.regime import MEMORY_BOUND_PCT
+from gpusim.observe.report import verdict
 from tests.test_system import FakeGPU, FakeKernel
 
 US = 1e-6
@@ -37,7 +40,7 @@ def test_decode_step_kernel_structure_and_breakdown(fused):
     start_s = gpu.system.host_time_s
     step.issue(stream, fused)
     stream.synchronize()
-    result = llm_step.breakdown(gpu.timeline, start_s, gpu.system.host_time_s)
+    result = llm_step.breakdown(gpu.timeline, start_s, gpu.system.host_time_s, cfg)
     per_layer = shape.kernels_per_layer(fused)
     assert result["kernels"] == shape.layers * per_layer
     gemvs_per_layer = 4
@@ -45,6 +48,7 @@ def test_decode_step_kernel_structure_and_breakdown(fused):
     regimes = result["by_regime_us"]
     assert regimes["memory"] == pytest.approx(shape.layers * gemvs_per_layer * memory_s / US)
     assert regimes["compute"] == pytest.approx(shape.layers * others_per_layer * compute_s / US)
+    assert regimes["latency"] == regimes["launch"] == 0.0  # no kernel is below both thresholds
     assert sum(regimes.values()) == pytest.approx(result["step_us"])
     kernels = shape.layers * per_layer
     latency_s = cfg.kernel_launch_latency_cycles / (cfg.core_clock_mhz * 1e6)
@@ -97,8 +101,8 @@ def test_llm_step_lab_on_h100(tmp_path):
         assert values[f"b{batch}_fused_kernels"] == 2 * 7
         # every variant runs warm (after the untimed warm-up step): the graph changes the overhead,
         # not the kernels' own time
-        eager_kernels_us = values[f"b{batch}_eager_memory_us"] + values[f"b{batch}_eager_compute_us"]
-        graph_kernels_us = values[f"b{batch}_graph_memory_us"] + values[f"b{batch}_graph_compute_us"]
+        eager_kernels_us = sum(values[f"b{batch}_eager_{regime}_us"] for regime in llm_step.REGIMES)
+        graph_kernels_us = sum(values[f"b{batch}_graph_{regime}_us"] for regime in llm_step.REGIMES)
         assert graph_kernels_us == pytest.approx(eager_kernels_us, rel=0.02)
     # the tiny model at batch 1 is overhead-bound
     assert values["b1_eager_overhead_us"] > 0.5 * values["b1_eager_step_us"]
@@ -108,3 +112,39 @@ def test_llm_step_lab_on_h100(tmp_path):
     assert values["big_memory_ms"] == pytest.approx(
         values["big_weight_gb"] * 1e9 / (values["probe_achieved_gbs"] * 1e9) * 1e3)
     assert all(path.exists() for path in result.figures)
+
+
+def test_batch1_gemv_is_memory_bound_by_its_own_verdict():
+    """The batch-1 GEMV of a model too big for L2 (the lab's probe: 4 column tiles per SM, weights
+    streamed from DRAM once) is memory-bound by the report's verdict -- the decode lab's lesson."""
+    gpu = GPU("h100-sxm", sms=llm_step.PROBE_SMS)
+    module = gpu.load(str(llm_step.PROGRAM))
+    k_dim = 2048  # 8 MB of fp16 weights: more than the 16-SM slice's L2
+    probe = llm_step.probe_weight_bandwidth(gpu, module, k_dim)
+    weight_bytes = k_dim * llm_step.PROBE_TILES_PER_SM * llm_step.GEMV_COLUMNS * gpu.config.sms * 2
+    assert probe["weight_bytes"] == weight_bytes and weight_bytes > gpu.config.l2_bytes
+    assert probe["dram_pct"] >= MEMORY_BOUND_PCT
+    assert probe["verdict"] == "memory-bound"
+
+
+def test_breakdown_regimes_are_the_report_verdicts_of_the_kernels():
+    """Every kernel span of a real decode step gets the family of verdict(run) of its own Run."""
+    gpu = GPU("h100-sxm", sms=8)
+    module = gpu.load(str(llm_step.PROGRAM))
+    shape = llm_step.ModelShape(layers=1, model_dim=128, heads=2, ffn_dim=256, context=16)
+    step = llm_step.DecodeStep(gpu, module, shape, 1, llm_step.make_weights(shape),
+                               llm_step.make_caches(shape, batch=1))
+    stream = gpu.stream()
+    start_s = gpu.system.host_time_s
+    step.issue(stream, fused=False)
+    stream.synchronize()
+    spans = gpu.timeline.kernels(start_s, gpu.system.host_time_s)
+    runs = gpu.system.runs[-len(spans):]
+    assert [span.name for span in spans] == [run.program.name for run in runs]
+    families = [verdict(run).family for run in runs]
+    assert [llm_step.kernel_regime(span.args, gpu.config) for span in spans] == families
+    result = llm_step.breakdown(gpu.timeline, start_s, gpu.system.host_time_s, gpu.config)
+    for regime in llm_step.REGIMES:
+        expected = sum(span.duration_s * 1e6 for span, family in zip(spans, families, strict=True)
+                       if family == regime)
+        assert result["by_regime_us"][regime] == pytest.approx(expected)

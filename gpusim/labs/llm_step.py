@@ -11,21 +11,22 @@ For each batch size the step runs four ways (eager / CUDA graph, unfused / fused
 reports the step time, the time per kernel name and the time by regime. One untimed eager step runs
 first: L2 persists across launches, so every variant finds the small model's weights in L2, as a decode
 loop does from its second token on (otherwise the first variant alone would pay the cold misses and the
-others would look faster for it). The regimes:
+others would look faster for it). The regimes are each kernel's own verdict, by the report's rules
+(``gpusim.observe.regime.classify`` of the metrics the timeline keeps per kernel):
 
-- memory: kernels whose warps spend most of their cycles waiting on the memory system (stalls
-  ``long_scoreboard``, ``lg_throttle``, ``drain``, ``membar``), bandwidth- or latency-bound alike;
-- compute: the other kernels (when a kernel carries no stall counts, its DRAM throughput is compared
-  with its SM issue activity instead);
+- memory / compute / latency / launch: the time of kernels whose verdict is memory-, compute-,
+  latency- or launch-bound (launch-bound: shorter than one host launch call with a grid under one wave
+  -- the small model's kernels at batch 1);
 - overhead: the rest of the step (host launch calls not hidden, launch latencies, the synchronize).
 
 Extrapolation to a 70B fp16 model on ``h100-sxm``: a GEMV probe (``gemv`` with 4 column tiles per SM on
 a slice of ``PROBE_SMS`` SMs, which keeps each SM's share of DRAM bandwidth) measures the share of peak
-DRAM bandwidth the weight stream achieves; the 70B step is then the weight bytes over that share of the
-whole chip's bandwidth plus, per kernel, the GPU-side launch latency of this step's kernel structure (the
-host's launch calls hide under kernels that long). Beside it, the analytic bound: the weight bytes over
-the chip's peak DRAM bandwidth, derived from the probe's own metrics (bytes moved, seconds and % of peak)
-scaled from the slice to the chip.
+DRAM bandwidth the weight stream achieves (its own verdict, ``probe_verdict``, is the regime of a big
+model's batch-1 GEMV: memory-bound at the default ``probe_k_dim``); the 70B step is then the weight
+bytes over that share of the whole chip's bandwidth plus, per kernel, the GPU-side launch latency of this
+step's kernel structure (the host's launch calls hide under kernels that long). Beside it, the analytic
+bound: the weight bytes over the chip's peak DRAM bandwidth, derived from the probe's own metrics (bytes
+moved, seconds and % of peak) scaled from the slice to the chip.
 
 Simplifications: no embedding or LM head; non-gated MLP; one new token per sequence, all sequences at the
 same position; the 70B extrapolation ignores the KV-cache traffic (small at short context) and uses
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from gpusim.labs.support import PROGRAMS_DIR, LabResult, format_table
+from gpusim.observe.regime import classify
 
 NAME = "llm-step"
 TITLE = "One LLM decode step: memory, compute or overhead; graphs and fusion"
@@ -51,10 +53,10 @@ DEFAULT_CONFIG = "h100-sxm"
 GEMV_COLUMNS, GEMV_SLICES, GEMV_BATCH = 32, 8, 4  # decode.cu's #defines
 PROBE_SMS = 16  # the bandwidth probe's slice of the chip
 PROBE_TILES_PER_SM = 4  # GEMV column tiles per SM in the probe: enough weight loads in flight (Little's law)
-MEMORY_STALLS = ("long_scoreboard", "lg_throttle", "drain", "membar")
+REGIMES = ("memory", "compute", "latency", "launch")
+"""The kernel regimes of the breakdown: the families of the report's verdict kinds."""
 NORM_THREADS, ATTN_THREADS, ELEMENTWISE_THREADS = 256, 128, 256
 RMS_EPS = 1e-5
-ISSUE_METRIC = "smsp__issue_active.avg.pct_of_peak_sustained_active"
 DRAM_METRIC = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
 
 # The extrapolation target: a 70B-parameter model in fp16, Llama-2-70B's depth.
@@ -202,28 +204,30 @@ class DecodeStep:
                 self._elementwise(stream, "add", [self.x, self.x, self.delta], batch * d)
 
 
-def is_memory_bound(kernel_details: dict) -> bool:
-    """Memory-bound: the warps wait on the memory system for most of their stalled cycles."""
-    stalls = kernel_details.get("stalls") or {}
-    total = float(sum(stalls.values()))
-    if total > 0.0:
-        return sum(float(stalls.get(reason, 0)) for reason in MEMORY_STALLS) >= 0.5 * total
-    metrics = kernel_details.get("metrics", {})
-    return float(metrics.get(DRAM_METRIC, 0.0)) >= float(metrics.get(ISSUE_METRIC, 0.0))
+def kernel_regime(kernel_details: dict, config: Any) -> str:
+    """memory, compute, latency or launch: the family of the kernel's own verdict, by the report's rules,
+    from the metrics (and stalls) a timeline span keeps."""
+    stalls = kernel_details.get("stalls") or None
+    return classify(kernel_details.get("metrics", {}), config, stalls).family
 
 
-def breakdown(timeline: Any, start_s: float, end_s: float) -> dict:
-    """Step time split by kernel name and by regime (memory / compute / overhead), in microseconds."""
+def breakdown(timeline: Any, start_s: float, end_s: float, config: Any) -> dict:
+    """Step time split by kernel name and by regime (memory / compute / latency / launch, from each
+    kernel's verdict, and overhead), in microseconds."""
     by_kernel: dict[str, float] = {}
-    regimes = {"memory": 0.0, "compute": 0.0}
+    by_kernel_regime: dict[str, dict[str, float]] = {}
+    regimes = dict.fromkeys(REGIMES, 0.0)
     spans = timeline.kernels(start_s, end_s)
     for span in spans:
         duration_us = span.duration_s * 1e6
+        regime = kernel_regime(span.args, config)
         by_kernel[span.name] = by_kernel.get(span.name, 0.0) + duration_us
-        regimes["memory" if is_memory_bound(span.args) else "compute"] += duration_us
-    regimes["overhead"] = (end_s - start_s) * 1e6 - regimes["memory"] - regimes["compute"]
+        mine = by_kernel_regime.setdefault(span.name, {})
+        mine[regime] = mine.get(regime, 0.0) + duration_us
+        regimes[regime] += duration_us
+    regimes["overhead"] = (end_s - start_s) * 1e6 - sum(regimes[r] for r in REGIMES)
     return {"step_us": (end_s - start_s) * 1e6, "kernels": len(spans), "by_kernel_us": by_kernel,
-            "by_regime_us": regimes}
+            "by_kernel_regime_us": by_kernel_regime, "by_regime_us": regimes}
 
 
 def measure_batch(gpu: Any, module: Any, shape: ModelShape, batch: int, seed: int = 0) -> dict:
@@ -253,7 +257,7 @@ def measure_batch(gpu: Any, module: Any, shape: ModelShape, batch: int, seed: in
         else:
             step.issue(stream, fused)
         stream.synchronize()
-        result = breakdown(system.timeline, start_s, system.host_time_s)
+        result = breakdown(system.timeline, start_s, system.host_time_s, gpu.config)
         output = step.x.get().reshape(batch, shape.model_dim)
         result["output"] = output
         result["max_error"] = float(np.max(np.abs(output - expected)))
@@ -280,7 +284,8 @@ def probe_weight_bandwidth(gpu: Any, module: Any, k_dim: int = 1024) -> dict:
     peak = moved_bytes / float(run.seconds) / (dram_pct / 100.0) if dram_pct > 0.0 else float("nan")
     achieved = weight_bytes / float(run.seconds)
     return {"achieved_Bps": achieved, "peak_Bps": peak, "achieved_share": achieved / peak,
-            "weight_bytes": weight_bytes, "seconds": float(run.seconds), "dram_pct": dram_pct}
+            "weight_bytes": weight_bytes, "seconds": float(run.seconds), "dram_pct": dram_pct,
+            "verdict": classify(metrics, run.config, run.stalls).kind}
 
 
 def scale_probe_to_chip(probe: dict, slice_config: Any, chip_config: Any) -> dict:
@@ -332,7 +337,7 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
             for regime, regime_us in regimes.items():
                 values[f"{key}_{regime}_us"] = regime_us
             rows.append([batch, variant, result["kernels"], result["step_us"], eager_us / result["step_us"],
-                         regimes["memory"], regimes["compute"], regimes["overhead"],
+                         *(regimes[regime] for regime in REGIMES), regimes["overhead"],
                          100.0 * regimes["overhead"] / result["step_us"]])
         values[f"b{batch}_outputs_match"] = all(
             np.array_equal(results[variant]["output"], results["eager"]["output"])
@@ -340,8 +345,11 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
         values[f"b{batch}_graph_gain"] = eager_us / results["graph"]["step_us"]
         values[f"b{batch}_fusion_gain"] = eager_us / results["fused"]["step_us"]
         values[f"b{batch}_graph_fusion_gain"] = eager_us / results["fused+graph"]["step_us"]
-        for name, kernel_us in sorted(results["eager"]["by_kernel_us"].items(), key=lambda item: -item[1]):
-            kernel_rows.append([batch, name, kernel_us, 100.0 * kernel_us / eager_us])
+        eager = results["eager"]
+        for name, kernel_us in sorted(eager["by_kernel_us"].items(), key=lambda item: -item[1]):
+            split = eager["by_kernel_regime_us"][name]
+            verdicts = ", ".join(f"{regime} {split[regime]:.1f}" for regime in REGIMES if regime in split)
+            kernel_rows.append([batch, name, kernel_us, 100.0 * kernel_us / eager_us, verdicts])
 
     probe_gpu = GPU(config_name, **dict(overrides or {}, sms=min(PROBE_SMS, int(gpu.config.sms))))
     probe_slice = probe_weight_bandwidth(probe_gpu, probe_gpu.load(str(PROGRAM)), probe_k_dim)
@@ -354,24 +362,35 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     values["probe_achieved_gbs"] = probe["achieved_Bps"] / 1e9
     values["probe_peak_gbs"] = probe["peak_Bps"] / 1e9
     values["probe_achieved_share"] = probe["achieved_share"]
+    values["probe_dram_pct"] = probe["dram_pct"]
+    values["probe_verdict"] = probe["verdict"]
 
-    table = format_table(["batch", "variant", "kernels", "step us", "speed-up", "memory us", "compute us",
-                          "overhead us", "overhead %"], rows)
-    table += "\n\nby kernel (eager):\n" + format_table(["batch", "kernel", "us", "% of step"], kernel_rows)
+    table = format_table(["batch", "variant", "kernels", "step us", "speed-up",
+                          *(f"{regime} us" for regime in REGIMES), "overhead us", "overhead %"], rows)
+    table += "\n\nby kernel (eager), with the us of each verdict:\n" + format_table(
+        ["batch", "kernel", "us", "% of step", "us by verdict"], kernel_rows)
     table += (f"\n\n70B fp16 on {config_name}, batch 1: {big_eager['weight_gb']:.0f} GB of weights at the "
               f"probe's {values['probe_achieved_gbs']:.0f} GB/s = {big_eager['memory_ms']:.1f} ms + "
               f"{big_eager['kernels']} kernels x launch latency = {big_eager['overhead_ms']:.2f} ms -> "
               f"{big_eager['step_ms']:.1f} ms/token ({big_eager['tokens_per_s']:.1f} tokens/s); "
               f"analytic bound "
               f"(peak {values['probe_peak_gbs']:.0f} GB/s) {big_eager['bound_ms']:.1f} ms; fused + graph "
-              f"{big_graph['step_ms']:.1f} ms")
+              f"{big_graph['step_ms']:.1f} ms; the probe GEMV's own verdict: {values['probe_verdict']} "
+              f"(DRAM at {values['probe_dram_pct']:.0f}% of peak)")
     first = batches[0]
     lesson = (
         f"The small model's step at batch {first} is mostly overhead "
         f"({values[f'b{first}_eager_overhead_us'] / values[f'b{first}_eager_step_us'] * 100:.0f}% of "
         f"{values[f'b{first}_eager_step_us']:.0f} us): each of its "
         f"{values[f'b{first}_eager_kernels']} kernels "
-        f"is too small to hide the launch cost. A CUDA graph gives {values[f'b{first}_graph_gain']:.2f}x, "
+        f"is too small to hide the launch cost, and the kernels' own verdicts say the same: "
+        f"{values[f'b{first}_eager_launch_us']:.0f} us of kernel time is launch-bound, "
+        f"{values[f'b{first}_eager_latency_us']:.0f} us latency-bound, "
+        f"{values[f'b{first}_eager_compute_us']:.0f} us compute-bound, "
+        f"{values[f'b{first}_eager_memory_us']:.0f} us memory-bound"
+        + (" (the weights sit in L2 and no GEMV is big enough to fill the chip)"
+           if values[f"b{first}_eager_memory_us"] < 0.1 * values[f"b{first}_eager_step_us"] else "")
+        + f". A CUDA graph gives {values[f'b{first}_graph_gain']:.2f}x, "
         f"fusing the elementwise ops {values[f'b{first}_fusion_gain']:.2f}x, both "
         f"{values[f'b{first}_graph_fusion_gain']:.2f}x. Larger batches reuse each weight for more rows at "
         f"almost the same step time. At 70B the same structure is memory-bound: streaming "
@@ -379,7 +398,8 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
         f"{big_eager['overhead_ms']:.2f} ms of launch latency: "
         f"{big_eager['step_ms'] / big_eager['bound_ms']:.2f}x the bandwidth bound of "
         f"{big_eager['bound_ms']:.1f} ms, because the probe GEMV streams its weights at "
-        f"{100.0 * probe['achieved_share']:.0f}% of peak DRAM bandwidth."
+        f"{100.0 * probe['achieved_share']:.0f}% of peak DRAM bandwidth; that GEMV, big enough to fill its "
+        f"slice, is {values['probe_verdict']} by its own verdict."
     )
     figures: list[Path] = []
     if plot_dir is not None:
@@ -402,7 +422,7 @@ def _plot(per_batch: dict, plot_dir: Path) -> list[Path]:
         return []
     figure, axes = plt.subplots(figsize=(9, 4))
     labels, bottoms = [], []
-    stacks: dict[str, list[float]] = {"memory": [], "compute": [], "overhead": []}
+    stacks: dict[str, list[float]] = {regime: [] for regime in (*REGIMES, "overhead")}
     for batch, results in per_batch.items():
         for variant, _, _ in VARIANTS:
             labels.append(f"b{batch}\n{variant}")

@@ -1,3 +1,5 @@
-"""Observability: Nsight-named metrics from engine counters (``metrics``), the text report and its verdict
-(``report``), per-PTX-line attribution (``source_view``), trace tables and Chrome/Perfetto export
-(``trace``), matplotlib figures (``plot``) and the self-contained HTML report (``html``)."""
+"""Observability: Nsight-named metrics from engine counters (``metrics``), the regime of a run from its
+metrics (``regime``), the suggestions that follow from it (``advice``), the text report and its verdict
+(``report``), per-PTX-line attribution with the CUDA source text (``source_view``), trace tables and
+Chrome/Perfetto export (``trace``), matplotlib figures (``plot``), and the HTML views: scoped styles and
+the source table (``source_html``) and the self-contained report file (``html``)."""

@@ -24,6 +24,14 @@ FLOP_METRICS = {
     I.FLOP_HMUL: "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
     I.FLOP_HFMA: "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
 }
+PIPE_METRICS = {
+    "fma": "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "alu": "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
+    "fp64": "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+    "sfu": "sm__pipe_xu_cycles_active.avg.pct_of_peak_sustained_active",
+}
+"""Math pipe -> its busy-cycles metric: issues x cycles per warp-instruction / (A x P) (Nsight calls the
+SFU the XU)."""
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -134,6 +142,11 @@ def derive_metrics(run) -> dict:
         "gpusim__arithmetic_intensity": _ratio(fp32_flops + fp64_flops + fp16_flops, dram_bytes),
         "gpusim__warp_instructions_per_cycle": _ratio(warp_inst, cycles),
     })
+    intervals = I.pipe_intervals(config)
+    for pipe, name in enumerate(I.PIPE_NAMES):
+        if name in PIPE_METRICS:
+            busy = c[f"pipe_{name}_issues"] * int(intervals[pipe])
+            m[PIPE_METRICS[name]] = 100.0 * _ratio(busy, active_cycles * nsp)
     for name, value in run.stalls.items():
         m[f"smsp__pcsamp_warps_issue_stalled_{name}.sum"] = value
     return m

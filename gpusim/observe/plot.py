@@ -43,6 +43,8 @@ TIMELINE_COLUMNS = 1500
 """Time columns of the warp timeline image (each shows the state at its centre cycle)."""
 TIMELINE_MAX_WARPS = 64
 """Warp slots drawn by ``warp_timeline`` unless told otherwise (the first ones of SM 0, then SM 1, ...)."""
+FONT_SMALL, FONT_TINY = 9, 7
+"""Point sizes of legends and labels, and of the timeline's warp labels when there are many."""
 
 
 def pyplot():
@@ -100,7 +102,7 @@ def roofline(
         )
     for name, peak in sorted(compute_ceilings.items(), key=lambda kv: -kv[1]):
         ax.axhline(peak, color="black", lw=0.8, ls="--")
-        ax.text(x_lo * 1.2, peak * 1.08, f"{name} {peak / 1e12:.3g} TFLOP/s", fontsize=8)
+        ax.text(x_lo * 1.2, peak * 1.08, f"{name} {peak / 1e12:.3g} TFLOP/s", fontsize=FONT_SMALL)
     for label, intensity, flops in points:
         if intensity > 0 and flops > 0:
             ax.plot(
@@ -112,7 +114,7 @@ def roofline(
             )
     for label, intensity, flops in points:
         if intensity <= 0 or flops <= 0:
-            ax.text(0.02, 0.02, f"{label}: no FLOPs, so no point", transform=ax.transAxes, fontsize=8)
+            ax.text(0.02, 0.02, f"{label}: no FLOPs, so no point", transform=ax.transAxes, fontsize=FONT_SMALL)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(x_lo, x_hi)
@@ -120,7 +122,7 @@ def roofline(
     ax.set_xlabel("arithmetic intensity (FLOPs per DRAM byte)")
     ax.set_ylabel("FLOP/s")
     ax.set_title(title)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=FONT_SMALL, loc="lower right")
     fig.tight_layout()
     return fig
 
@@ -152,7 +154,7 @@ def stall_breakdown(run):
     shares = [100.0 * v / total for _, v in items]
     ax.barh(names, shares, color=[STATE_COLORS.get(k, "gray") for k in names])
     for i, share in enumerate(shares):
-        ax.text(share, i, f" {share:.1f}%", va="center", fontsize=8)
+        ax.text(share, i, f" {share:.1f}%", va="center", fontsize=FONT_SMALL)
     ax.set_xlabel("% of resident warp-cycles")
     ax.set_title(f"Warp states: {run.program.name} ({run.cycles} cycles)")
     ax.set_xlim(0, max(shares + [1]) * 1.15)
@@ -202,7 +204,7 @@ def warp_timeline(run, max_warps: int = TIMELINE_MAX_WARPS):
         handles=[
             Patch(color=STATE_COLORS.get(STATE_NAMES[i], "gray"), label=STATE_NAMES[i]) for i in present
         ],
-        fontsize=6,
+        fontsize=FONT_SMALL,
         loc="upper left",
         bbox_to_anchor=(1.0, 1.0),
     )
@@ -212,7 +214,7 @@ def warp_timeline(run, max_warps: int = TIMELINE_MAX_WARPS):
             f"SM{int(trace.sm_of(s))} sp{int(trace.sub_partition_of(s))} w{int(s % trace.slots_per_sm)}"
             for s in slots
         ],
-        fontsize=5 if len(slots) > 24 else 7,
+        fontsize=FONT_TINY if len(slots) > 24 else FONT_SMALL,
     )
     ax.set_title(f"Warp timeline: {run.program.name} ({len(slots)} of {len(np.unique(r[:, 0]))} warp slots)")
     edges = trace.bin_edges()
@@ -257,7 +259,7 @@ def occupancy_vs_throughput(runs, labels: list[str] | None = None):
     fig, ax = plt.subplots(figsize=(6.5, 4))
     ax.plot(occ, ipc, "o-", color="C0", label="warp-instructions / cycle")
     for x, y, label in zip(occ, ipc, labels, strict=True):
-        ax.annotate(label, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.annotate(label, (x, y), fontsize=FONT_SMALL, xytext=(3, 3), textcoords="offset points")
     ax.set_xlabel("achieved occupancy (% of max warps)")
     ax.set_ylabel("warp-instructions per cycle", color="C0")
     other = ax.twinx()

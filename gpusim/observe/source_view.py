@@ -1,7 +1,10 @@
 """Per-PTX-line attribution of a run: Nsight Compute's source view.
 
 For every instruction of the kernel (one row per pc) the view gives the PTX line and, when the PTX
-carries ``.loc``, the CUDA source line; the warp-instructions and thread-instructions it executed;
+carries ``.loc``, the CUDA source line and, when that file is found, its text (``SourceFiles``: the
+``.file`` path if absolute, relative to the .ptx's folder, its basename next to the .ptx, or -- for a
+program whose only ``.cu`` is not found -- the .cu with the .ptx's stem); the warp-instructions and
+thread-instructions it executed;
 the warp-cycles of every stall reason charged to it (a warp's stall is charged to the instruction it
 waits to issue, as Nsight's PC sampling does); and for memory instructions the requests, sectors per
 request against the ideal for the lanes' bytes, and shared-memory wavefronts against the
@@ -20,8 +23,8 @@ runs have no stall or memory columns (they are zero).
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -68,6 +71,7 @@ class SourceRow:
     wavefronts: int = 0
     ideal_wavefronts: int = 0
     lanes_lost_at_branch: float = 0.0
+    source_text: str = ""  # the CUDA line's text (stripped) when the file was found, else ""
 
     @property
     def stall_cycles(self) -> int:
@@ -104,6 +108,7 @@ class SourceRow:
                 "pc",
                 "ptx_line",
                 "source",
+                "source_text",
                 "text",
                 "opcode",
                 "pipe",
@@ -233,7 +238,9 @@ class SourceView:
         return self.table()
 
     def _repr_html_(self) -> str:
-        return source_table_html(self)
+        from gpusim.observe.source_html import scoped, source_table_html
+
+        return scoped(source_table_html(self))
 
 
 def require_pandas():
@@ -249,8 +256,53 @@ def require_pandas():
     return pandas
 
 
+class SourceFiles:
+    """The source files a program's ``.loc`` lines name, found on disk and read once.
+
+    A ``.file`` path is looked for as written when it is absolute, relative to the .ptx's folder, and by
+    its basename next to the .ptx; when the program names exactly one ``.cu``
+    and it is found nowhere, the .cu with the .ptx's stem stands in for it. Files not found give "".
+    """
+
+    def __init__(self, program):
+        ptx = Path(program.file) if program.file and not str(program.file).startswith("<") else None
+        names = sorted({src[0] for src in program.src_lines if src})
+        cuda = [name for name in names if str(name).endswith(".cu")]
+        self.paths: dict[str, Path | None] = {
+            name: _find_source(str(name), ptx, same_stem=len(cuda) == 1 and name in cuda) for name in names
+        }
+        self._lines: dict[str, list[str]] = {}
+
+    def line(self, name: str, number: int) -> str:
+        """The text of line ``number`` (1-based) of the file ``.file`` calls ``name``, stripped; "" if none."""
+        path = self.paths.get(name)
+        if path is None or number < 1:
+            return ""
+        if name not in self._lines:
+            try:
+                self._lines[name] = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                self._lines[name] = []
+        lines = self._lines[name]
+        return lines[number - 1].strip() if number <= len(lines) else ""
+
+
+def _find_source(name: str, ptx: Path | None, same_stem: bool) -> Path | None:
+    given = Path(name.replace("\\", "/"))
+    candidates = [given] if given.is_absolute() else []
+    if ptx is not None:
+        candidates += [ptx.parent / given, ptx.parent / given.name]
+        if same_stem:
+            candidates.append(ptx.with_suffix(".cu"))
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def _build_rows(run) -> list[SourceRow]:
     program = run.program
+    files = SourceFiles(program)
     counts = run.pc_counts
     n = program.n_inst
     pc_stalls = run.pc_stalls if run.pc_stalls is not None else np.zeros((n, len(STATE_NAMES)), np.int64)
@@ -266,6 +318,7 @@ def _build_rows(run) -> list[SourceRow]:
                 pc=pc,
                 ptx_line=int(program.lines[pc]),
                 source=f"{_short(src[0])}:{src[1]}" if src else "",
+                source_text=files.line(src[0], int(src[1])) if src else "",
                 text=program.texts[pc],
                 opcode=form.name,
                 pipe=pipe,
@@ -319,6 +372,7 @@ def _merge(rows: list[SourceRow], key) -> list[SourceRow]:
                 pc=first.pc,
                 ptx_line=first.ptx_line,
                 source=first.source,
+                source_text=first.source_text,
                 text="; ".join(r.text for r in members)
                 if len(members) <= 3
                 else f"{first.text} (+{len(members) - 1} more)",
@@ -345,23 +399,3 @@ def _merge(rows: list[SourceRow], key) -> list[SourceRow]:
 def source_view(run) -> SourceView:
     """The source view of a run (``Run.source_view()`` calls this)."""
     return SourceView(run)
-
-
-def source_table_html(view, rows=None) -> str:
-    """The source view (executed lines by default) as an HTML table."""
-    rows = [r for r in view.rows if r.warp_inst] if rows is None else rows
-    head = (
-        "<tr><th>line</th><th>source</th><th>warp inst</th><th>lanes</th><th>stall cycles</th>"
-        "<th>top stall</th><th>sectors/req</th><th>ideal</th><th>bank conflicts</th><th>instruction</th></tr>"
-    )
-    body = []
-    for r in rows:
-        body.append(
-            f"<tr><td>{r.ptx_line}</td><td>{html.escape(r.source)}</td><td>{r.warp_inst}</td>"
-            f"<td>{r.active_lanes:.1f}</td><td>{r.stall_cycles}</td><td>{html.escape(r.top_stall)}</td>"
-            f"<td>{f'{r.sectors_per_request:.1f}' if r.requests else ''}</td>"
-            f"<td>{f'{r.ideal_sectors_per_request:.1f}' if r.requests else ''}</td>"
-            f"<td>{r.bank_conflicts if r.wavefronts else ''}</td>"
-            f"<td class='text'>{html.escape(r.text)}</td></tr>"
-        )
-    return f'<table class="gpusim">{head}{"".join(body)}</table>'
