@@ -183,15 +183,22 @@ class GPU:
 
     # ------------------------------------------------------------ launches
     def launch(self, kernel: Kernel, grid, block, args=(), shared_bytes: int = 0, *, timing: bool = True,
-               regs: int | None = None, trace: bool = False, max_warp_instructions: int | None = None):
-        """Run ``kernel`` over ``grid`` x ``block`` threads; returns a Run."""
+               regs: int | None = None, trace: bool = False, max_warp_instructions: int | None = None,
+               progress=False):
+        """Run ``kernel`` over ``grid`` x ``block`` threads; returns a Run.
+
+        ``progress=True`` shows blocks done, simulated cycles and warp-instructions on stderr once the
+        launch has run two seconds; a function instead receives a ``gpusim.launch.progress.Progress``
+        after every slice (about five times a second). Ctrl-C stops a launch within a fraction of a
+        second with KeyboardInterrupt; the GPU stays usable (device memory keeps what the kernel wrote)."""
         from gpusim.launch.runner import execute_launch
 
         if not isinstance(kernel, Kernel):
             raise LaunchError(f"launch expects a Kernel (module['name']), got {type(kernel).__name__}")
         self.launch_count += 1
         return execute_launch(self, kernel, grid, block, list(args), int(shared_bytes), timing=timing,
-                              regs=regs, trace=trace, max_warp_instructions=max_warp_instructions)
+                              regs=regs, trace=trace, max_warp_instructions=max_warp_instructions,
+                              progress=progress)
 
     # ------------------------------------------------------------ host-side model (gpusim.host.system)
     @property
