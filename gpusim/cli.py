@@ -141,7 +141,7 @@ def _run_program(args, trace):
 
     spec = load_program(args.target, sizes=_sizes(args.size) or None)
     gpu = GPU(args.config or spec.config, **_overrides(args))
-    result = run_program(spec, gpu=gpu, timing=not args.functional, trace=trace)
+    result = run_program(spec, gpu=gpu, timing=not args.functional, trace=trace, progress=sys.stderr.isatty())
     return result.runs, result.ok, result.summary()
 
 
@@ -235,6 +235,7 @@ def _run_ptx(args, path: Path, trace):
         shared_bytes=args.shared_bytes,
         timing=not args.functional,
         trace=trace,
+        progress=sys.stderr.isatty(),
     )
     lines = [repr(run)]
     for name, array in arrays.items():

@@ -101,7 +101,7 @@ class _Display:
                 from rich.progress import Progress as RichProgress
             except ImportError:
                 return False
-            self.bar = RichProgress(TextColumn("[bold]{task.description}"), BarColumn(),
+            self.bar = RichProgress(TextColumn("[bold]{task.description}"), BarColumn(bar_width=24),
                                     TextColumn("{task.completed}/{task.total} blocks"),
                                     TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),
                                     TextColumn("[dim](Ctrl-C stops)"),

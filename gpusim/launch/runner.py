@@ -22,8 +22,8 @@ from gpusim.launch.run import Run
 from gpusim.launch.slices import drive
 
 DEFAULT_MAX_WARP_INSTRUCTIONS = 1_000_000_000
-"""A functional run's limit unless ``launch(..., max_warp_instructions=N)`` gives one: 120 times the longest
-shipped program's (matmul_naive, 8.3 M), a few minutes of a runaway kernel at the engine's speed."""
+"""A functional run's limit unless ``launch(..., max_warp_instructions=N)`` gives one: 50 times the largest
+shipped launch (the decode lab's GEMM, 19 M), one to three minutes of a runaway kernel at the engine's speed."""
 
 
 def stack_depth(program) -> int:

@@ -44,12 +44,17 @@ def drive(call: Callable[[int], tuple], slice_status: int, on_slice: Callable[[]
     (Ctrl-C) raised between slices propagates: the engine state stays consistent, and the GPU object
     can launch again (device memory keeps what the kernel wrote before the interrupt)."""
     budget = FIXED_BUDGET or FIRST_BUDGET
-    while True:
-        start = time.perf_counter()
-        result = call(budget)
-        if result[0] != slice_status:
-            return result
-        if FIXED_BUDGET is None:
-            budget = next_budget(budget, time.perf_counter() - start)
-        if on_slice is not None:
-            on_slice()
+    try:
+        while True:
+            start = time.perf_counter()
+            result = call(budget)
+            if result[0] != slice_status:
+                return result
+            if FIXED_BUDGET is None:
+                budget = next_budget(budget, time.perf_counter() - start)
+            if on_slice is not None:
+                on_slice()
+    except KeyboardInterrupt:
+        # raised wherever Python was when the signal came (numba's dispatcher, a progress hook): report it
+        # from here, without those frames
+        raise KeyboardInterrupt() from None
