@@ -191,7 +191,7 @@ def _run_program(args, trace):
 
     spec = load_program(args.target, sizes=_sizes(args.size) or None)
     gpu = GPU(args.config or spec.config, **_overrides(args))
-    result = run_program(spec, gpu=gpu, timing=not args.functional, trace=trace)
+    result = run_program(spec, gpu=gpu, timing=not args.functional, trace=trace, progress=sys.stderr.isatty())
     return result.runs, result.ok, result.summary(), result.arrays
 
 
@@ -288,6 +288,7 @@ def _run_kernel_file(args, path: Path, trace):
         shared_bytes=args.shared_bytes,
         timing=not args.functional,
         trace=trace,
+        progress=sys.stderr.isatty(),
     )
     lines = [repr(run)]
     final = {name: np.asarray(array.get()) for name, array in arrays.items()}

@@ -202,12 +202,17 @@ class GPU:
     # ------------------------------------------------------------ launches
     def launch(self, kernel: Kernel, grid, block, args=(), shared_bytes: int = 0, *, timing: bool = True,
                regs: int | None = None, trace: bool = False, max_warp_instructions: int | None = None,
-               cache_control: str = "none"):
+               cache_control: str = "none", progress=False):
         """Run ``kernel`` over ``grid`` x ``block`` threads; returns a Run.
 
         ``cache_control="all"`` flushes and invalidates L1 and L2 before the launch (Nsight Compute's
         default for a profiled kernel: every launch starts cold); ``"none"`` (the default) keeps what
-        earlier launches left in L2."""
+        earlier launches left in L2.
+
+        ``progress=True`` shows blocks done, simulated cycles and warp-instructions on stderr once the
+        launch has run two seconds; a function instead receives a ``gpusim.launch.progress.Progress``
+        after every slice (about five times a second). Ctrl-C stops a launch within a fraction of a
+        second with KeyboardInterrupt; the GPU stays usable (device memory keeps what the kernel wrote)."""
         from gpusim.launch.runner import execute_launch
 
         if not isinstance(kernel, Kernel):
@@ -219,7 +224,8 @@ class GPU:
             self.flush_caches()
         self.launch_count += 1
         return execute_launch(self, kernel, grid, block, list(args), int(shared_bytes), timing=timing,
-                              regs=regs, trace=trace, max_warp_instructions=max_warp_instructions)
+                              regs=regs, trace=trace, max_warp_instructions=max_warp_instructions,
+                              progress=progress)
 
     def flush_caches(self) -> int:
         """Write back the dirty L2 lines and invalidate L1 and L2, as Nsight Compute does before a profiled

@@ -270,7 +270,7 @@ _KIND = {"str": str, "int": int, "float": float, "tuple[int, ...]": tuple}
 # ---------------------------------------------------------------- finding and loading files
 def _source_configs_dir() -> Path | None:
     """configs/ of a source checkout (next to pyproject.toml), or None when running from an install."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]     # gpusim/arch/config.py -> the checkout
     directory = root / "configs"
     return directory if directory.is_dir() and (root / "pyproject.toml").is_file() else None
 

@@ -1,8 +1,11 @@
 """Engine status to the project's errors: which block and thread a warp slot's lane is, where a pc is in
 the PTX, and the ``IllegalAddressError`` / ``SimulationLimitError`` an engine error code stands for, with
-the kernel, block, thread and PTX line it concerns."""
+the kernel, block, thread and PTX line it concerns; ``activity_report`` says what a kernel stopped at
+its simulation limit was doing (its most executed instructions, where its warps stand)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from gpusim.arch import layout as L
 from gpusim.engine.semantics import state as S
@@ -51,3 +54,23 @@ def raise_engine_error(m, program) -> None:
                                   kernel=program.name, block=block, thread=thread, line=line, address=0)
     raise IllegalAddressError(f"engine error {kind}: {head}", kernel=program.name, block=block, thread=thread,
                               line=line, address=address)
+
+
+def activity_report(m, program, shown: int = 8) -> str:
+    """What a kernel stopped at its limit was doing: its most executed instructions (an endless loop shows
+    as a few lines with nearly all of them), and where the unfinished warps of its slots stand."""
+    counts = m.pc_counts[:, 0]
+    total = int(counts.sum())
+    lines = ["most executed instructions:"]
+    for pc in np.argsort(-counts, kind="stable")[:3]:
+        if counts[pc]:
+            lines.append(f"  {where(program, int(pc))}: {int(counts[pc]):,} warp-instructions "
+                         f"({100 * counts[pc] / max(total, 1):.0f}%)")
+    live = [w for w in range(m.sp.shape[0]) if m.sp[w] >= 0]
+    if live:
+        lines.append("unfinished warps, next instruction:")
+    for w in live[:shown]:
+        lines.append(f"  warp {int(m.warp_index[w])}: {where(program, int(m.stk_pc[w, m.sp[w]]))}")
+    if len(live) > shown:
+        lines.append(f"  ... and {len(live) - shown} more")
+    return "\n".join(lines)

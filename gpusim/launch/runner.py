@@ -1,5 +1,6 @@
 """From a checked launch to a Run: builds the engine state, runs the compiled
-loop (functional or timed), and turns engine status codes into the project's
+loop (functional or timed) slice by slice (``slices.drive``: Ctrl-C and
+progress between slices), and turns engine status codes into the project's
 errors (IllegalAddressError, DeadlockError, SimulationLimitError) with the
 kernel, block, thread and PTX line they concern.
 """
@@ -10,12 +11,19 @@ import numpy as np
 
 from gpusim.arch import codes as c
 from gpusim.arch import layout as L
+from gpusim.engine.semantics import functional as F
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.functional import RUN_DEADLOCK, RUN_ERROR, RUN_LIMIT, RUN_OK, run_functional
+from gpusim.engine.semantics.functional import RUN_DEADLOCK, RUN_ERROR, RUN_LIMIT, RUN_OK, RUN_SLICE, run_functional
 from gpusim.errors import DeadlockError, SimulationLimitError
 from gpusim.launch.checks import check_geometry, check_resources, dims3, pack_args
-from gpusim.launch.faults import raise_engine_error, where
+from gpusim.launch.faults import activity_report, raise_engine_error, where
+from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
+from gpusim.launch.slices import drive
+
+DEFAULT_MAX_WARP_INSTRUCTIONS = 1_000_000_000
+"""A functional run's limit unless ``launch(..., max_warp_instructions=N)`` gives one: 50 times the largest
+shipped launch (the decode lab's GEMM, 19 M), one to three minutes of a runaway kernel at the engine's speed."""
 
 
 def stack_depth(program) -> int:
@@ -43,7 +51,7 @@ def launch_array(config, grid3, block3, occ, total_shared, dynamic_shared, progr
 
 
 def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs, trace,
-                   max_warp_instructions):
+                   max_warp_instructions, progress=False):
     config = gpu.config
     program = kernel.program
     grid3 = dims3(grid, "grid")
@@ -64,16 +72,29 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
                            stack_depth=int(launch[S.L_STACK_DEPTH]), block_slots=1, shared_bytes=total_shared,
                            local_bytes=program.local_bytes, heap=heap.data, valid=heap.valid, params=params,
                            launch=launch, n_inst=program.n_inst)
-        limit = max_warp_instructions or config.max_cycles
-        status, executed, bad_block = run_functional(m, program.code, n_blocks, limit)
-        _check_status(status, m, program, bad_block, limit, executed)
+        limit = max_warp_instructions or DEFAULT_MAX_WARP_INSTRUCTIONS
+        ctl, fw = F.make_functional_state(int(launch[S.L_WARPS_PER_BLOCK]))
+        reporter = ProgressReporter(progress, program.name, n_blocks)
+
+        def call(budget):
+            return run_functional(m, program.code, n_blocks, limit, ctl, fw, budget)
+
+        def on_slice():
+            reporter.report(ctl[F.FC_BLOCK], ctl[F.FC_EXECUTED], None)
+
+        try:
+            status, executed, bad_block = drive(call, RUN_SLICE, on_slice if reporter.active else None)
+        finally:
+            reporter.close()
+        _check_status(status, m, program, bad_block, limit, executed, n_blocks,
+                      max_warp_instructions is not None)
         return Run(**common, pc_counts=m.pc_counts.copy(), timing=False)
     from gpusim.launch.timed import run_timed_launch
 
-    return run_timed_launch(gpu, common, params, launch, n_blocks, trace=trace)
+    return run_timed_launch(gpu, common, params, launch, n_blocks, trace=trace, progress=progress)
 
 
-def _check_status(status, m, program, bad_block, limit, executed) -> None:
+def _check_status(status, m, program, bad_block, limit, executed, n_blocks, given) -> None:
     if status == RUN_OK:
         return
     if status == RUN_ERROR:
@@ -87,5 +108,8 @@ def _check_status(status, m, program, bad_block, limit, executed) -> None:
         raise DeadlockError(f"kernel '{program.name}' block {bad_block}: a barrier can never complete "
                             f"(warps that exited or wait elsewhere never arrive):\n" + "\n".join(lines))
     if status == RUN_LIMIT:
-        raise SimulationLimitError(f"kernel '{program.name}': stopped after {executed} warp-instructions "
-                                   f"(limit {limit}); an endless loop, or raise max_warp_instructions")
+        how = "a larger max_warp_instructions=" if given else "gpu.launch(..., max_warp_instructions=N)"
+        raise SimulationLimitError(
+            f"kernel '{program.name}' (functional run): stopped after {executed:,} warp-instructions, the limit "
+            f"({limit:,}), in block {bad_block} ({bad_block} of {n_blocks} blocks done); an endless loop, or a kernel "
+            f"longer than the limit: raise it with {how}.\n" + activity_report(m, program))

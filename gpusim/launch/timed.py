@@ -20,10 +20,12 @@ from gpusim.engine.memory import memsys as MS
 from gpusim.engine.memory.cache import make_cache
 from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
-from gpusim.engine.sm.timing import TIMED_DEADLOCK, TIMED_ERROR, TIMED_LIMIT, run_timed
+from gpusim.engine.sm.timing import TIMED_DEADLOCK, TIMED_ERROR, TIMED_LIMIT, TIMED_SLICE, run_timed
 from gpusim.errors import DeadlockError, SimulationLimitError
-from gpusim.launch.faults import raise_engine_error, thread_of, where
+from gpusim.launch.faults import activity_report, raise_engine_error, thread_of, where
+from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
+from gpusim.launch.slices import drive
 
 DEFAULT_TRACE_CAPACITY = 2_000_000
 """Rows per trace table with ``trace=True``; ``trace=N`` sets another capacity. A longer run is cut there."""
@@ -64,7 +66,8 @@ def flush_l2(gpu) -> int:
     return dirty_sectors
 
 
-def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, n_blocks: int, *, trace):
+def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, n_blocks: int, *, trace,
+                     progress=False):
     config = gpu.config
     program = common["program"]
     occ = common["occupancy"]
@@ -113,15 +116,24 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     mcounters = np.zeros(MS.N_COUNTERS, dtype=np.int64)
     ms = T.MemorySystem(l1=l1, l2=l2_state(gpu), servers=servers, mshr=mshr, params=mparams, rates=rates,
                               counters=mcounters)
-    status, end_cycle = run_timed(ts, m, ms, program.code)
+    reporter = ProgressReporter(progress, program.name, n_blocks)
+
+    def call(budget):
+        return run_timed(ts, m, ms, program.code, budget)
+
+    def on_slice():
+        reporter.report(ts.ctr[T.TC_BLOCKS_DONE], ts.pipe_issues.sum(), ts.loop[T.LP_CYCLE])
+
+    try:
+        status, end_cycle = drive(call, TIMED_SLICE, on_slice if reporter.active else None)
+    finally:
+        reporter.close()
     if status == TIMED_ERROR:
         raise_engine_error(m, program)
     if status == TIMED_DEADLOCK:
         raise DeadlockError(_stuck_report(ts, m, program, end_cycle))
     if status == TIMED_LIMIT:
-        raise SimulationLimitError(f"kernel '{program.name}' passed the config's max_cycles "
-                                   f"({config.max_cycles}) at cycle {end_cycle}:\n"
-                                   + _stuck_report(ts, m, program, end_cycle, header=False))
+        raise SimulationLimitError(_limit_report(ts, m, program, config, n_blocks, end_cycle))
     counters = {name: int(ts.ctr[index]) for name, index in _TIMING_COUNTER_NAMES.items()}
     counters.update({name: int(mcounters[index]) for name, (index, _, _) in MS.COUNTERS.items()})
     counters["sm_active_cycles"] = int(ts.sm_active_cycles.sum())
@@ -157,11 +169,24 @@ _TIMING_COUNTER_NAMES = {
 }
 
 
-def _stuck_report(ts, m, program, cycle, header=True) -> str:
+def _limit_report(ts, m, program, config, n_blocks, cycle) -> str:
+    """The SimulationLimitError of a timed run: how far it got, how to raise the limit, what it was doing."""
+    ms = config.max_cycles / (config.core_clock_mhz * 1e3)
+    head = (f"kernel '{program.name}' passed the config's max_cycles ({config.max_cycles:,} cycles, {ms:g} ms "
+            f"of GPU time at {config.core_clock_mhz:g} MHz) at cycle {cycle:,}, with "
+            f"{int(ts.ctr[T.TC_BLOCKS_DONE])} of {n_blocks} blocks done and {int(ts.pipe_issues.sum()):,} "
+            f"warp-instructions issued; an endless loop, or a kernel longer than the limit: raise it with "
+            f"GPU('{config.name}', max_cycles=N), or max_cycles in the [launch] table of a config TOML "
+            f"(gpusim run --config FILE)")
+    activity = activity_report(m, program).split("\n")[:4]    # the most executed instructions
+    return "\n".join([head] + activity + [_stuck_report(ts, m, program, cycle, header=False, title=True)])
+
+
+def _stuck_report(ts, m, program, cycle, header=True, title=False) -> str:
     from gpusim.engine.sm.stalls import STATE_NAMES
 
     lines = [f"kernel '{program.name}': no warp can ever issue again (cycle {cycle}); stuck warps:"] if header \
-        else []
+        else (["resident warps (16 at most):"] if title else [])
     shown = 0
     for w in range(ts.w_resident.shape[0]):
         if ts.w_resident[w] and shown < 16:

@@ -2,6 +2,13 @@
 its warps round-robin between barriers. No timing: ``%clock`` counts the
 block's executed warp-instructions.
 
+The loop runs in slices: each call executes about ``budget`` warp-instructions
+and returns ``RUN_SLICE``; everything the loop needs to go on (block, warp,
+counts, barrier waits) lives in the ``ctl``/``fw`` arrays of
+``make_functional_state``, so the next call resumes exactly where this one
+stopped and a run cut into any number of slices is bit-identical to one call.
+Between slices Python can show progress and raise a pending KeyboardInterrupt.
+
 Simplification: blocks run one after another, so a kernel whose blocks wait on
 each other (a spin-lock across blocks) cannot finish here; it ends in a
 ``SimulationLimitError`` rather than a hang.
@@ -21,6 +28,19 @@ RUN_OK = 0
 RUN_ERROR = 1
 RUN_DEADLOCK = 2
 RUN_LIMIT = 3
+RUN_SLICE = 4       # the slice's budget ran out: call again to go on
+
+# ctl[] indices: where the loop stands between calls
+FC_BLOCK, FC_STARTED, FC_WARP, FC_EXECUTED, FC_BLOCK_EXECUTED = 0, 1, 2, 3, 4
+N_FC = 5
+# fw[] rows, one column per warp of the block: at a barrier, its id and thread count, exited
+FW_WAITING, FW_BAR_ID, FW_BAR_COUNT, FW_DONE = 0, 1, 2, 3
+N_FW = 4
+
+
+def make_functional_state(warps_per_block: int) -> tuple[np.ndarray, np.ndarray]:
+    """The loop's own state (``ctl``, ``fw``) for a fresh run."""
+    return np.zeros(N_FC, dtype=np.int64), np.zeros((N_FW, max(warps_per_block, 1)), dtype=np.int64)
 
 
 @compiled_only
@@ -40,8 +60,11 @@ def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block,
 
 
 @engine_jit(_nrt=True)
-def run_functional(m, code, n_blocks, max_warp_instructions):
-    """Run the whole grid. Returns (RUN_* status, warp-instructions executed, block of a deadlock)."""
+def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
+    """Run the grid on from where ``ctl``/``fw`` say, for about ``budget`` warp-instructions.
+
+    Returns (RUN_* status, warp-instructions executed so far, block of an error, deadlock or limit);
+    RUN_SLICE when the budget ran out first (call again with the same state to go on)."""
     launch = m.launch
     clock = m.clock          # hoisted: a struct field read in the loop costs a reference count each time
     regs = m.regs
@@ -58,21 +81,36 @@ def run_functional(m, code, n_blocks, max_warp_instructions):
     wpb = launch[S.L_WARPS_PER_BLOCK]
     tpb = launch[S.L_THREADS_PER_BLOCK]
     nsm = launch[S.L_NSM]
-    waiting = np.zeros(wpb, dtype=np.int64)      # 1 while at a barrier
-    bar_id = np.zeros(wpb, dtype=np.int64)
-    bar_count = np.zeros(wpb, dtype=np.int64)
-    done = np.zeros(wpb, dtype=np.int64)
-    executed = 0
-    for block in range(n_blocks):
-        start_block(m, block, 0, 0, wpb, tpb, block % nsm, 0)
-        waiting[:] = 0
-        done[:] = 0
-        block_executed = 0
+    waiting = fw[FW_WAITING]      # 1 while at a barrier
+    bar_id = fw[FW_BAR_ID]
+    bar_count = fw[FW_BAR_COUNT]
+    done = fw[FW_DONE]
+    executed = ctl[FC_EXECUTED]
+    block_executed = ctl[FC_BLOCK_EXECUTED]
+    stop = min(max_warp_instructions, executed + budget)
+    block = ctl[FC_BLOCK]
+    first_warp = ctl[FC_WARP]     # a resumed slice goes on with the warp the last one stopped at
+    while block < n_blocks:
+        if ctl[FC_STARTED] == 0:
+            start_block(m, block, 0, 0, wpb, tpb, block % nsm, 0)
+            waiting[:] = 0
+            done[:] = 0
+            block_executed = 0
+            first_warp = 0
+            ctl[FC_STARTED] = 1
         while True:
-            for w in range(wpb):
+            for w in range(first_warp, wpb):
                 if done[w] or waiting[w]:
                     continue
                 while True:
+                    if executed >= stop:
+                        ctl[FC_BLOCK] = block
+                        ctl[FC_WARP] = w
+                        ctl[FC_EXECUTED] = executed
+                        ctl[FC_BLOCK_EXECUTED] = block_executed
+                        if executed >= max_warp_instructions:
+                            return RUN_LIMIT, executed, block
+                        return RUN_SLICE, executed, block
                     clock[0] = block_executed
                     status = step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32,
                                        lane_addr, heap_bytes, code, w)
@@ -81,6 +119,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions):
                     executed += 1
                     block_executed += 1
                     if status == STATUS_ERROR:
+                        ctl[FC_EXECUTED] = executed
                         return RUN_ERROR, executed, block
                     if status == STATUS_EXITED:
                         done[w] = 1
@@ -90,13 +129,18 @@ def run_functional(m, code, n_blocks, max_warp_instructions):
                         bar_id[w] = m.mem_req[S.MR_BAR_ID]
                         bar_count[w] = m.mem_req[S.MR_BAR_COUNT]
                         break
-                    if executed >= max_warp_instructions:
-                        return RUN_LIMIT, executed, block
+            first_warp = 0
             live = 0
             for w in range(wpb):
                 live += 1 - done[w]
             if live == 0:
                 break
             if release_barriers(waiting, bar_id, bar_count, done, 0, wpb) == 0:
+                ctl[FC_EXECUTED] = executed
                 return RUN_DEADLOCK, executed, block
+        block += 1
+        ctl[FC_STARTED] = 0
+    ctl[FC_BLOCK] = block
+    ctl[FC_WARP] = 0
+    ctl[FC_EXECUTED] = executed
     return RUN_OK, executed, -1

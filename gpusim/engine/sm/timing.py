@@ -12,6 +12,14 @@ per interval, so skipped cycles cost nothing to account.
 Blocks are dispatched breadth-first over SMs up to the occupancy limit; a
 retiring block's slot takes the next block, which starts after
 ``block_launch_cycles``.
+
+The loop runs in slices: a call stops between two cycles once it has done about
+``budget`` units of work (one per cycle evaluated, one per warp-instruction
+issued) and returns ``TIMED_SLICE``. All the loop's state between cycles is in
+``TimingState`` (the clock, the next block and dispatch age are in ``loop``), so
+the next call resumes exactly there: a run cut into any number of slices is
+bit-identical to one call. Between slices Python shows progress and raises a
+pending KeyboardInterrupt.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ TIMED_OK = 0
 TIMED_ERROR = 1
 TIMED_DEADLOCK = 2
 TIMED_LIMIT = 3
+TIMED_SLICE = 4      # the slice's budget ran out: call again to go on
 
 
 @compiled_only(inline="always")
@@ -254,8 +263,10 @@ def charge_parked(stalls, pc_stalls, pc, throttle, busy, elapsed):
 
 
 @engine_jit(_nrt=True)
-def run_timed(ts, m, ms, code):
-    """Run the grid. Returns (TIMED_* status, end cycle)."""
+def run_timed(ts, m, ms, code, budget):
+    """Run the grid on from where ``ts.loop`` says, for about ``budget`` units of work (cycles evaluated
+    plus warp-instructions issued). Returns (TIMED_* status, end cycle, or the cycle it stopped at);
+    TIMED_SLICE when the budget ran out first (call again with the same state to go on)."""
     prm = ts.prm
     nsm = prm[T.TP_NSM]
     nsp = prm[T.TP_NSP]
@@ -327,15 +338,23 @@ def run_timed(ts, m, ms, code):
     mem_req = m.mem_req
     clock = m.clock
     regs = m.regs
-    next_block = 0
-    age = 0
-    for k in range(bslots):
-        for sm in range(nsm):
-            if next_block < nblocks:
-                dispatch_block(ts, m, sm, k, next_block, 0, age)
-                age += wpb
-                next_block += 1
-    cycle = 0
+    loop = ts.loop
+    if loop[T.LP_STARTED] == 0:
+        next_block = 0
+        age = 0
+        for k in range(bslots):
+            for sm in range(nsm):
+                if next_block < nblocks:
+                    dispatch_block(ts, m, sm, k, next_block, 0, age)
+                    age += wpb
+                    next_block += 1
+        cycle = 0
+        loop[T.LP_STARTED] = 1
+    else:
+        next_block = loop[T.LP_NEXT_BLOCK]
+        age = loop[T.LP_AGE]
+        cycle = loop[T.LP_CYCLE]
+    work = 0
     while True:
         next_cycle = T.INF_CYCLE
         for sm in range(nsm):
@@ -472,6 +491,7 @@ def run_timed(ts, m, ms, code):
                                    heap_bytes, code, best)
                 if status < 0:
                     status = step_warp(m, code, best)
+                work += 1
                 if status == STATUS_ERROR:
                     return TIMED_ERROR, cycle
                 pc = mem_req[S.MR_PC]
@@ -514,5 +534,12 @@ def run_timed(ts, m, ms, code):
                     return TIMED_DEADLOCK, cycle
             return TIMED_OK, ts.ctr[T.TC_END_CYCLE]
         if next_cycle > max_cycles:
+            loop[T.LP_CYCLE] = cycle
             return TIMED_LIMIT, cycle
         cycle = next_cycle if next_cycle > cycle else cycle + 1
+        work += 1
+        if work >= budget:
+            loop[T.LP_CYCLE] = cycle
+            loop[T.LP_NEXT_BLOCK] = next_block
+            loop[T.LP_AGE] = age
+            return TIMED_SLICE, cycle

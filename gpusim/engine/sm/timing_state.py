@@ -57,6 +57,8 @@ trace, trace_n     [cap, 6], [2]         warp-state intervals (TR_*) when tracin
 mem_trace, ..._n   [cap, 9], [2]         memory requests (MT_*) when tracing
 issue_trace, .._n  [cap, 7], [2]         issued warp-instructions (IT_*) when tracing
 shared_path        [NSM] float64         next-free instant of each SM's shared-memory data path (a server)
+loop               [N_LP]                the timed loop between two calls (LP_*): started, the cycle it
+                                         resumes at, the next block to dispatch, the next dispatch age
 =================  ====================  ===============================================
 """
 
@@ -80,7 +82,7 @@ TIMINGSTATE_FIELDS = [
     "sm_next", "sm_warps", "sm_active_since", "sm_active_cycles", "b_block", "b_live",
     "stalls", "pc_stalls", "pc_mem", "pipe_issues", "ctr", "sectors", "lane_ops", "bank_scratch", "addrs",
     "trace", "trace_n", "mem_trace", "mem_trace_n", "last_sectors",
-    "issue_trace", "issue_trace_n", "shared_path",
+    "issue_trace", "issue_trace_n", "shared_path", "loop",
 ]
 TimingState = namedtuple("TimingState", TIMINGSTATE_FIELDS)
 
@@ -120,6 +122,10 @@ TC_LG_THROTTLE_CYCLES = 20
 TC_END_CYCLE = 21
 TC_BLOCKS_DONE = 22
 N_TC = 23
+
+# loop[] indices: where the timed loop stands between two calls (timing.run_timed runs in slices)
+LP_STARTED, LP_CYCLE, LP_NEXT_BLOCK, LP_AGE = 0, 1, 2, 3
+N_LP = 4
 
 # pc_mem[] columns
 PM_REQUESTS, PM_SECTORS, PM_IDEAL_SECTORS, PM_WAVEFRONTS, PM_IDEAL_WAVEFRONTS = 0, 1, 2, 3, 4
@@ -193,4 +199,5 @@ def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: 
         issue_trace=np.zeros((trace_capacity, N_ISSUE_TRACE_FIELDS), dtype=np.int64),
         issue_trace_n=np.zeros(2, dtype=np.int64),
         shared_path=np.zeros(nsm, dtype=np.float64),
+        loop=np.zeros(N_LP, dtype=np.int64),
     )
