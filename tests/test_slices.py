@@ -32,15 +32,17 @@ def _assert_identical(a, b) -> None:
         np.testing.assert_array_equal(a.arrays[name], b.arrays[name])
     for x, y in zip(a.runs, b.runs, strict=True):
         np.testing.assert_array_equal(x.pc_counts, y.pc_counts)
-        assert x.cycles == y.cycles
+        assert x.timing == y.timing
+        assert x.warp_instructions == y.warp_instructions
         assert x.counters == y.counters
         assert x.stalls == y.stalls
         if x.timing:
+            assert x.cycles == y.cycles
             np.testing.assert_array_equal(x.pc_stalls, y.pc_stalls)
             np.testing.assert_array_equal(x.pc_memory, y.pc_memory)
             assert x.metrics == y.metrics
-        assert (x.trace is None) == (y.trace is None)
-        if x.trace is not None:
+        assert x.has_trace == y.has_trace
+        if x.has_trace:
             np.testing.assert_array_equal(x.trace.raw_intervals, y.trace.raw_intervals)
             np.testing.assert_array_equal(x.trace.raw_issues, y.trace.raw_issues)
             np.testing.assert_array_equal(x.trace.raw_memory, y.trace.raw_memory)
