@@ -74,55 +74,90 @@ def cache_root() -> Path:
     return base / "gpusim"
 
 
-def _gpusim_imports(path: Path) -> set[Path]:
-    """The gpusim source files ``path`` imports (at any level of the file, absolute or relative)."""
-    tree = ast.parse(path.read_bytes(), filename=str(path))
-    package = path.relative_to(PACKAGE_ROOT.parent).with_suffix("").parts[:-1]
-    found: set[Path] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            candidates = [alias.name.split(".") for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = list(package[:len(package) - node.level + 1]) if node.level else []
-            base += node.module.split(".") if node.module else []
-            candidates = [base] + [base + [alias.name] for alias in node.names]
-        else:
-            continue
-        for parts in candidates:
-            if not parts or parts[0] != PACKAGE_ROOT.name:
-                continue
-            target = PACKAGE_ROOT.parent.joinpath(*parts)
-            for file in (target.with_suffix(".py"), target / "__init__.py"):
-                if file.is_file():
-                    found.add(file)
+def _module_file(root: Path, parts: list[str]) -> Path | None:
+    target = root.parent.joinpath(*parts)
+    for file in (target.with_suffix(".py"), target / "__init__.py"):
+        if file.is_file():
+            return file
+    return None
+
+
+def _top_level_imports(source: str) -> list[ast.stmt]:
+    """The module-level import statements of ``source`` (parsed alone: parsing whole files for them
+    would cost more than the rest of a warm start)."""
+    lines = source.splitlines()
+    found: list[ast.stmt] = []
+    i = 0
+    while i < len(lines):
+        chunk = [lines[i]]
+        if chunk[0].startswith(("import ", "from ")):
+            while (chunk[-1].rstrip().endswith("\\") or chunk[0].count("(") > "".join(chunk).count(")")) \
+                    and i + 1 < len(lines):
+                i += 1
+                chunk.append(lines[i])
+            try:
+                found += ast.parse("\n".join(chunk)).body
+            except SyntaxError:       # a docstring line that starts with "from ..."
+                pass
+        i += 1
     return found
 
 
-def engine_sources() -> list[Path]:
-    """Every file numba compiles engine code from: the modules that use the engine decorators, the
-    decorators' own modules, and (transitively) every gpusim module they import."""
-    seeds = {Path(__file__).resolve(), (PACKAGE_ROOT / "engine" / "jit.py")}
-    for path in PACKAGE_ROOT.rglob("*.py"):
-        if _DECORATOR_MODULE in path.read_text(encoding="utf-8", errors="replace"):
-            seeds.add(path.resolve())
+def _gpusim_imports(path: Path, root: Path) -> set[Path]:
+    """The source files of package ``root`` that ``path`` imports at module level (the imports whose
+    names compiled code can read; a function-level import is Python-only code)."""
+    package = list(path.relative_to(root.parent).with_suffix("").parts[:-1])
+    found: set[Path] = set()
+    for node in _top_level_imports(path.read_text(encoding="utf-8")):
+        modules: list[list[str]] = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name.split(".") for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            base = base + (node.module.split(".") if node.module else [])
+            for alias in node.names:     # ``from pkg import mod`` imports a submodule, else names of pkg
+                modules.append(base + [alias.name] if _module_file(root, base + [alias.name]) else base)
+        for parts in modules:
+            file = _module_file(root, parts) if parts and parts[0] == root.name else None
+            if file is not None:
+                found.add(file)
+    return found
+
+
+def _uses_engine_decorators(path: Path) -> bool:
+    source = path.read_text(encoding="utf-8")
+    if _DECORATOR_MODULE not in source:
+        return False
+    return any(isinstance(node, ast.ImportFrom) and node.module == _DECORATOR_MODULE
+               for node in _top_level_imports(source))
+
+
+def engine_sources(root: Path = PACKAGE_ROOT) -> list[Path]:
+    """Every file of package ``root`` numba compiles engine code from: the modules that use the
+    engine decorators, the decorators' own modules, and (transitively) every gpusim module they
+    import."""
+    root = root.resolve()
+    seeds = {root / "engine" / "jit.py"}
+    seeds |= {path for path in root.rglob("*.py") if _uses_engine_decorators(path)}
     todo, seen = list(seeds), set(seeds)
     while todo:
-        for dep in _gpusim_imports(todo.pop()):
-            dep = dep.resolve()
+        for dep in _gpusim_imports(todo.pop(), root):
             if dep not in seen:
                 seen.add(dep)
                 todo.append(dep)
     return sorted(seen)
 
 
-@lru_cache(maxsize=1)
-def source_stamp() -> str:
-    """Hash of the engine's whole source and the compiler versions: the cache's freshness key."""
+@lru_cache(maxsize=4)
+def source_stamp(root: Path = PACKAGE_ROOT) -> str:
+    """Hash of the engine's whole source (package ``root``) and the compiler versions: the cache's
+    freshness key. Files are named relative to the package, so the package's location is no part of it."""
+    root = root.resolve()
     digest = hashlib.sha256()
     for part in (numba.__version__, llvmlite.__version__, platform.python_version(), sys.platform):
         digest.update(part.encode() + b"\0")
-    for path in engine_sources():
-        digest.update(path.relative_to(PACKAGE_ROOT).as_posix().encode() + b"\0")
+    for path in engine_sources(root):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:24]
 
