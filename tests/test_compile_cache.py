@@ -21,7 +21,8 @@ from numba.core import config as numba_config
 
 import gpusim
 from gpusim.engine import compile_cache as cc
-from gpusim.engine import functional, timing
+from gpusim.engine.semantics import functional
+from gpusim.engine.sm import timing
 
 CHECKOUT = Path(gpusim.__file__).resolve().parent.parent
 

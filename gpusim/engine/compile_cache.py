@@ -457,7 +457,7 @@ def warm_up(*, timed: bool = True, functional: bool = True) -> float:
     a worker process that will run launches later."""
     import numpy as np
 
-    from gpusim.gpu import GPU
+    from gpusim import GPU
 
     start = time.perf_counter()
     gpu = GPU("teaching")
