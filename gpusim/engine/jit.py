@@ -1,6 +1,7 @@
 """The engine's compile options, in one place.
 
-Every compiled engine function is cached on disk (``cache=True``) and, except the two entry points
+Every compiled engine function is cached on disk, in one per-user directory keyed by a hash of the
+whole engine's source (``compile_cache``), and, except the two entry points
 that allocate, compiled without numba's runtime (``_nrt=False``): with it, numba reference-counts each
 array argument with atomic operations, which costs more than most of these functions do.
 
@@ -14,6 +15,10 @@ compiles a separate version of the callee, and of the callees it passes that con
 value: the engine's first (cold) compile built 294 versions of 182 functions that way. With literals
 folded into their plain types, each function is compiled once per real signature; LLVM still folds the
 constants wherever it inlines a callee.
+
+A function only compiled code calls is built as LLVM IR for its callers and never turned into
+machine code of its own (``link_only``): numba would otherwise emit each callee's machine code again
+inside every caller's module on the way up the call tree.
 """
 
 from __future__ import annotations
@@ -21,8 +26,12 @@ from __future__ import annotations
 from numba import njit
 from numba.core import types
 
-ENGINE = {"cache": True, "_nrt": False}
-COMPILED_ONLY = {**ENGINE, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+from gpusim.engine import compile_cache
+from gpusim.engine.link_only import EntryPipeline, LinkOnlyPipeline
+
+ENGINE = {"cache": True, "_nrt": False, "pipeline_class": EntryPipeline}
+COMPILED_ONLY = {**ENGINE, "no_cpython_wrapper": True, "no_cfunc_wrapper": True,
+                 "pipeline_class": LinkOnlyPipeline}
 
 
 def _one_version_per_type(dispatcher):
@@ -37,10 +46,12 @@ def _one_version_per_type(dispatcher):
 
 
 def _decorate(base, function, options):
-    decorator = njit(**{**base, **options})
+    options = {**base, **options}
+    cache = options.pop("cache")          # the engine cache (compile_cache), not numba's in-tree one
+    decorator = njit(**options)
 
     def build(fn):
-        return _one_version_per_type(decorator(fn))
+        return compile_cache.register(_one_version_per_type(decorator(fn)), cache)
 
     return build if function is None else build(function)
 
@@ -55,3 +66,9 @@ def compiled_only(function=None, **options):
     """``@compiled_only`` or ``@compiled_only(inline="always")``: an engine function called only from
     compiled code (no Python entry point)."""
     return _decorate(COMPILED_ONLY, function, options)
+
+
+def warm_up(*, timed: bool = True, functional: bool = True) -> float:
+    """Compile (or load from the cache) the whole engine now; returns the seconds it took. See
+    ``compile_cache.warm_up``."""
+    return compile_cache.warm_up(timed=timed, functional=functional)

@@ -1,0 +1,469 @@
+"""Where the compiled engine is kept on disk, and what a user sees while it is built.
+
+numba's own ``cache=True`` writes ``__pycache__/*.nbi``/``*.nbc`` next to the sources and stamps each
+function by its own file only. For gpusim that is wrong three ways: an install writes into
+site-packages (and leftover cache directories there outlive ``pip uninstall`` and turn ``gpusim`` into
+a namespace package that shadows an editable install); a checkout and an installed copy of the same
+source compile separately (two source paths, two caches); and a change to a callee in another file
+leaves its callers' stale machine code in the cache (numba inlines callees into callers).
+
+Here every engine function is cached in one per-user directory (``$GPUSIM_CACHE_DIR``, else
+``$NUMBA_CACHE_DIR/gpusim`` when numba's cache directory is set explicitly, else
+``$XDG_CACHE_HOME/gpusim`` or ``~/.cache/gpusim``), under a *source stamp*: a hash of the source of
+every module numba compiles engine code from (the files that use ``gpusim.engine.jit``'s decorators
+and every gpusim module they import, whose constants are frozen into the machine code), with the
+numba, llvmlite and Python versions. Inside it a function's files sit at its module's path relative
+to the ``gpusim`` package, so two copies of the same source find the same files, and any edit to any
+of those files starts a fresh stamp directory (the previous few stamps are kept, older ones removed).
+
+If the directory cannot be written, the engine still runs, uncached, after one warning.
+
+The first launch after an install or an edit compiles the engine (tens of seconds). A numba compile
+listener notices the first engine function that misses the cache and prints one notice to stderr,
+with progress (functions compiled or loaded out of those the entry point reaches), and the time it
+took. Nothing is printed when the cache is warm: the listener only runs when numba compiles.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import platform
+import shutil
+import sys
+import time
+import types as pytypes
+import warnings
+from functools import lru_cache
+from pathlib import Path
+
+import llvmlite
+import numba
+from numba.core import config as numba_config
+from numba.core import event
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
+from numba.core.dispatcher import Dispatcher
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+"""The ``gpusim`` package directory these sources are in (a checkout's or site-packages')."""
+
+KEEP_STAMPS = 3
+"""Stamp directories kept in the cache root: the current one and the most recently used others."""
+
+NOTICE_MIN_FUNCTIONS = 8
+"""A compile that reaches fewer uncached engine functions than this is quick and not announced."""
+
+SECONDS_PER_FUNCTION = 0.17
+"""Rough cold-compile cost per engine function on a 2-core machine, for the notice's estimate."""
+
+_DECORATOR_MODULE = "gpusim.engine.jit"
+_ENGINE: dict[int, Dispatcher] = {}          # id -> every dispatcher the engine decorators made
+_state = {"disabled": False, "warned": False}
+
+
+def cache_root() -> Path:
+    """The per-user directory all compiled engine code goes in (see the module docstring)."""
+    explicit = os.environ.get("GPUSIM_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    if numba_config.CACHE_DIR:
+        return Path(numba_config.CACHE_DIR).expanduser() / "gpusim"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "gpusim"
+
+
+def _module_file(root: Path, parts: list[str]) -> Path | None:
+    target = root.parent.joinpath(*parts)
+    for file in (target.with_suffix(".py"), target / "__init__.py"):
+        if file.is_file():
+            return file
+    return None
+
+
+def _top_level_imports(source: str) -> list[ast.stmt]:
+    """The module-level import statements of ``source`` (parsed alone: parsing whole files for them
+    would cost more than the rest of a warm start)."""
+    lines = source.splitlines()
+    found: list[ast.stmt] = []
+    i = 0
+    while i < len(lines):
+        chunk = [lines[i]]
+        if chunk[0].startswith(("import ", "from ")):
+            while (chunk[-1].rstrip().endswith("\\") or chunk[0].count("(") > "".join(chunk).count(")")) \
+                    and i + 1 < len(lines):
+                i += 1
+                chunk.append(lines[i])
+            try:
+                found += ast.parse("\n".join(chunk)).body
+            except SyntaxError:       # a docstring line that starts with "from ..."
+                pass
+        i += 1
+    return found
+
+
+def _gpusim_imports(path: Path, root: Path) -> set[Path]:
+    """The source files of package ``root`` that ``path`` imports at module level (the imports whose
+    names compiled code can read; a function-level import is Python-only code)."""
+    package = list(path.relative_to(root.parent).with_suffix("").parts[:-1])
+    found: set[Path] = set()
+    for node in _top_level_imports(path.read_text(encoding="utf-8")):
+        modules: list[list[str]] = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name.split(".") for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            base = base + (node.module.split(".") if node.module else [])
+            for alias in node.names:     # ``from pkg import mod`` imports a submodule, else names of pkg
+                modules.append(base + [alias.name] if _module_file(root, base + [alias.name]) else base)
+        for parts in modules:
+            file = _module_file(root, parts) if parts and parts[0] == root.name else None
+            if file is not None:
+                found.add(file)
+    return found
+
+
+def _uses_engine_decorators(path: Path) -> bool:
+    source = path.read_text(encoding="utf-8")
+    if _DECORATOR_MODULE not in source:
+        return False
+    return any(isinstance(node, ast.ImportFrom) and node.module == _DECORATOR_MODULE
+               for node in _top_level_imports(source))
+
+
+def engine_sources(root: Path = PACKAGE_ROOT) -> list[Path]:
+    """Every file of package ``root`` numba compiles engine code from: the modules that use the
+    engine decorators, the decorators' own modules, and (transitively) every gpusim module they
+    import."""
+    root = root.resolve()
+    seeds = {root / "engine" / "jit.py"}
+    seeds |= {path for path in root.rglob("*.py") if _uses_engine_decorators(path)}
+    todo, seen = list(seeds), set(seeds)
+    while todo:
+        for dep in _gpusim_imports(todo.pop(), root):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return sorted(seen)
+
+
+@lru_cache(maxsize=4)
+def source_stamp(root: Path = PACKAGE_ROOT) -> str:
+    """Hash of the engine's whole source (package ``root``) and the compiler versions: the cache's
+    freshness key. Files are named relative to the package, so the package's location is no part of it."""
+    root = root.resolve()
+    digest = hashlib.sha256()
+    for part in (numba.__version__, llvmlite.__version__, platform.python_version(), sys.platform):
+        digest.update(part.encode() + b"\0")
+    for path in engine_sources(root):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:24]
+
+
+def stamp_dir() -> Path:
+    """The directory of the current source stamp's compiled code."""
+    return cache_root() / source_stamp()
+
+
+class EngineCacheLocator(_CacheLocator):
+    """numba cache locator for gpusim's own modules: the shared stamp directory, keyed by the module's
+    path relative to the package, whatever directory the package was imported from."""
+
+    def __init__(self, py_func, py_file):
+        self._lineno = py_func.__code__.co_firstlineno
+        relative = Path(py_file).resolve().relative_to(PACKAGE_ROOT)
+        self._cache_path = str(stamp_dir().joinpath(*relative.parent.parts))
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    def get_source_stamp(self):
+        return source_stamp()
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        try:
+            Path(py_file).resolve().relative_to(PACKAGE_ROOT)
+        except ValueError:
+            return None
+        self = cls(py_func, py_file)
+        try:
+            self.ensure_cache_path()
+        except OSError as error:
+            _warn_uncached(error)
+            return None
+        return self
+
+
+class _EngineCacheImpl(CompileResultCacheImpl):
+    _locator_classes = [EngineCacheLocator]
+
+
+class EngineCache(FunctionCache):
+    """numba's function cache with the engine locator; an I/O error disables caching (one warning)."""
+
+    _impl_class = _EngineCacheImpl
+
+    def load_overload(self, sig, target_context):
+        if _state["disabled"]:
+            return None
+        try:
+            result = super().load_overload(sig, target_context)
+        except OSError as error:
+            _warn_uncached(error)
+            return None
+        if result is not None:
+            _progress.loaded()
+        return result
+
+    def save_overload(self, sig, data):
+        if _state["disabled"]:
+            return
+        try:
+            super().save_overload(sig, data)
+        except OSError as error:
+            _warn_uncached(error)
+
+
+def _warn_uncached(error: Exception) -> None:
+    _state["disabled"] = True
+    if not _state["warned"]:
+        _state["warned"] = True
+        warnings.warn(f"gpusim: cannot use the engine cache directory {cache_root()} ({error}); the engine "
+                      f"is compiled in every new process (set GPUSIM_CACHE_DIR to a writable directory)",
+                      RuntimeWarning, stacklevel=3)
+
+
+def register(dispatcher: Dispatcher, cache: bool) -> Dispatcher:
+    """Record an engine dispatcher (for the progress count) and give it the engine cache."""
+    _ENGINE[id(dispatcher)] = dispatcher
+    if cache and not _state["disabled"]:
+        try:
+            dispatcher._cache = EngineCache(dispatcher.py_func)
+        except RuntimeError:      # no locator: the directory is unusable (already warned)
+            pass
+    return dispatcher
+
+
+# ---------------------------------------------------------------------------------------------------
+# reachability: how many engine functions a compile of an entry point will compile or load
+
+
+def _code_names(code: pytypes.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, pytypes.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _callees(dispatcher: Dispatcher) -> list[Dispatcher]:
+    py_func = dispatcher.py_func
+    names = _code_names(py_func.__code__)
+    scope = py_func.__globals__
+    found = []
+    for name in names:
+        value = scope.get(name)
+        if isinstance(value, pytypes.ModuleType):
+            found += [getattr(value, attr) for attr in names if id(getattr(value, attr, None)) in _ENGINE]
+        elif id(value) in _ENGINE:
+            found.append(value)
+    return found
+
+
+def reachable(dispatcher: Dispatcher) -> list[Dispatcher]:
+    """The engine dispatchers ``dispatcher``'s code calls, directly or not, itself included."""
+    seen = {id(dispatcher): dispatcher}
+    todo = [dispatcher]
+    while todo:
+        for callee in _callees(todo.pop()):
+            if id(callee) not in seen:
+                seen[id(callee)] = callee
+                todo.append(callee)
+    return list(seen.values())
+
+
+def _compiled_separately(dispatcher: Dispatcher) -> bool:
+    """numba compiles (or loads) it as a function of its own; ``inline="always"`` ones are inlined as IR."""
+    return dispatcher.targetoptions.get("inline", "never") != "always"
+
+
+# ---------------------------------------------------------------------------------------------------
+# the notice
+
+
+def _shown(path: Path) -> str:
+    home = str(Path.home())
+    text = str(path)
+    return "~" + text[len(home):] if text.startswith(home + os.sep) else text
+
+
+class Notice:
+    """One compile's notice on ``stream``: a header, progress (done of ``total`` functions), the time.
+
+    A rich progress bar when rich is installed and the stream is a terminal; a line rewritten in
+    place on other terminals; on a pipe or file, percentages appended to the header line."""
+
+    def __init__(self, total: int, stream=None, *, use_rich: bool | None = None):
+        self.total = max(1, total)
+        self.stream = stream if stream is not None else sys.stderr
+        self.done = 0
+        self.start = time.perf_counter()
+        tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._mode = "line" if tty else "plain"
+        self._bar = None
+        self._shown_tenths = 0
+        estimate = max(5, int(round(self.total * SECONDS_PER_FUNCTION / 5.0)) * 5)
+        header = (f"gpusim: compiling the simulation engine once (about {estimate} s; cached in "
+                  f"{_shown(cache_root())} for later runs)...")
+        if tty and use_rich is not False:
+            self._bar = _rich_bar(self.stream, self.total)
+            if self._bar is not None:
+                self._mode = "rich"
+        if self._mode == "rich":
+            self._bar[0].console.print(header, highlight=False)
+            self._bar[0].start()
+        elif self._mode == "line":
+            self._write(header + "\n")
+            self._line()
+        else:
+            self._write(header)
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+    def _line(self) -> None:
+        self._write(f"\rgpusim: {self.done}/{self.total} engine functions ({100 * self.done // self.total}%)")
+
+    def advance(self) -> None:
+        self.done = min(self.done + 1, self.total)
+        if self._mode == "rich":
+            progress, task = self._bar
+            progress.update(task, completed=self.done)
+            progress.refresh()
+        elif self._mode == "line":
+            self._line()
+        else:
+            tenths = 10 * self.done // self.total
+            while self._shown_tenths < min(tenths, 9):
+                self._shown_tenths += 1
+                self._write(f" {10 * self._shown_tenths}%")
+
+    def finish(self) -> float:
+        seconds = time.perf_counter() - self.start
+        self.done = self.total
+        if self._mode == "rich":
+            progress, task = self._bar
+            progress.update(task, completed=self.total)
+            progress.stop()
+            progress.console.print(f"gpusim: engine compiled in {seconds:.0f} s", highlight=False)
+        elif self._mode == "line":
+            self._line()
+            self._write(f"\ngpusim: engine compiled in {seconds:.0f} s\n")
+        else:
+            self._write(f" done in {seconds:.0f} s\n")
+        return seconds
+
+
+def _rich_bar(stream, total):
+    try:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:
+        return None
+    progress = Progress(TextColumn("gpusim: compiling"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("functions"), TimeElapsedColumn(),
+                        console=Console(file=stream), auto_refresh=False, transient=False)
+    return progress, progress.add_task("compile", total=total)
+
+
+class _Progress(event.Listener):
+    """numba compile listener: opens a notice when an engine entry point starts compiling, counts the
+    engine functions compiled (and loaded from the cache) under it, and closes the notice after."""
+
+    def __init__(self):
+        self.depth = 0
+        self.notice: Notice | None = None
+
+    def on_start(self, ev):
+        dispatcher = ev.data["dispatcher"]
+        if self.depth == 0 and id(dispatcher) in _ENGINE and os.environ.get("GPUSIM_COMPILE_NOTICE", "1") != "0":
+            pending = [d for d in reachable(dispatcher) if _compiled_separately(d) and not d.overloads]
+            if len(pending) >= NOTICE_MIN_FUNCTIONS:
+                self.notice = Notice(len(pending))
+        self.depth += 1
+
+    def on_end(self, ev):
+        self.depth -= 1
+        if self.notice is None:
+            return
+        if self.depth == 0:
+            self.notice.finish()
+            self.notice = None
+            _prune_stamps()
+        elif id(ev.data["dispatcher"]) in _ENGINE:
+            self.notice.advance()
+
+    def loaded(self):
+        if self.notice is not None:
+            self.notice.advance()
+
+
+_progress = _Progress()
+event.register("numba:compile", _progress)
+
+
+def _prune_stamps() -> None:
+    """Remove stamp directories beyond the ``KEEP_STAMPS`` most recently used (after a full compile)."""
+    root = cache_root()
+    try:
+        current = stamp_dir()
+        os.utime(current)
+        stamps = [p for p in root.iterdir() if p.is_dir() and len(p.name) == len(current.name)
+                  and all(ch in "0123456789abcdef" for ch in p.name)]
+        stamps.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in stamps[KEEP_STAMPS:]:
+            if old != current:
+                shutil.rmtree(old, ignore_errors=True)
+    except OSError:
+        pass
+
+
+WARM_UP_PTX = r"""
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry warm_up(.param .u64 out)
+{
+ .reg .b32 %r<2>; .reg .b64 %rd<3>;
+ ld.param.u64 %rd1, [out];
+ mov.u32 %r1, %tid.x;
+ cvta.to.global.u64 %rd2, %rd1;
+ st.global.u32 [%rd2], %r1;
+ ret;
+}
+"""
+
+
+def warm_up(*, timed: bool = True, functional: bool = True) -> float:
+    """Compile (or load) the whole engine now, both launch paths by default, by running a one-warp
+    kernel on the smallest config; returns the seconds it took. Useful before timing anything, or on
+    a worker process that will run launches later."""
+    import numpy as np
+
+    from gpusim import GPU
+
+    start = time.perf_counter()
+    gpu = GPU("teaching")
+    kernel = gpu.load_ptx(WARM_UP_PTX, name="<warm_up>")["warm_up"]
+    out = gpu.empty(1, np.uint32)
+    for timing, wanted in ((True, timed), (False, functional)):
+        if wanted:
+            gpu.launch(kernel, grid=1, block=32, args=[out], timing=timing)
+    return time.perf_counter() - start

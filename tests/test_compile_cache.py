@@ -1,0 +1,216 @@
+"""The engine's on-disk compile cache: where it lives, what invalidates it, what a user sees.
+
+The cache tests run copies of the gpusim package in subprocesses, each with its own cache directory,
+and read numba's own hit/miss counters; none of them asserts a time.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import types as pytypes
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba.core import config as numba_config
+
+import gpusim
+from gpusim.engine import compile_cache as cc
+from gpusim.engine.semantics import functional
+from gpusim.engine.sm import timing
+
+CHECKOUT = Path(gpusim.__file__).resolve().parent.parent
+
+PROBE = '''"""A caller in one module of a callee in another (bits.popcount64), for the cache tests."""
+from gpusim.engine.bits import popcount64
+from gpusim.engine.jit import engine_jit
+
+
+@engine_jit
+def ones_plus_one(x):
+    return popcount64(x) + 1
+'''
+
+PROBE_RUN = '''
+import json, sys
+import numpy as np
+import gpusim
+from gpusim.engine import compile_cache, probe
+compile_cache.NOTICE_MIN_FUNCTIONS = 1
+value = int(probe.ones_plus_one(np.uint64(int(sys.argv[1]))))
+stats = probe.ones_plus_one.stats
+print(json.dumps({"file": gpusim.__file__, "value": value, "hits": sum(stats.cache_hits.values()),
+                  "misses": sum(stats.cache_misses.values())}))
+'''
+
+X = 0xF0F0_0000_1234_5678
+
+
+def _env(cache_dir: Path, pythonpath: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "GPUSIM_COMPILE_NOTICE")}
+    return {**env, "GPUSIM_CACHE_DIR": str(cache_dir), "PYTHONPATH": str(pythonpath)}
+
+
+def _copy_package(dest: Path) -> Path:
+    shutil.copytree(CHECKOUT / "gpusim", dest / "gpusim", ignore=shutil.ignore_patterns("__pycache__"))
+    (dest / "gpusim" / "engine" / "probe.py").write_text(PROBE)
+    return dest
+
+
+def _run_probe(copy: Path, cache_dir: Path, tmp_path: Path) -> tuple[dict, str]:
+    out = subprocess.run([sys.executable, "-c", PROBE_RUN, str(X)], cwd=tmp_path, env=_env(cache_dir, copy),
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
+def _numba_files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.suffix in (".nbi", ".nbc")]
+
+
+def test_cache_dir_precedence(monkeypatch, tmp_path):
+    monkeypatch.setenv("GPUSIM_CACHE_DIR", str(tmp_path / "explicit"))
+    monkeypatch.setattr(numba_config, "CACHE_DIR", str(tmp_path / "numba"))
+    assert cc.cache_root() == tmp_path / "explicit"
+    monkeypatch.delenv("GPUSIM_CACHE_DIR")
+    assert cc.cache_root() == tmp_path / "numba" / "gpusim"
+    monkeypatch.setattr(numba_config, "CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cc.cache_root() == tmp_path / "xdg" / "gpusim"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cc.cache_root() == tmp_path / "home" / ".cache" / "gpusim"
+
+
+def test_stamp_covers_every_module_compiled_code_reads():
+    """Each engine function's own file, and every gpusim module its globals name (their constants
+    are frozen into the machine code), is part of the stamp."""
+    sources = set(cc.engine_sources())
+    engine = [d for d in cc._ENGINE.values() if Path(d.py_func.__code__.co_filename).resolve().is_relative_to(
+        cc.PACKAGE_ROOT)]
+    assert functional.run_functional in engine and timing.run_timed in engine
+    for dispatcher in engine:
+        assert Path(dispatcher.py_func.__code__.co_filename).resolve() in sources
+        for value in dispatcher.py_func.__globals__.values():
+            if isinstance(value, pytypes.ModuleType) and value.__name__.startswith("gpusim."):
+                assert Path(value.__file__).resolve() in sources, (dispatcher, value)
+
+
+def test_stamp_depends_on_content_not_location(tmp_path):
+    copy = _copy_package(tmp_path / "a") / "gpusim"
+    (copy / "engine" / "probe.py").unlink()
+    assert cc.source_stamp(copy) == cc.source_stamp(cc.PACKAGE_ROOT)
+    outside = next(p for p in sorted(copy.rglob("*.py")) if p.resolve() not in set(cc.engine_sources(copy)))
+    outside.write_text(outside.read_text() + "\n# not engine code\n")
+    assert cc.source_stamp.__wrapped__(copy) == cc.source_stamp(cc.PACKAGE_ROOT)
+    callee = copy / "engine" / "bits.py"
+    callee.write_text(callee.read_text() + "\n# an edit\n")
+    assert cc.source_stamp.__wrapped__(copy) != cc.source_stamp(cc.PACKAGE_ROOT)
+
+
+def test_two_copies_share_one_cache_and_a_callee_edit_recompiles_its_callers(tmp_path):
+    cache_dir = tmp_path / "cache"
+    first = _copy_package(tmp_path / "checkout")
+    second = _copy_package(tmp_path / "site-packages")
+    expected = bin(X).count("1") + 1
+
+    cold, notice = _run_probe(first, cache_dir, tmp_path)
+    assert cold["file"] == str(first / "gpusim" / "__init__.py")
+    assert (cold["value"], cold["hits"]) == (expected, 0) and cold["misses"] > 0
+    assert "compiling the simulation engine once" in notice and "done in" in notice
+
+    warm, quiet = _run_probe(second, cache_dir, tmp_path)
+    assert warm["file"] == str(second / "gpusim" / "__init__.py")
+    assert (warm["value"], warm["misses"]) == (expected, 0) and warm["hits"] > 0
+    assert quiet == ""
+
+    # the callee lives in another file than its caller: numba's own per-file stamp would keep the caller
+    bits = second / "gpusim" / "engine" / "bits.py"
+    bits.write_text(bits.read_text().replace("return _ctpop_u64(np.uint64(bits))",
+                                             "return _ctpop_u64(np.uint64(bits)) + np.uint64(1)"))
+    edited, _ = _run_probe(second, cache_dir, tmp_path)
+    assert edited["value"] == expected + 1 and edited["misses"] > 0
+
+    assert _numba_files(first) == [] and _numba_files(second) == []
+    assert _numba_files(cache_dir)
+
+
+def test_unwritable_cache_dir_warns_once_and_still_runs(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    script = ("import numpy as np\nfrom gpusim.engine import bits\n"
+              "print(int(bits.popcount64(np.uint64(255))), int(bits.leading_zeros64(np.uint64(1))))")
+    out = subprocess.run([sys.executable, "-W", "always", "-c", script], cwd=tmp_path,
+                         env=_env(blocker / "cache", CHECKOUT), capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(bin(255).count("1")), str(64 - (1).bit_length())]
+    assert out.stderr.count("cannot use the engine cache directory") == 1
+    assert blocker.read_text() == "not a directory"
+
+
+def test_reachable_keeps_the_two_launch_paths_apart():
+    functional_tree = {d.py_func.__name__ for d in cc.reachable(functional.run_functional)}
+    timed_tree = {d.py_func.__name__ for d in cc.reachable(timing.run_timed)}
+    assert {"step_warp", "step_fast", "start_block", "release_barriers", "alu_eval"} <= functional_tree
+    assert "run_timed" not in functional_tree and "memory_timing" not in functional_tree
+    assert {"step_warp", "memory_timing", "book_issue", "dispatch_block"} <= timed_tree
+    assert "run_functional" not in timed_tree
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_notice_on_a_pipe_appends_percentages():
+    stream = io.StringIO()
+    notice = cc.Notice(20, stream)
+    for _ in range(20):
+        notice.advance()
+    notice.finish()
+    text = stream.getvalue()
+    assert text.startswith("gpusim: compiling the simulation engine once (about ")
+    assert str(cc.cache_root().name) in text
+    steps = [f" {10 * k}%" for k in range(1, 10)]
+    positions = [text.index(step) for step in steps]
+    assert positions == sorted(positions)
+    assert text.rstrip().endswith("s") and " done in " in text and text.count("\n") == 1
+
+
+def test_notice_on_a_terminal_counts_functions():
+    stream = _Terminal()
+    notice = cc.Notice(7, stream, use_rich=False)
+    for _ in range(7):
+        notice.advance()
+    notice.finish()
+    text = stream.getvalue()
+    for done in range(8):
+        assert f"\rgpusim: {done}/7 engine functions ({100 * done // 7}%)" in text
+    assert "engine compiled in" in text
+
+
+def test_notice_uses_rich_on_a_terminal_when_installed():
+    pytest.importorskip("rich")
+    stream = _Terminal()
+    notice = cc.Notice(5, stream)
+    assert notice._mode == "rich"
+    for _ in range(5):
+        notice.advance()
+    notice.finish()
+    text = stream.getvalue()
+    assert "compiling the simulation engine once" in text and "5/5" in text and "engine compiled in" in text
+
+
+def test_warm_up_compiles_both_launch_paths():
+    cc.warm_up()
+    assert functional.run_functional.overloads and timing.run_timed.overloads
+    gpu = gpusim.GPU("teaching")
+    kernel = gpu.load_ptx(cc.WARM_UP_PTX)["warm_up"]
+    out = gpu.empty(1, np.uint32)
+    before = (len(functional.run_functional.overloads), len(timing.run_timed.overloads))
+    gpu.launch(kernel, grid=1, block=32, args=[out], timing=True)
+    gpu.launch(kernel, grid=1, block=32, args=[out], timing=False)
+    assert (len(functional.run_functional.overloads), len(timing.run_timed.overloads)) == before
