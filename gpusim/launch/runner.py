@@ -14,7 +14,7 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.functional import RUN_DEADLOCK, RUN_ERROR, RUN_LIMIT, RUN_OK, run_functional
 from gpusim.errors import DeadlockError, SimulationLimitError
 from gpusim.launch.checks import check_geometry, check_resources, dims3, pack_args
-from gpusim.launch.faults import raise_engine_error, where
+from gpusim.launch.faults import raise_engine_error, translating, where
 from gpusim.launch.run import Run
 
 
@@ -65,7 +65,8 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
                            local_bytes=program.local_bytes, heap=heap.data, valid=heap.valid, params=params,
                            launch=launch, n_inst=program.n_inst)
         limit = max_warp_instructions or config.max_cycles
-        status, executed, bad_block = run_functional(m, program.code, n_blocks, limit)
+        with translating(program, m):
+            status, executed, bad_block = run_functional(m, program.code, n_blocks, limit)
         _check_status(status, m, program, bad_block, limit, executed)
         return Run(**common, pc_counts=m.pc_counts.copy(), timing=False)
     from gpusim.launch.timed import run_timed_launch

@@ -18,7 +18,7 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.timing import TIMED_DEADLOCK, TIMED_ERROR, TIMED_LIMIT, run_timed
 from gpusim.errors import DeadlockError, SimulationLimitError
-from gpusim.launch.faults import raise_engine_error, thread_of, where
+from gpusim.launch.faults import raise_engine_error, thread_of, translating, where
 from gpusim.launch.run import Run
 
 DEFAULT_TRACE_CAPACITY = 2_000_000
@@ -99,7 +99,8 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     mcounters = np.zeros(MS.N_COUNTERS, dtype=np.int64)
     ms = T.MemorySystem(l1=l1, l2=l2_state(gpu), servers=servers, mshr=mshr, params=mparams, rates=rates,
                               counters=mcounters)
-    status, end_cycle = run_timed(ts, m, ms, program.code)
+    with translating(program, m):
+        status, end_cycle = run_timed(ts, m, ms, program.code)
     if status == TIMED_ERROR:
         raise_engine_error(m, program)
     if status == TIMED_DEADLOCK:
