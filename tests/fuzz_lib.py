@@ -115,7 +115,7 @@ def mutate(text: str, rng: random.Random, body_only: bool = False) -> str:
             ins = rng.choice(_HOSTILE).replace("{p}", params[0] if params else "p")
             lines.insert(i, "\t" + ins)
             if "$FUZZ_END" in ins:
-                close = max(k for k, line in enumerate(lines) if line.strip() == "}")
+                close = max((k for k, line in enumerate(lines) if line.strip() == "}"), default=len(lines))
                 lines.insert(close, "$FUZZ_END:")
         elif op == "register":
             regs = list(re.finditer(r"%(rd|r|f|fd|p|rs|h)(\d+)", lines[i]))
