@@ -37,11 +37,11 @@ def main(argv=None) -> int:
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--mix", default="0.9,0.05,0.05", help="shares of frontend,launch,api cases")
     args = parser.parse_args(argv)
     mix = tuple(float(x) for x in args.mix.split(","))
-    chunk = 5_000
+    chunk = 1_000
     jobs = [(args.seed, first, min(first + chunk, args.cases), mix, args.batch)
             for first in range(0, args.cases, chunk)]
     total: collections.Counter = collections.Counter()

@@ -36,8 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 FAILURES = ("raw", "internal", "leak", "crash", "hang")
 
 
-def corpus_files(max_bytes: int = 100_000) -> list[Path]:
-    """The shipped PTX files (programs/ and tests/data/), smallest first; very large ones left out for speed."""
+def corpus_files(max_bytes: int = 24_000) -> list[Path]:
+    """The shipped PTX files (programs/ and tests/data/), smallest first; the few large ones (the 66 KB LLM
+    decode and the 1 MB GEMV lab) are left out for speed: their instructions are the same forms."""
     files = [p for p in sorted(ROOT.glob("programs/**/*.ptx")) + sorted(ROOT.glob("tests/data/**/*.ptx"))
              if p.stat().st_size <= max_bytes]
     return sorted(files, key=lambda p: (p.stat().st_size, str(p)))

@@ -139,9 +139,11 @@ def _decode_ptx(raw: bytes, name: str) -> str:
 class GPU:
     """A simulated GPU: a config, device memory, and launches."""
 
-    def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False, **overrides):
-        if not isinstance(initcheck, bool):
-            raise ConfigError(f"initcheck must be True or False, got {initcheck!r}", field="initcheck")
+    def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
+                 synccheck: bool = True, **overrides):
+        for flag, value in (("initcheck", initcheck), ("synccheck", synccheck)):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{flag} must be True or False, got {value!r}", field=flag)
         if isinstance(config, GPUConfig):
             self.config = config.replace(**overrides) if overrides else config
         elif isinstance(config, str | Path):
@@ -149,6 +151,7 @@ class GPU:
         else:
             raise ConfigError(f"a config is a name, a path or a GPUConfig, got {type(config).__name__}")
         self.initcheck = initcheck
+        self.synccheck = synccheck     # False: exited or skipping threads no longer count (Volta hardware)
         self._load_allocations: list[int] = []
         self.heap = DeviceHeap(self.config.dram_bytes, initcheck=initcheck)
         self._l2_state = None

@@ -56,6 +56,7 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     n_blocks = grid3[0] * grid3[1] * grid3[2]
     heap = gpu.heap
     launch = launch_array(config, grid3, block3, occ, total_shared, shared_bytes, program, heap.data.size)
+    launch[S.L_SYNCCHECK] = 1 if getattr(gpu, "synccheck", True) else 0
     common = dict(kernel=kernel, program=program, config=config, grid=grid3, block=block3,
                   shared_bytes=total_shared, regs_per_thread=regs_per_thread, regs_source=regs_source,
                   occupancy=occ)

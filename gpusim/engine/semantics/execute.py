@@ -386,12 +386,12 @@ def step_warp(m, code, w):
             normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
             return STATUS_OK
         top = exit_lanes(m, w, pc, mask)
-        if top < 0:
+        if top < 0 and m.launch[S.L_SYNCCHECK] != 0:
             skipped_at = _barrier_skipped_by_exit(m, w)
             if skipped_at >= 0:
                 return fail(m, S.ERR_BARRIER, skipped_at, w, 0, _real_lanes(m, w))
             return STATUS_EXITED
-        return STATUS_OK
+        return STATUS_EXITED if top < 0 else STATUS_OK
     elif op == c.OP_CVTA:
         exec_cvta(m, row, w, mask)
     elif op == c.OP_BAR:
@@ -401,7 +401,7 @@ def step_warp(m, code, w):
             first += 1
         m.mem_req[S.MR_BAR_ID] = np.int64(read_src(m, row, 0, w, first))
         m.mem_req[S.MR_BAR_COUNT] = np.int64(read_src(m, row, 1, w, first)) if row[L.F_NSRC] > 1 else 0
-        if mask != 0 and row[L.F_NSRC] <= 1 and row[L.F_AUX] != L.BAR_ARRIVE:
+        if mask != 0 and row[L.F_NSRC] <= 1 and row[L.F_AUX] != L.BAR_ARRIVE and m.launch[S.L_SYNCCHECK] != 0:
             if _barrier_check(m, pc, w, mask) != STATUS_OK:
                 return STATUS_ERROR
     elif op == c.OP_MEMBAR:

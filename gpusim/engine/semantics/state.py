@@ -76,7 +76,8 @@ L_PARAM_BYTES = 14
 L_N_INST = 15
 L_STACK_DEPTH = 16
 L_MAX_WARPS_PER_SM = 17
-LAUNCH_FIELDS = 18
+L_SYNCCHECK = 18          # 1: report a block-wide bar.sync some threads skip (GPU(synccheck=...))
+LAUNCH_FIELDS = 19
 
 # err[] layout and error kinds
 E_KIND, E_PC, E_WARP, E_LANE, E_ADDRESS, E_EXTRA = 0, 1, 2, 3, 4, 5
