@@ -1,6 +1,6 @@
 """gpusim's fuzz campaign: seeded cases in forked children (tests/fuzz_lib.py), printing the counts.
 
-    python scripts/fuzz_campaign.py --cases 100000 --seed 1 [--jobs 2] [--mix 0.9,0.05,0.05]
+    python scripts/fuzz_campaign.py --cases 100000 --seed 1 [--jobs 2] [--mix 0.9,0.05,0.05] [--start 64000]
 
 Prints progress, then one line of totals (cases, ok, error, raw, internal, leak, crash, hang) and the first
 findings with their case index (``make_case(seed, index)`` rebuilds a case). Exit status 1 on any finding.
@@ -36,6 +36,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--start", type=int, default=0, help="first case index (to continue a campaign)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--mix", default="0.9,0.05,0.05", help="shares of frontend,launch,api cases")
@@ -43,11 +44,11 @@ def main(argv=None) -> int:
     mix = tuple(float(x) for x in args.mix.split(","))
     chunk = 1_000
     jobs = [(args.seed, first, min(first + chunk, args.cases), mix, args.batch)
-            for first in range(0, args.cases, chunk)]
+            for first in range(args.start, args.cases, chunk)]
     total: collections.Counter = collections.Counter()
     failures: list = []
     kinds: collections.Counter = collections.Counter(
-        F.make_case(args.seed, i, mix)["kind"] for i in range(0, args.cases, max(1, args.cases // 2000)))
+        F.make_case(args.seed, i, mix)["kind"] for i in range(args.start, args.cases, max(1, args.cases // 2000)))
     started = time.time()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for counts, found in pool.map(_slice, jobs):
