@@ -126,6 +126,8 @@ def check_resources(config, program, threads_per_block: int, regs_per_thread: in
 MAX_TRACE_ROWS = 100_000_000
 """The largest ``trace=N`` capacity (rows per trace table; ~176 bytes a row)."""
 MAX_WARP_INSTRUCTIONS = 1 << 62
+MAX_OPTION_INT = 1 << 31
+"""Sanity bound of ``shared_bytes`` and ``regs`` before the config's own limits are applied."""
 
 
 def _is_int(value) -> bool:
@@ -139,14 +141,14 @@ def check_launch_options(config, program, args, shared_bytes, *, timing, regs, t
     Returns ``(args as a list, shared_bytes as an int, timing as a bool, trace as a bool or an int)``."""
     if not isinstance(args, list | tuple):
         raise LaunchError(f"args must be a list or tuple of the kernel's arguments, got {type(args).__name__}")
-    if not _is_int(shared_bytes) or not 0 <= int(shared_bytes) <= config.max_shared_bytes_per_block:
-        raise LaunchError(f"shared_bytes (dynamic shared memory per block) must be an int from 0 to "
-                          f"{config.max_shared_bytes_per_block}, got {shared_bytes!r}")
+    # upper limits against the config are check_resources' ("too many resources requested for launch")
+    if not _is_int(shared_bytes) or not 0 <= int(shared_bytes) <= MAX_OPTION_INT:
+        raise LaunchError(f"shared_bytes (dynamic shared memory per block) must be a non-negative int, "
+                          f"got {shared_bytes!r}")
     if not isinstance(timing, bool | np.bool_):
         raise LaunchError(f"timing must be True or False, got {timing!r}")
-    if regs is not None and (not _is_int(regs) or not 1 <= int(regs) <= config.max_registers_per_thread):
-        raise LaunchError(f"regs must be an int from 1 to {config.max_registers_per_thread} (registers per "
-                          f"thread), got {regs!r}")
+    if regs is not None and (not _is_int(regs) or not 1 <= int(regs) <= MAX_OPTION_INT):
+        raise LaunchError(f"regs must be a positive int (registers per thread), got {regs!r}")
     if not isinstance(trace, bool | np.bool_) and not (_is_int(trace) and 1 <= int(trace) <= MAX_TRACE_ROWS):
         raise LaunchError(f"trace must be True, False or a row capacity from 1 to {MAX_TRACE_ROWS}, "
                           f"got {trace!r}")
