@@ -99,3 +99,45 @@ class NoTraceError(GpusimError, AttributeError):
 
 class NoTimingError(GpusimError):
     """A timing figure (``run.cycles``, ``run.seconds``) asked of a functional run (``timing=False``)."""
+
+
+class BarrierError(GpusimError):
+    """Barrier misuse as compute-sanitizer's synccheck reports it: a ``bar.sync`` that only some threads
+    of a block reach. Names the kernel, the block, the barrier's PTX line and the threads that skipped it."""
+
+    def __init__(self, message: str, kernel: str = "", block: tuple = (), line: int = 0,
+                 skipped: tuple = ()):
+        self.kernel = kernel
+        self.block = block
+        self.line = line
+        self.skipped = skipped
+        super().__init__(message)
+
+
+class UninitializedMemoryError(GpusimError):
+    """With ``GPU(..., initcheck=True)``: a kernel read device memory that nothing wrote (compute-sanitizer's
+    initcheck). Names the kernel, block, thread, PTX line, address and the allocation it belongs to."""
+
+    def __init__(self, message: str, kernel: str = "", block: tuple = (), thread: tuple = (),
+                 line: int = 0, address: int = 0):
+        self.kernel = kernel
+        self.block = block
+        self.thread = thread
+        self.line = line
+        self.address = address
+        super().__init__(message)
+
+
+class InternalError(GpusimError):
+    """A fault inside gpusim itself (not the user's): an unexpected exception in the engine, translated
+    so that no numba or numpy traceback reaches the user. Carries the kernel and, when the engine state
+    knows them, the block, thread and PTX line it was at; the GPU object stays usable. Please report it."""
+
+    def __init__(self, message: str, kernel: str = "", block: tuple = (), thread: tuple = (), line: int = 0,
+                 cause: str = ""):
+        self.kernel = kernel
+        self.block = block
+        self.thread = thread
+        self.line = line
+        self.cause = cause
+        super().__init__(message)

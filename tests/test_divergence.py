@@ -66,7 +66,28 @@ def test_data_dependent_loop_with_divergent_trip_counts(gpu, module, timing):
 
 
 @TIMING
-def test_early_exit_then_barrier(gpu, module, timing):
+def test_early_exit_then_barrier(module, timing):
+    """Volta's hardware behaviour (``synccheck=False``): threads that returned early no longer count."""
+    gpu = kernel_named(module, "early_exit_barrier").gpu
+    gpu.synccheck = False
+    try:
+        _early_exit_then_barrier(gpu, module, timing)
+    finally:
+        gpu.synccheck = True
+
+
+@TIMING
+def test_early_exit_then_barrier_is_reported_by_synccheck(gpu, module, timing):
+    """The same launch under the default synccheck: the threads that returned skipped the barrier."""
+    values = np.arange(256, dtype=np.int32)
+    values[32:64] = -1
+    with pytest.raises(gpusim.errors.BarrierError) as info:
+        gpu.launch(kernel_named(module, "early_exit_barrier"), 2, 128,
+                   [gpu.to_device(values), gpu.zeros(256, np.int32)], timing=timing)
+    assert info.value.skipped == tuple((t, 0, 0) for t in range(32, 64))
+
+
+def _early_exit_then_barrier(gpu, module, timing):
     threads, blocks = 128, 2
     values = RNG.integers(-50, 100, threads * blocks).astype(np.int32)
     values[32:64] = -1          # the whole second warp of block 0 leaves before the barrier

@@ -11,6 +11,7 @@ import pytest
 
 import gpusim
 from gpusim.errors import (
+    BarrierError,
     DeadlockError,
     GpusimError,
     IllegalAddressError,
@@ -196,20 +197,48 @@ def test_warps_waiting_at_different_barriers_deadlock(gpu, timing):
     assert "barrier" in str(info.value) and "k" in str(info.value)
 
 
+SKIPPED_BARRIER_PTX = entry("""
+  ld.param.u64 %rd1, [p_a]; cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x; setp.ge.u32 %p1, %r1, 32;
+  @%p1 bra $L_end;
+  bar.sync 0;
+  mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2; st.global.u32 [%rd3], 1;
+$L_end:""")
+
+
 @TIMING
-def test_barrier_after_the_other_warp_exited_completes(gpu, timing):
+def test_barrier_the_other_warp_skipped_is_a_synccheck_error(gpu, timing):
     """``if (threadIdx.x < 32) __syncthreads();`` in a 64-thread block: the second warp exits without
-    arriving, and (as on Volta and later) exited warps no longer count, so the barrier completes."""
-    kernel = gpu.load_ptx(entry("""
-      ld.param.u64 %rd1, [p_a]; cvta.to.global.u64 %rd1, %rd1;
-      mov.u32 %r1, %tid.x; setp.ge.u32 %p1, %r1, 32;
-      @%p1 bra $L_end;
-      bar.sync 0;
-      mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2; st.global.u32 [%rd3], 1;
-    $L_end:"""))["k"]
+    arriving. Hardware since Volta completes the barrier anyway; CUDA calls it undefined and gpusim reports
+    it as compute-sanitizer's synccheck does, with the barrier's line and the threads that skipped it."""
+    kernel = gpu.load_ptx(SKIPPED_BARRIER_PTX, name="skipped.ptx")["k"]
+    out = gpu.zeros(64, np.uint32)
+    with pytest.raises(BarrierError) as info:
+        gpu.launch(kernel, 1, 64, [out, np.uint32(0)], timing=timing)
+    line = SKIPPED_BARRIER_PTX.splitlines().index("  bar.sync 0;") + 1
+    assert info.value.line == line and f"skipped.ptx:{line}" in str(info.value)
+    assert info.value.skipped == tuple((t, 0, 0) for t in range(32, 64))
+    assert "threads 32-63" in str(info.value)
+
+
+@TIMING
+def test_barrier_inside_a_divergent_warp_is_a_synccheck_error(gpu, timing):
+    """``if (threadIdx.x < 16) __syncthreads();`` in one warp: lanes 16-31 diverged away from it."""
+    text = SKIPPED_BARRIER_PTX.replace("setp.ge.u32 %p1, %r1, 32", "setp.ge.u32 %p1, %r1, 16")
+    kernel = gpu.load_ptx(text)["k"]
+    with pytest.raises(BarrierError) as info:
+        gpu.launch(kernel, 1, 32, [gpu.zeros(32, np.uint32), np.uint32(0)], timing=timing)
+    assert info.value.skipped == tuple((t, 0, 0) for t in range(16, 32))
+
+
+@TIMING
+def test_barrier_every_thread_reaches_passes_synccheck(gpu, timing):
+    """The same kernel with every thread below the bound: no report, every thread stores."""
+    kernel = gpu.load_ptx(SKIPPED_BARRIER_PTX.replace("setp.ge.u32 %p1, %r1, 32",
+                                                      "setp.ge.u32 %p1, %r1, 64"))["k"]
     out = gpu.zeros(64, np.uint32)
     gpu.launch(kernel, 1, 64, [out, np.uint32(0)], timing=timing)
-    np.testing.assert_array_equal(out.get(), (np.arange(64) < 32).astype(np.uint32))
+    np.testing.assert_array_equal(out.get(), np.ones(64, np.uint32))
 
 
 @TIMING

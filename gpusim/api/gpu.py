@@ -25,10 +25,20 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.arch.config import GPUConfig, load_config
-from gpusim.errors import GpusimError, KernelAttributeError, KernelNotFoundError, LaunchError, PTXSyntaxError
+from gpusim.errors import (
+    ConfigError,
+    GpusimError,
+    IllegalAddressError,
+    KernelAttributeError,
+    KernelNotFoundError,
+    LaunchError,
+    PTXSyntaxError,
+)
+from gpusim.launch.checks import check_launch_options
 from gpusim.launch.device_memory import DeviceArray, DeviceHeap
+from gpusim.launch.faults import internal_error, with_allocation
 from gpusim.ptx.lower import Program, lower_module
-from gpusim.ptx.parser import parse_file, parse_ptx
+from gpusim.ptx.parser import parse_ptx
 
 CACHE_CONTROLS = ("all", "none")
 """``cache_control`` values of ``GPU.launch``, as ``ncu --cache-control``."""
@@ -47,6 +57,8 @@ class Kernel:
     def registers_per_thread(self, regs: int | None = None) -> tuple[int, str]:
         """Registers per thread and where the figure comes from."""
         if regs is not None:
+            if isinstance(regs, bool) or not isinstance(regs, int | np.integer) or regs < 1:
+                raise LaunchError(f"regs= must be a positive int (registers per thread), got {regs!r}")
             return int(regs), "launch argument regs="
         if self.program.gpusim_regs is not None:
             return int(self.program.gpusim_regs), "'// gpusim: regs=' line in the PTX"
@@ -141,15 +153,31 @@ def compile_cu(path: Path) -> Path:
     return ptx
 
 
+def _decode_ptx(raw: bytes, name: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise PTXSyntaxError(f"not UTF-8 text ({error.reason} at byte {error.start})", name) from None
+
+
 class GPU:
     """A simulated GPU: a config, device memory, and launches."""
 
-    def __init__(self, config: str | Path | GPUConfig = "h100-sxm", **overrides):
+    def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
+                 synccheck: bool = True, **overrides):
+        for flag, value in (("initcheck", initcheck), ("synccheck", synccheck)):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{flag} must be True or False, got {value!r}", field=flag)
         if isinstance(config, GPUConfig):
             self.config = config.replace(**overrides) if overrides else config
-        else:
+        elif isinstance(config, str | Path):
             self.config = load_config(config, **overrides)
-        self.heap = DeviceHeap(self.config.dram_bytes)
+        else:
+            raise ConfigError(f"a config is a name, a path or a GPUConfig, got {type(config).__name__}")
+        self.initcheck = initcheck
+        self.synccheck = synccheck     # False: exited or skipping threads no longer count (Volta hardware)
+        self._load_allocations: list[int] = []
+        self.heap = DeviceHeap(self.config.dram_bytes, initcheck=initcheck)
         self._l2_state = None
         self._system = None
         self.launch_count = 0
@@ -158,38 +186,72 @@ class GPU:
 
     # ------------------------------------------------------------ memory
     def to_device(self, host) -> DeviceArray:
-        host = np.ascontiguousarray(host)
+        if not isinstance(host, np.ndarray | list | tuple | int | float | complex | np.generic) or \
+                isinstance(host, bool | str | bytes):
+            raise LaunchError(f"to_device takes a numpy array (or a list of numbers), got {type(host).__name__}")
+        try:
+            host = np.ascontiguousarray(host)
+        except (TypeError, ValueError) as exc:
+            raise LaunchError(f"to_device: not an array of numbers ({exc})") from None
         array = DeviceArray(self.heap, host.shape, host.dtype)
         array.set(host)
         return array
 
     def empty(self, shape, dtype=np.float32) -> DeviceArray:
-        shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+        """Device memory not written yet (zero-filled, but initcheck reports a kernel reading it)."""
         return DeviceArray(self.heap, shape, dtype)
 
     def zeros(self, shape, dtype=np.float32) -> DeviceArray:
-        return self.empty(shape, dtype)   # allocations are zero-filled
+        array = self.empty(shape, dtype)
+        array.fill_zero()
+        return array
 
-    def _allocate_global(self, nbytes: int, align: int, image: bytes) -> int:
-        address = self.heap.allocate(nbytes, align)
+    def _allocate_global(self, nbytes: int, align: int, image: bytes, label: str = "") -> int:
+        address = self.heap.allocate(nbytes, align, label=label)
         self.heap.view(address, len(image))[:] = np.frombuffer(image, dtype=np.uint8)
+        self.heap.mark_written(address, nbytes)     # a module variable is initialized (zeros or its image)
+        self._load_allocations.append(address)
         return address
 
     # ------------------------------------------------------------ modules
     def load(self, path: str | Path) -> Module:
-        """Load a .ptx file (or a .cu, compiled with nvcc when nvcc is installed)."""
+        """Load a .ptx file (or a .cu, compiled with nvcc when nvcc is installed).
+
+        The file's text goes through exactly what ``load_ptx`` does (no newline translation), so both give
+        the same module, or the same error, for the same text. A failed load allocates nothing."""
+        if not isinstance(path, str | Path):
+            raise GpusimError(f"load takes a file path, got {type(path).__name__}")
         path = Path(path)
-        if not path.exists():
+        if not path.is_file():
             raise GpusimError(f"{path}: no such file")
         if path.suffix == ".cu":
             path = compile_cu(path)
-        module_ast = parse_file(path)
-        return self._module_from_ast(module_ast, path)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise GpusimError(f"{path}: cannot read it ({exc.strerror})") from None
+        return self._load_text(_decode_ptx(raw, str(path)), str(path), path)
 
     def load_ptx(self, text: str, name: str = "<ptx>") -> Module:
-        """Load PTX given as text."""
-        module_ast = parse_ptx(text, name)
-        return self._module_from_ast(module_ast, None)
+        """Load PTX given as text (``bytes`` are decoded as UTF-8, as ``load`` does a file)."""
+        if isinstance(text, bytes | bytearray):
+            text = _decode_ptx(bytes(text), str(name))
+        if not isinstance(text, str):
+            raise PTXSyntaxError(f"load_ptx takes the PTX text as a str, got {type(text).__name__}", str(name))
+        return self._load_text(text, str(name), None)
+
+    def _load_text(self, text: str, name: str, path: Path | None) -> Module:
+        """Parse and lower; atomic: on any error every variable the load allocated is released."""
+        self._load_allocations: list[int] = []
+        top_before = self.heap.top
+        try:
+            module_ast = parse_ptx(text, name)
+            return self._module_from_ast(module_ast, path)
+        except BaseException:
+            self.heap.release_all(self._load_allocations, top_before)
+            raise
+        finally:
+            self._load_allocations = []
 
     def _module_from_ast(self, module_ast, path: Path | None) -> Module:
         programs = lower_module(module_ast, self._allocate_global)
@@ -217,15 +279,28 @@ class GPU:
 
         if not isinstance(kernel, Kernel):
             raise LaunchError(f"launch expects a Kernel (module['name']), got {type(kernel).__name__}")
+        args, shared_bytes, timing, trace = check_launch_options(
+            self.config, kernel.program, args, shared_bytes, timing=timing, regs=regs, trace=trace,
+            max_warp_instructions=max_warp_instructions)
         if cache_control not in CACHE_CONTROLS:
             raise LaunchError(f"cache_control must be one of {', '.join(map(repr, CACHE_CONTROLS))} "
                               f"(as ncu --cache-control), got {cache_control!r}")
         if cache_control == "all":
             self.flush_caches()
         self.launch_count += 1
-        return execute_launch(self, kernel, grid, block, list(args), int(shared_bytes), timing=timing,
-                              regs=regs, trace=trace, max_warp_instructions=max_warp_instructions,
-                              progress=progress)
+        try:
+            return execute_launch(self, kernel, grid, block, args, shared_bytes, timing=timing, regs=regs,
+                                  trace=trace, max_warp_instructions=max_warp_instructions,
+                                  progress=progress)
+        except IllegalAddressError as exc:
+            named = with_allocation(exc, self.heap)
+            if named is exc:
+                raise
+            raise named from None
+        except GpusimError:
+            raise
+        except Exception as exc:   # the safety net: nothing from numba or numpy reaches the user raw
+            raise internal_error(kernel.program, exc) from exc
 
     def flush_caches(self) -> int:
         """Write back the dirty L2 lines and invalidate L1 and L2, as Nsight Compute does before a profiled

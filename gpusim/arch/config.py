@@ -38,6 +38,9 @@ TABLES = ("chip", "limits", "pipes", "memory", "launch", "host")
 
 OVERRIDE_SOURCE = "<override>"
 
+MAX_CONFIG_INT = 1 << 53
+"""Largest integer a config field may hold (every value must stay exact in int64 and float64 arithmetic)."""
+
 
 def _spec(table: str, unit: str, doc: str, *, minimum: float | None = 1, loader_set: bool = False) -> Any:
     """Declare one config field: its TOML table, unit, description and smallest allowed value.
@@ -440,9 +443,16 @@ def _validate(values: dict[str, Any], file: str) -> None:
 
     for name, spec in FIELDS.items():
         minimum, value = spec.metadata["minimum"], values[name]
+        items = value if isinstance(value, tuple) else (value,)
+        for item in items:
+            if isinstance(item, float) and not math.isfinite(item):
+                fail(name, f"must be a finite number ({spec.metadata['unit']}), got {value!r}")
+            if isinstance(item, int) and abs(item) > MAX_CONFIG_INT:
+                fail(name, f"{item} is beyond any GPU (at most {MAX_CONFIG_INT})")
+        if isinstance(value, str) and len(value) > 1000:
+            fail(name, "is longer than 1000 characters")
         if minimum is None:
             continue
-        items = value if isinstance(value, tuple) else (value,)
         for item in items:
             too_small = item <= 0 if (isinstance(item, float) and minimum == 1) else item < minimum
             if too_small:

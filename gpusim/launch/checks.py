@@ -28,12 +28,14 @@ _INT_RANGES = {
 
 def dims3(value, what: str) -> tuple[int, int, int]:
     """An int or a 1-3 tuple as (x, y, z)."""
-    if isinstance(value, int | np.integer):
+    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
         value = (int(value),)
     try:
-        items = [int(v) for v in value]
-        if any(not isinstance(v, int | np.integer) for v in value):
+        if not isinstance(value, tuple | list):
             raise TypeError
+        if any(not isinstance(v, int | np.integer) or isinstance(v, bool | np.bool_) for v in value):
+            raise TypeError
+        items = [int(v) for v in value]
     except (TypeError, ValueError):
         raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}") from None
     if not 1 <= len(items) <= 3:
@@ -119,3 +121,40 @@ def check_resources(config, program, threads_per_block: int, regs_per_thread: in
                           f"{threads_per_block} threads x {regs_per_thread} registers and {total_shared} bytes "
                           f"of shared memory per block does not fit on an SM (limited by {occ.limiter})")
     return occ, total_shared
+
+
+MAX_TRACE_ROWS = 100_000_000
+"""The largest ``trace=N`` capacity (rows per trace table; ~176 bytes a row)."""
+MAX_WARP_INSTRUCTIONS = 1 << 62
+MAX_OPTION_INT = 1 << 31
+"""Sanity bound of ``shared_bytes`` and ``regs`` before the config's own limits are applied."""
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def check_launch_options(config, program, args, shared_bytes, *, timing, regs, trace, max_warp_instructions):
+    """Type, range and finiteness of every launch option, before anything is allocated or compiled code
+    runs; returns ``(args as a list, shared_bytes as an int)``. ``regs`` is checked by
+    ``Kernel.registers_per_thread`` and the occupancy rules, grid and block by ``dims3``/``check_geometry``.
+    Returns ``(args as a list, shared_bytes as an int, timing as a bool, trace as a bool or an int)``."""
+    if not isinstance(args, list | tuple):
+        raise LaunchError(f"args must be a list or tuple of the kernel's arguments, got {type(args).__name__}")
+    # upper limits against the config are check_resources' ("too many resources requested for launch")
+    if not _is_int(shared_bytes) or not 0 <= int(shared_bytes) <= MAX_OPTION_INT:
+        raise LaunchError(f"shared_bytes (dynamic shared memory per block) must be a non-negative int, "
+                          f"got {shared_bytes!r}")
+    if not isinstance(timing, bool | np.bool_):
+        raise LaunchError(f"timing must be True or False, got {timing!r}")
+    if regs is not None and (not _is_int(regs) or not 1 <= int(regs) <= MAX_OPTION_INT):
+        raise LaunchError(f"regs must be a positive int (registers per thread), got {regs!r}")
+    if not isinstance(trace, bool | np.bool_) and not (_is_int(trace) and 1 <= int(trace) <= MAX_TRACE_ROWS):
+        raise LaunchError(f"trace must be True, False or a row capacity from 1 to {MAX_TRACE_ROWS}, "
+                          f"got {trace!r}")
+    if max_warp_instructions is not None and not (
+            _is_int(max_warp_instructions) and 1 <= int(max_warp_instructions) <= MAX_WARP_INSTRUCTIONS):
+        raise LaunchError(f"max_warp_instructions must be None or an int from 1 to {MAX_WARP_INSTRUCTIONS}, "
+                          f"got {max_warp_instructions!r}")
+    trace = bool(trace) if isinstance(trace, bool | np.bool_) else int(trace)
+    return list(args), int(shared_bytes), bool(timing), trace

@@ -1,13 +1,28 @@
 """Device memory: one byte-addressed heap with a cudaMalloc-like allocator, and DeviceArray.
 
-Allocations are 256-byte aligned (as cudaMalloc's are) and start at
-``GLOBAL_BASE``; a per-byte ``valid`` map marks live allocations so that the
-engine can report an access outside every allocation. Freed ranges are reused
-first-fit. The heap grows by reallocation (addresses stay the same, since they
-are offsets from ``GLOBAL_BASE``); it is limited by the config's ``dram_bytes``.
+Allocations are 256-byte aligned (as cudaMalloc's are) and start at ``GLOBAL_BASE``. Between two
+allocations there is always a guard region of at least ``GUARD_BYTES`` that belongs to no allocation,
+so one element (up to a 32-byte ``.v4`` of 64-bit values) past the end of an array, or before its
+start, is an illegal address even when another allocation follows (memcheck's rule; on CUDA such an
+access lands silently in the neighbour when both share a page).
+
+A per-byte ``valid`` map tells the engine what may be accessed: ``VALID_UNWRITTEN`` (1) a byte of a live
+allocation that nothing has written yet, ``VALID_WRITTEN`` (2) one that has been written (by the host or a
+kernel), 0 anything else. Without ``initcheck`` every allocated byte counts as written; with it a
+kernel's read of a byte still at 1 is an ``UninitializedMemoryError``.
+
+Every allocation keeps a record (address, size, what it is) for error messages, and freed ones are
+remembered until their range is reused, so an access names the allocation it missed ("5 bytes past the
+end of the 256-byte allocation at 0x...") or says it was freed. Freed ranges are reused first-fit (a stale
+pointer into a range that has been reused reaches the new allocation, as on CUDA). The heap grows by
+reallocation (addresses stay the same, since they are offsets from ``GLOBAL_BASE``); it is limited by
+the config's ``dram_bytes``.
 """
 
 from __future__ import annotations
+
+import bisect
+import operator
 
 import numpy as np
 
@@ -15,18 +30,31 @@ from gpusim.arch.layout import GLOBAL_BASE
 from gpusim.errors import LaunchError
 
 ALLOCATION_ALIGN_BYTES = 256
+GUARD_BYTES = 256
+"""Bytes after every allocation that no allocation may use (a whole alignment unit)."""
+VALID_UNWRITTEN = 1
+VALID_WRITTEN = 2
+_U64 = (1 << 64) - 1
+
+
+def hex_address(address: int) -> str:
+    """An address as CUDA prints it: unsigned 64-bit hex (a negative int64 wraps around)."""
+    return f"0x{int(address) & _U64:x}"
 
 
 class DeviceHeap:
     """The device's global memory and its allocator."""
 
-    def __init__(self, capacity_limit_bytes: int, initial_bytes: int = 1 << 20):
+    def __init__(self, capacity_limit_bytes: int, initial_bytes: int = 1 << 20, initcheck: bool = False):
         self.capacity_limit_bytes = int(capacity_limit_bytes)
+        self.initcheck = bool(initcheck)
         self.data = np.zeros(initial_bytes, dtype=np.uint8)
         self.valid = np.zeros(initial_bytes, dtype=np.uint8)
         self.top = 0                       # bytes in use from the heap start (bump pointer)
-        self.free_ranges: list[tuple[int, int]] = []   # (offset, size) of freed blocks
-        self.sizes: dict[int, int] = {}    # offset -> allocated size
+        self.free_ranges: list[tuple[int, int]] = []   # (offset, size) of freed blocks, guards included
+        self.sizes: dict[int, int] = {}    # offset -> reserved size (rounded, guard included)
+        self.records: dict[int, tuple[int, str]] = {}   # offset -> (requested bytes, label) of live ones
+        self.freed: dict[int, tuple[int, str]] = {}     # offset -> (bytes, label) of freed, not yet reused
 
     def _grow(self, needed: int) -> None:
         size = self.data.size
@@ -40,44 +68,137 @@ class DeviceHeap:
         valid[:size] = self.valid
         self.data, self.valid = data, valid
 
-    def allocate(self, nbytes: int, align: int = ALLOCATION_ALIGN_BYTES) -> int:
-        """Allocate ``nbytes`` and return the device address."""
-        nbytes = int(nbytes)
+    def allocate(self, nbytes: int, align: int = ALLOCATION_ALIGN_BYTES, label: str = "") -> int:
+        """Allocate ``nbytes`` (zero-filled) and return the device address."""
+        nbytes = operator.index(nbytes)
         if nbytes < 0:
             raise LaunchError(f"cannot allocate a negative size ({nbytes} bytes)")
-        align = max(int(align), ALLOCATION_ALIGN_BYTES)
-        rounded = max(align, (nbytes + align - 1) // align * align)
+        if nbytes > self.capacity_limit_bytes:
+            raise LaunchError(f"out of memory: allocating {nbytes} bytes would exceed the device's "
+                              f"{self.capacity_limit_bytes} bytes")
+        align = max(operator.index(align), ALLOCATION_ALIGN_BYTES)
+        if align & (align - 1):
+            raise LaunchError(f"alignment {align} is not a power of two")
+        rounded = max(align, (nbytes + align - 1) // align * align) + GUARD_BYTES
         for i, (offset, size) in enumerate(self.free_ranges):
             if size >= rounded and offset % align == 0:
                 rest = size - rounded
                 self.free_ranges[i:i + 1] = [(offset + rounded, rest)] if rest else []
-                return self._mark(offset, nbytes, rounded)
+                return self._mark(offset, nbytes, rounded, label)
         offset = (self.top + align - 1) // align * align
         if offset + rounded > self.capacity_limit_bytes:
             raise LaunchError(f"out of memory: allocating {nbytes} bytes would exceed the device's "
                               f"{self.capacity_limit_bytes} bytes")
         self._grow(offset + rounded)
         self.top = offset + rounded
-        return self._mark(offset, nbytes, rounded)
+        return self._mark(offset, nbytes, rounded, label)
 
-    def _mark(self, offset: int, nbytes: int, rounded: int) -> int:
+    def _mark(self, offset: int, nbytes: int, rounded: int, label: str) -> int:
+        for old in [o for o in self.freed if offset <= o < offset + rounded]:
+            del self.freed[old]
         self.data[offset:offset + rounded] = 0
-        self.valid[offset:offset + nbytes] = 1
+        self.valid[offset:offset + rounded] = 0
+        self.valid[offset:offset + nbytes] = VALID_UNWRITTEN if self.initcheck else VALID_WRITTEN
         self.sizes[offset] = rounded
+        self.records[offset] = (nbytes, label)
         return GLOBAL_BASE + offset
+
+    def mark_written(self, address: int, nbytes: int) -> None:
+        """The host wrote ``nbytes`` at ``address`` (initcheck counts them as initialized)."""
+        offset = address - GLOBAL_BASE
+        self.valid[offset:offset + nbytes] = VALID_WRITTEN
 
     def free(self, address: int) -> None:
         offset = address - GLOBAL_BASE
         size = self.sizes.pop(offset, None)
         if size is None:
-            raise LaunchError(f"free of 0x{address:x}, which is not a live allocation")
+            raise LaunchError(f"free of {hex_address(address)}, which is not a live allocation")
+        self.freed[offset] = self.records.pop(offset)
         self.valid[offset:offset + size] = 0
         self.free_ranges.append((offset, size))
         self.free_ranges.sort()
 
+    def release_all(self, addresses: list[int], top_before: int) -> None:
+        """Free ``addresses``, all made since the heap's top was ``top_before``, and give their space back
+        entirely (a failed module load leaves the heap exactly as it found it)."""
+        for address in addresses:
+            offset = address - GLOBAL_BASE
+            size = self.sizes.pop(offset)
+            self.records.pop(offset)
+            self.valid[offset:offset + size] = 0
+            self.data[offset:offset + size] = 0
+            if offset < top_before:          # it came from a freed range: give that back
+                self.free_ranges.append((offset, size))
+        self.top = top_before                # everything above it was this load's
+        merged: list[tuple[int, int]] = []
+        for offset, size in sorted(self.free_ranges):
+            if merged and merged[-1][0] + merged[-1][1] == offset:
+                merged[-1] = (merged[-1][0], merged[-1][1] + size)
+            else:
+                merged.append((offset, size))
+        self.free_ranges = merged
+
     def view(self, address: int, nbytes: int) -> np.ndarray:
         offset = address - GLOBAL_BASE
         return self.data[offset:offset + nbytes]
+
+    # ------------------------------------------------------------ error messages
+    def describe(self, address: int, nbytes: int = 1) -> str:
+        """Where ``address`` lies relative to the allocations, for an illegal-address message."""
+        address = int(address) & _U64
+        offset = address - GLOBAL_BASE
+        if address < GLOBAL_BASE:
+            return "below the device heap (a null or truncated pointer?)"
+        for table, state in ((self.records, "live"), (self.freed, "freed")):
+            for start, (size, label) in table.items():
+                if start <= offset < start + max(size, 1) and state == "freed":
+                    return (f"inside the {size}-byte allocation{_named(label)} at {hex_address(GLOBAL_BASE + start)}, "
+                            "which has been freed (use after free)")
+                if start <= offset < start + size and offset + nbytes > start + size:
+                    return (f"{offset + nbytes - (start + size)} bytes past the end of the {size}-byte "
+                            f"allocation{_named(label)} at {hex_address(GLOBAL_BASE + start)}")
+        starts = sorted(self.records)
+        i = bisect.bisect_right(starts, offset)
+        below = starts[i - 1] if i else None
+        above = starts[i] if i < len(starts) else None
+        if below is not None:
+            size, label = self.records[below]
+            past = offset - (below + size)
+            if past >= 0 and (above is None or past <= above - offset):
+                return (f"{past + nbytes} bytes past the end of the {size}-byte allocation{_named(label)} at "
+                        f"{hex_address(GLOBAL_BASE + below)}")
+        if above is not None:
+            size, label = self.records[above]
+            return (f"{above - offset} bytes before the start of the {size}-byte allocation{_named(label)} at "
+                    f"{hex_address(GLOBAL_BASE + above)}")
+        return "outside every allocation"
+
+
+def _named(label: str) -> str:
+    return f" ({label})" if label else ""
+
+
+def _shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, tuple | list):
+        raise LaunchError(f"an array shape is an int or a tuple of ints, got {shape!r}")
+    dims = []
+    for dim in shape:
+        if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or int(dim) < 0:
+            raise LaunchError(f"an array shape is an int or a tuple of non-negative ints, got {shape!r}")
+        dims.append(int(dim))
+    return tuple(dims)
+
+
+def _dtype(dtype) -> np.dtype:
+    try:
+        dtype = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise LaunchError(f"not a numpy dtype: {dtype!r}") from None
+    if dtype.kind not in "biufc" or dtype.hasobject or dtype.itemsize == 0:
+        raise LaunchError(f"device arrays hold numbers (bool, int, uint, float, complex), not {dtype}")
+    return dtype
 
 
 class DeviceArray:
@@ -85,14 +206,20 @@ class DeviceArray:
 
     def __init__(self, heap: DeviceHeap, shape: tuple, dtype):
         self._heap = heap
-        self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
-        self.size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        self.shape = _shape(shape)
+        self.dtype = _dtype(dtype)
+        size = 1
+        for dim in self.shape:
+            size *= dim
+        self.size = size
         self.nbytes = self.size * self.dtype.itemsize
-        self.ptr = heap.allocate(self.nbytes)
+        label = f"{self.dtype}[{', '.join(map(str, self.shape))}] array"
+        self.ptr = heap.allocate(self.nbytes, label=label)
 
     def get(self) -> np.ndarray:
         """A host (numpy) copy of the array."""
+        if getattr(self, "_freed", False):
+            raise LaunchError(f"the device array at {hex_address(self.ptr)} has been freed")
         raw = self._heap.view(self.ptr, self.nbytes).copy()
         return raw.view(self.dtype).reshape(self.shape)
 
@@ -100,17 +227,27 @@ class DeviceArray:
 
     def set(self, host: np.ndarray) -> None:
         """Write a host array of the same shape and dtype into the device array."""
+        if getattr(self, "_freed", False):
+            raise LaunchError(f"the device array at {hex_address(self.ptr)} has been freed")
+        if not isinstance(host, np.ndarray):
+            raise LaunchError(f"set() takes a numpy array, got {type(host).__name__}")
         host = np.ascontiguousarray(host)
         if host.dtype != self.dtype or host.shape != self.shape:
             raise LaunchError(f"cannot copy a {host.dtype}{list(host.shape)} array into a device array of "
                               f"{self.dtype}{list(self.shape)}")
         self._heap.view(self.ptr, self.nbytes)[:] = host.reshape(-1).view(np.uint8)
+        self._heap.mark_written(self.ptr, self.nbytes)
+
+    def fill_zero(self) -> None:
+        """Zero the array (cudaMemset 0): initcheck counts it as written."""
+        self._heap.view(self.ptr, self.nbytes)[:] = 0
+        self._heap.mark_written(self.ptr, self.nbytes)
 
     def free(self) -> None:
         """Release the memory; a second free is an error (it could release a newer allocation)."""
         if getattr(self, "_freed", False):
-            raise LaunchError(f"double free of the device array at 0x{self.ptr:x}, which is not a live "
-                              "allocation")
+            raise LaunchError(f"double free of the device array at {hex_address(self.ptr)}, which is not a "
+                              "live allocation")
         self._heap.free(self.ptr)
         self._freed = True
 
@@ -118,4 +255,4 @@ class DeviceArray:
         return self.shape[0] if self.shape else 1
 
     def __repr__(self) -> str:
-        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr=0x{self.ptr:x})"
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={hex_address(self.ptr)})"

@@ -1,15 +1,30 @@
 """Engine status to the project's errors: which block and thread a warp slot's lane is, where a pc is in
-the PTX, and the ``IllegalAddressError`` / ``SimulationLimitError`` an engine error code stands for, with
-the kernel, block, thread and PTX line it concerns; ``activity_report`` says what a kernel stopped at
-its simulation limit was doing (its most executed instructions, where its warps stand)."""
+the PTX, and the error an engine error code stands for (``IllegalAddressError``, ``UninitializedMemoryError``,
+``BarrierError``, ``SimulationLimitError``), with the kernel, block, thread and PTX line it concerns (addresses
+as unsigned 64-bit hex, as CUDA prints them); ``activity_report`` says what a kernel stopped at
+its simulation limit was doing (its most executed instructions, where its warps stand). ``translating`` is
+the engine's safety net: any exception that is not one of the project's own becomes an ``InternalError``
+carrying the kernel and, from the engine state, the block, thread and PTX line the engine was at."""
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 
 from gpusim.arch import layout as L
 from gpusim.engine.semantics import state as S
-from gpusim.errors import IllegalAddressError, SimulationLimitError
+from gpusim.errors import (
+    BarrierError,
+    GpusimError,
+    IllegalAddressError,
+    InternalError,
+    SimulationLimitError,
+    UninitializedMemoryError,
+)
+from gpusim.launch.device_memory import hex_address
+
+_U64 = (1 << 64) - 1
 
 
 def thread_of(m, launch, w, lane) -> tuple[tuple, tuple]:
@@ -30,8 +45,10 @@ def where(program, pc: int) -> str:
 def raise_engine_error(m, program) -> None:
     kind = int(m.err[S.E_KIND])
     pc, w, lane, address = (int(m.err[S.E_PC]), int(m.err[S.E_WARP]), int(m.err[S.E_LANE]),
-                            int(m.err[S.E_ADDRESS]))
+                            int(m.err[S.E_ADDRESS]) & _U64)
     block, thread = thread_of(m, m.launch, w, lane)
+    if kind == S.ERR_BARRIER:
+        raise _barrier_error(m, program, pc, w, address, block)
     line = program.lines[pc] if 0 <= pc < program.n_inst else 0
     head = f"kernel '{program.name}' block {block} thread {thread} at {where(program, pc)}"
     if kind in (S.ERR_OUT_OF_BOUNDS, S.ERR_MISALIGNED):
@@ -43,17 +60,26 @@ def raise_engine_error(m, program) -> None:
         elif kind == S.ERR_OUT_OF_BOUNDS and (space == L.SP_LOCAL or (
                 space == L.SP_GENERIC and L.LOCAL_WINDOW <= address < L.LOCAL_WINDOW + L.WINDOW_BYTES)):
             what = "outside the thread's local memory"
-        raise IllegalAddressError(f"an illegal memory access was encountered: {head}: address 0x{address:x} "
-                                  f"is {what}", kernel=program.name, block=block, thread=thread,
-                                  line=line, address=address)
+        error = IllegalAddressError(f"an illegal memory access was encountered: {head}: address "
+                                    f"{hex_address(address)} is {what}", kernel=program.name, block=block,
+                                    thread=thread, line=line, address=address)
+        error.in_heap = what == "outside every allocation"
+        error.access_bytes = int(program.code[pc, L.F_SIZE] * max(program.code[pc, L.F_VEC], 1)) \
+            if 0 <= pc < program.n_inst else 1
+        raise error
+    if kind == S.ERR_UNINITIALIZED:
+        raise UninitializedMemoryError(f"uninitialized global memory read (initcheck): {head}: address "
+                                       f"{hex_address(address)} was never written by the host or a kernel",
+                                       kernel=program.name, block=block, thread=thread, line=line,
+                                       address=address)
     if kind == S.ERR_STACK_OVERFLOW:
         raise SimulationLimitError(f"{head}: divergence nested deeper than the SIMT stack "
                                    f"({m.stk_pc.shape[1]} entries)")
     if kind == S.ERR_TRAP:
         raise IllegalAddressError(f"an illegal instruction was encountered (trap): {head}",
                                   kernel=program.name, block=block, thread=thread, line=line, address=0)
-    raise IllegalAddressError(f"engine error {kind}: {head}", kernel=program.name, block=block, thread=thread,
-                              line=line, address=address)
+    raise InternalError(f"internal error: unknown engine error code {kind}: {head}", kernel=program.name,
+                        block=block, thread=thread, line=line)
 
 
 def activity_report(m, program, shown: int = 8) -> str:
@@ -74,3 +100,74 @@ def activity_report(m, program, shown: int = 8) -> str:
     if len(live) > shown:
         lines.append(f"  ... and {len(live) - shown} more")
     return "\n".join(lines)
+
+
+def _barrier_error(m, program, pc, w, lanes, block) -> BarrierError:
+    """synccheck's report: the barrier's line and the threads (of warp slot ``w``, lanes ``lanes``) that
+    skipped it."""
+    tx, ty = int(m.launch[S.L_NTID_X]), int(m.launch[S.L_NTID_Y])
+    first = int(m.warp_index[w]) * 32
+    ids = [first + lane for lane in range(32) if (lanes >> lane) & 1]
+    skipped = tuple((t % tx, (t // tx) % ty, t // (tx * ty)) for t in ids)
+    line = program.lines[pc] if 0 <= pc < program.n_inst else 0
+    exited = int(m.exited[w]) & lanes == lanes
+    how = "exited without reaching it" if exited else "did not reach it with the others (divergent)"
+    shown = _ranges(ids)
+    return BarrierError(f"barrier error (synccheck): kernel '{program.name}' block {block}: the bar.sync at "
+                        f"{where(program, pc)} is a block-wide barrier, but threads {shown} (warp "
+                        f"{int(m.warp_index[w])}) {how}; every thread of the block must reach it "
+                        "(__syncthreads() in code only some threads run)", kernel=program.name, block=block,
+                        line=line, skipped=skipped)
+
+
+def _ranges(ids: list[int]) -> str:
+    parts, start = [], None
+    for i, t in enumerate(ids):
+        if start is None:
+            start = t
+        if i + 1 == len(ids) or ids[i + 1] != t + 1:
+            parts.append(f"{start}" if start == t else f"{start}-{t}")
+            start = None
+    return ", ".join(parts)
+
+
+def with_allocation(error: IllegalAddressError, heap) -> IllegalAddressError:
+    """``error`` with the allocation its address missed named (global accesses only)."""
+    if not getattr(error, "in_heap", False):
+        return error
+    text = str(error).replace("is outside every allocation",
+                              "is " + heap.describe(error.address, getattr(error, "access_bytes", 1)))
+    named = IllegalAddressError(text, kernel=error.kernel, block=error.block, thread=error.thread,
+                                line=error.line, address=error.address)
+    return named
+
+
+def internal_error(program, exc: BaseException, m=None) -> InternalError:
+    """An ``InternalError`` for an unexpected ``exc`` in the engine, located from the engine state ``m``."""
+    block = thread = ()
+    line = 0
+    at = ""
+    if m is not None:
+        try:
+            pc = int(m.mem_req[S.MR_PC])
+            w = int(m.err[S.E_WARP])
+            block, thread = thread_of(m, m.launch, w, 0)
+            line = program.lines[pc] if 0 <= pc < program.n_inst else 0
+            at = f" block {block} thread {thread} at {where(program, pc)}"
+        except Exception:   # noqa: BLE001 - the state may be what broke; the error is still reported
+            at = ""
+    cause = f"{type(exc).__name__}: {exc}"
+    return InternalError(f"internal error in gpusim (not in your kernel): kernel '{program.name}'{at}: {cause}; "
+                         "the GPU object is still usable; please report this", kernel=program.name, block=block,
+                         thread=thread, line=line, cause=cause)
+
+
+@contextlib.contextmanager
+def translating(program, m):
+    """Run engine code; anything raised that is not a ``GpusimError`` becomes an ``InternalError``."""
+    try:
+        yield
+    except GpusimError:
+        raise
+    except Exception as exc:
+        raise internal_error(program, exc, m) from exc

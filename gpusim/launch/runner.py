@@ -16,7 +16,7 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.functional import RUN_DEADLOCK, RUN_ERROR, RUN_LIMIT, RUN_OK, RUN_SLICE, run_functional
 from gpusim.errors import DeadlockError, SimulationLimitError
 from gpusim.launch.checks import check_geometry, check_resources, dims3, pack_args
-from gpusim.launch.faults import activity_report, raise_engine_error, where
+from gpusim.launch.faults import activity_report, raise_engine_error, translating, where
 from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
 from gpusim.launch.slices import drive
@@ -64,6 +64,7 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     n_blocks = grid3[0] * grid3[1] * grid3[2]
     heap = gpu.heap
     launch = launch_array(config, grid3, block3, occ, total_shared, shared_bytes, program, heap.data.size)
+    launch[S.L_SYNCCHECK] = 1 if getattr(gpu, "synccheck", True) else 0
     common = dict(kernel=kernel, program=program, config=config, grid=grid3, block=block3,
                   shared_bytes=total_shared, regs_per_thread=regs_per_thread, regs_source=regs_source,
                   occupancy=occ)
@@ -83,7 +84,8 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
             reporter.report(ctl[F.FC_BLOCK], ctl[F.FC_EXECUTED], None)
 
         try:
-            status, executed, bad_block = drive(call, RUN_SLICE, on_slice if reporter.active else None)
+            with translating(program, m):
+                status, executed, bad_block = drive(call, RUN_SLICE, on_slice if reporter.active else None)
         finally:
             reporter.close()
         _check_status(status, m, program, bad_block, limit, executed, n_blocks,

@@ -22,7 +22,7 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.timing import TIMED_DEADLOCK, TIMED_ERROR, TIMED_LIMIT, TIMED_SLICE, run_timed
 from gpusim.errors import DeadlockError, SimulationLimitError
-from gpusim.launch.faults import activity_report, raise_engine_error, thread_of, where
+from gpusim.launch.faults import activity_report, raise_engine_error, thread_of, translating, where
 from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
 from gpusim.launch.slices import drive
@@ -125,7 +125,8 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
         reporter.report(ts.ctr[T.TC_BLOCKS_DONE], ts.pipe_issues.sum(), ts.loop[T.LP_CYCLE])
 
     try:
-        status, end_cycle = drive(call, TIMED_SLICE, on_slice if reporter.active else None)
+        with translating(program, m):
+            status, end_cycle = drive(call, TIMED_SLICE, on_slice if reporter.active else None)
     finally:
         reporter.close()
     if status == TIMED_ERROR:

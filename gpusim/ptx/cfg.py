@@ -57,30 +57,60 @@ def basic_blocks(code: np.ndarray) -> tuple[list[int], list[list[int]]]:
 
 
 def immediate_post_dominators(n_blocks: int, succs: list[list[int]]) -> list[int]:
-    """ipdom of each block (index ``n_blocks`` is the exit), by the iterative dataflow algorithm."""
+    """ipdom of each block (index ``n_blocks`` is the exit).
+
+    Cooper, Harvey and Kennedy's iterative algorithm ("A Simple, Fast Dominance Algorithm") on the
+    reverse CFG: near-linear in the number of blocks (the set-based dataflow it replaces was quadratic:
+    a 2,000-branch kernel took seconds to load). A block from which the exit cannot be reached (an
+    endless loop) gets the exit as its ipdom: its lanes never reconverge."""
     exit_block = n_blocks
-    everything = set(range(n_blocks + 1))
-    pdom = [set(everything) for _ in range(n_blocks)] + [{exit_block}]
+    preds: list[list[int]] = [[] for _ in range(n_blocks + 1)]   # predecessors in the reverse CFG
+    for b in range(n_blocks):
+        for s in (succs[b] or [exit_block]):
+            preds[s].append(b)
+    # post-order of the reverse CFG from the exit (iterative DFS)
+    order: list[int] = []
+    seen = [False] * (n_blocks + 1)
+    seen[exit_block] = True
+    stack = [(exit_block, 0)]
+    while stack:
+        node, i = stack.pop()
+        if i < len(preds[node]):
+            stack.append((node, i + 1))
+            nxt = preds[node][i]
+            if not seen[nxt]:
+                seen[nxt] = True
+                stack.append((nxt, 0))
+        else:
+            order.append(node)
+    rank = [-1] * (n_blocks + 1)
+    for i, node in enumerate(order):
+        rank[node] = i
+    idom = [-1] * (n_blocks + 1)
+    idom[exit_block] = exit_block
+    reverse_post = order[::-1][1:]        # the exit first, skipped
     changed = True
     while changed:
         changed = False
-        for b in reversed(range(n_blocks)):
-            succ_sets = [pdom[s] for s in succs[b]] or [{exit_block}]
-            new = set.intersection(*succ_sets) | {b}
-            if new != pdom[b]:
-                pdom[b] = new
+        for b in reverse_post:
+            new = -1
+            for s in (succs[b] or [exit_block]):     # b's predecessors in the reverse CFG
+                if idom[s] < 0:
+                    continue
+                if new < 0:
+                    new = s
+                    continue
+                x, y = s, new
+                while x != y:
+                    while rank[x] < rank[y]:
+                        x = idom[x]
+                    while rank[y] < rank[x]:
+                        y = idom[y]
+                new = x
+            if new != idom[b]:
+                idom[b] = new
                 changed = True
-    ipdom = []
-    for b in range(n_blocks):
-        strict = pdom[b] - {b}
-        # the immediate post-dominator is the strict post-dominator that all others post-dominate
-        best = exit_block
-        for candidate in strict:
-            if all(other in pdom[candidate] for other in strict):
-                best = candidate
-                break
-        ipdom.append(best)
-    return ipdom
+    return [idom[b] if idom[b] >= 0 else exit_block for b in range(n_blocks)]
 
 
 def reconvergence_points(code: np.ndarray) -> np.ndarray:

@@ -63,6 +63,16 @@ MAX_BLOCK_DEPTH = 64
 _MAX_DIMENSIONS = 8
 _MAX_REGISTERS_PER_DECLARATION = 1 << 20  # '%r<N>' beyond this is a typo, not a kernel
 
+MAX_DECLARATION_BYTES = {
+    "shared": (1 << 32, "the shared window; a launch is further limited by the config's shared memory per block"),
+    "local": (512 * 1024, "CUDA's local memory per thread"),
+    "const": (64 * 1024, "one constant bank"),
+    "global": (1 << 40, "gpusim's limit on one variable; the device's memory limits it further at load"),
+    "param": (1 << 16, "parameter space"),
+}
+"""Largest declaration of each state space, checked when the PTX is parsed (before anything is allocated)."""
+MAX_ALIGN_BYTES = 1 << 16
+
 
 class DeclarationParser(TokenCursor):
     """The declaration grammar, over a token cursor (the module parser builds on it)."""
@@ -127,6 +137,9 @@ class DeclarationParser(TokenCursor):
         token = self.expect_kind(INT, "an alignment in bytes after '.align'")
         if token.value <= 0 or token.value & (token.value - 1):
             raise self.error_at(token, f"alignment must be a power of two, found {token.text}")
+        if token.value > MAX_ALIGN_BYTES:
+            raise self.error_at(token, f"alignment {token.text} is larger than gpusim supports "
+                                f"({MAX_ALIGN_BYTES} bytes)")
         return token.value
 
     def parse_declared_name(self, what: str) -> Token:
@@ -191,6 +204,15 @@ class DeclarationParser(TokenCursor):
                     bracket or name_token,
                     f"array '{name_token.text}' needs a size, an initializer or '.extern'",
                 )
+            if count is not None and type_name in TYPE_SIZE_BYTES:
+                nbytes = count * TYPE_SIZE_BYTES[type_name]
+                limit, why = MAX_DECLARATION_BYTES.get(space, MAX_DECLARATION_BYTES["global"])
+                if nbytes > limit:
+                    raise self.error_at(
+                        bracket or name_token,
+                        f"'{name_token.text}' is {nbytes} bytes; a .{space} variable can be at most {limit} "
+                        f"bytes ({why})",
+                    )
             decls.append(
                 VarDecl(
                     space=space,

@@ -126,6 +126,10 @@ def tokenize(source: SourceText) -> tuple[list[Token], list[Token]]:
             append(Token(text, text, pos))
         elif kind == "directive":
             append(Token(DIRECTIVE, text, pos))
+        elif kind in ("dec", "hex", "bin") and len(text) > _MAX_INT_LITERAL_CHARS:
+            raise source.error(f"integer literal of {len(text)} characters does not fit in 64 bits", pos)
+        elif kind == "float" and len(text) > _MAX_FLOAT_LITERAL_CHARS:
+            raise source.error(f"float literal of {len(text)} characters is longer than any double needs", pos)
         elif kind == "dec":
             digits = text.rstrip("uU")
             if len(digits) > 1 and digits[0] == "0":
@@ -165,6 +169,10 @@ def tokenize(source: SourceText) -> tuple[list[Token], list[Token]]:
             raise source.error(f"unexpected character {text!r}", pos)
     append(Token(EOF, "", len(source.text)))
     return tokens, gpusim_comments
+
+
+_MAX_INT_LITERAL_CHARS = 70     # 0b + 64 binary digits + 'U'; checked before int() (no 4,300-digit parse)
+_MAX_FLOAT_LITERAL_CHARS = 400
 
 
 def _check_int_range(source: SourceText, value: int, text: str, pos: int) -> int:

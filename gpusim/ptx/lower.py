@@ -22,7 +22,7 @@ import numpy as np
 from gpusim.arch import codes as c
 from gpusim.arch import isa
 from gpusim.arch import layout as L
-from gpusim.errors import UnsupportedPTXError
+from gpusim.errors import GpusimError, PTXSyntaxError, UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.cfg import reconvergence_points
 from gpusim.ptx.lower_common import (
@@ -99,6 +99,12 @@ class Program:
         return int(self.code.shape[0])
 
 
+MAX_ADDRESS_OFFSET = 1 << 31
+"""``[base+offset]``: the offset is a signed 32-bit immediate (as in SASS); larger ones are refused at load."""
+MAX_PARAM_BYTES = 32764
+"""CUDA's limit on a kernel's parameters (since CUDA 12.1; 4,096 bytes before)."""
+
+
 class _FunctionLowering:
     """Lowers one ``.entry`` function; holds the name tables while doing so."""
 
@@ -121,6 +127,9 @@ class _FunctionLowering:
             self.symbols[p.name] = (L.SP_PARAM, offset)
             offset += size
         self.param_bytes = offset
+        if offset > MAX_PARAM_BYTES:
+            raise PTXSyntaxError(f"kernel '{func.name}' has {offset} bytes of parameters; CUDA allows at most "
+                                 f"{MAX_PARAM_BYTES}", func.loc.file, func.loc.line, func.loc.column, func.name)
         self.local_bytes = 0
         for var in func.local_vars:
             self._place_function_var(var)
@@ -206,6 +215,10 @@ class _FunctionLowering:
         """(base register or -1, offset, space of a symbol base or None)."""
         if not isinstance(operand, ast.Address):
             raise _err(ins, "expected a memory operand [reg], [reg+imm], [sym] or [sym+imm]")
+        if not -MAX_ADDRESS_OFFSET <= operand.offset < MAX_ADDRESS_OFFSET and operand.base != "":
+            raise _err(ins, f"address offset {operand.offset} does not fit in a signed 32-bit immediate")
+        if operand.base == "" and not 0 <= operand.offset < 1 << 63:
+            raise _err(ins, f"absolute address {operand.offset} is not a 64-bit address")
         if operand.base == "":
             return -1, operand.offset, None
         if operand.base_is_reg and operand.base in self.reg_index:
@@ -257,17 +270,18 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
     fl = _FunctionLowering(module, func, symbols, shared_allocator)
     dynamic_offset = shared.dynamic_offset()
     fl.symbols.update(shared.symbols)
-    n = len(func.body)
+    body = _with_implicit_exit(func)
+    n = len(body)
     label_pc = dict(func.labels)
     rows: list[list[int]] = []
-    for ins in func.body:
+    for ins in body:
         rows.append(_lower_instruction(fl, ins, label_pc))
     code = np.array(rows, dtype=np.int64).reshape(n, L.N_FIELDS) if n else np.zeros((0, L.N_FIELDS), np.int64)
     reconv = reconvergence_points(code)
     code[:, L.F_RECONV] = reconv
     files = module.files
     src_lines = []
-    for ins in func.body:
+    for ins in body:
         if ins.src_line is None:
             src_lines.append(None)
         else:
@@ -277,11 +291,29 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
         name=func.name, file=module.file, code=code, n_regs=max(len(fl.reg_names), 1),
         reg_names=list(fl.reg_names), params=fl.params, param_bytes=fl.param_bytes,
         shared_static_bytes=shared.static_bytes, dynamic_shared_offset=dynamic_offset,
-        local_bytes=fl.local_bytes, lines=[ins.loc.line for ins in func.body],
-        texts=[ins.text for ins in func.body], src_lines=src_lines,
+        local_bytes=fl.local_bytes, lines=[ins.loc.line for ins in body],
+        texts=[ins.text for ins in body], src_lines=src_lines,
         regs_estimate=estimate_registers(code, fl.reg_names, func.regs),
         directives=dict(func.directives), gpusim_regs=regs_given,
     )
+
+
+IMPLICIT_EXIT_TEXT = "exit;  // implicit: the end of the kernel"
+
+
+def _with_implicit_exit(func: ast.Function) -> list:
+    """The body, with PTX's implicit exit appended when control can reach the end of the kernel: the last
+    instruction is not an unguarded ret/exit/bra/trap, or a label sits after the last instruction (a
+    branch to the end). The engine never runs past its last row."""
+    body = list(func.body)
+    n = len(body)
+    last = body[-1] if body else None
+    falls_through = last is None or last.guard is not None or last.opcode not in ("ret", "exit", "bra", "trap")
+    if falls_through or any(pc >= n for pc in func.labels.values()):
+        where = last.loc if last is not None else func.loc
+        body.append(ast.Instruction(opcode="exit", mods=(), operands=[], loc=where, text=IMPLICIT_EXIT_TEXT,
+                                    src_line=last.src_line if last is not None else None))
+    return body
 
 
 def _lower_instruction(fl: _FunctionLowering, ins: ast.Instruction, label_pc: dict) -> list[int]:
@@ -312,6 +344,8 @@ def _lower_instruction(fl: _FunctionLowering, ins: ast.Instruction, label_pc: di
                        " (see docs/ptx.md)", unsupported=True)
     except ValueError as exc:
         raise _err(ins, str(exc)) from None
+    if any(not -(1 << 63) <= int(value) < 1 << 63 for value in row):
+        raise _err(ins, "a value in this instruction does not fit in 64 bits")
     return row
 
 
@@ -482,12 +516,14 @@ class _SharedLayout:
 
 
 def global_var_image(var: ast.VarDecl) -> bytes:
-    """The initial bytes of a module-scope .global/.const variable."""
+    """The initial bytes of a module-scope .global/.const variable: its initializer (the rest of the
+    variable, zero-filled by the allocator, is not materialized here)."""
     type_code = c.TYPE_CODES.get(var.type, c.T_B8)
     size = c.TYPE_BYTES[type_code]
     count = var.count or 0
-    data = bytearray(size * count)
-    for i, value in enumerate((var.init or [])[:count]):
+    values = (var.init or [])[:count]
+    data = bytearray(size * len(values))
+    for i, value in enumerate(values):
         if isinstance(value, float):
             bits = imm_bits(ast.Imm(value, "float"), type_code)
         else:   # ints are raw bits for float types (nvcc writes 0fXXXXXXXX), values for integer types
@@ -497,13 +533,20 @@ def global_var_image(var: ast.VarDecl) -> bytes:
 
 
 def lower_module(module: ast.Module, allocate) -> dict:
-    """Lower every entry function of ``module``. ``allocate(nbytes, align, image) -> address`` places a
-    module-scope .global/.const variable in device memory. Returns {kernel name: Program}."""
+    """Lower every entry function of ``module``. ``allocate(nbytes, align, image, label) -> address`` places
+    a module-scope .global/.const variable in device memory (``image``: its first bytes, the rest zero).
+    Returns {kernel name: Program}. The caller frees what was allocated when this raises."""
     symbols: dict[str, tuple[int, int]] = {}
     for var in module.globals:
         if var.space in ("global", "const"):
             image = global_var_image(var)
-            symbols[var.name] = (L.SP_GLOBAL, allocate(max(len(image), 1), max(var.align, 1), image))
+            nbytes = max(_var_bytes(var), len(image), 1)
+            try:
+                address = allocate(nbytes, max(var.align, 1), image, f".{var.space} variable '{var.name}'")
+            except GpusimError as exc:
+                raise PTXSyntaxError(f"cannot place the .{var.space} variable '{var.name}' ({nbytes} bytes): "
+                                     f"{exc}", var.loc.file, var.loc.line, var.loc.column, var.name) from None
+            symbols[var.name] = (L.SP_GLOBAL, address)
         elif var.space not in ("shared",):
             raise UnsupportedPTXError(f"module-scope .{var.space} variables are not supported",
                                       var.loc.file, var.loc.line, var.loc.column, var.name)

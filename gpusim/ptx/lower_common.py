@@ -8,6 +8,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.errors import PTXSyntaxError, UnsupportedPTXError
@@ -38,14 +40,14 @@ def imm_bits(imm: ast.Imm, type_code: int) -> int:
         if imm.kind == "f32bits":
             return int(imm.value) & 0xFFFFFFFF
         if imm.kind == "f64bits":
-            value = struct.unpack("<d", struct.pack("<Q", int(imm.value)))[0]
-            return struct.unpack("<I", struct.pack("<f", value))[0]
-        return struct.unpack("<I", struct.pack("<f", float(imm.value)))[0]
+            value = struct.unpack("<d", struct.pack("<Q", int(imm.value) & ((1 << 64) - 1)))[0]
+            return _f32_bits(value)
+        return _f32_bits(float(imm.value))
     if type_code == c.T_F64:
         if imm.kind == "f64bits":
             return int(imm.value) & mask
         if imm.kind == "f32bits":
-            value = struct.unpack("<f", struct.pack("<I", int(imm.value)))[0]
+            value = struct.unpack("<f", struct.pack("<I", int(imm.value) & 0xFFFFFFFF))[0]
             return struct.unpack("<Q", struct.pack("<d", value))[0]
         return struct.unpack("<Q", struct.pack("<d", float(imm.value)))[0]
     if imm.kind == "float":
@@ -54,6 +56,12 @@ def imm_bits(imm: ast.Imm, type_code: int) -> int:
             raise ValueError("a non-integer float literal where an integer is expected")
         return int(value) & mask
     return int(imm.value) & mask
+
+
+def _f32_bits(value: float) -> int:
+    """IEEE single bits of a double, rounded to nearest; beyond the f32 range it is +-inf, as ptxas rounds."""
+    with np.errstate(over="ignore"):
+        return int(np.float32(value).view(np.uint32))
 
 
 def _signed(bits: int) -> int:

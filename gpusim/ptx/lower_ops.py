@@ -156,6 +156,15 @@ def _lower_sync(fl, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
     row[L.F_AUX] = kind
     for operand in ins.operands:
         b.add_src(fl.src(ins, operand, c.T_U32))
+    ident = ins.operands[0]
+    if isinstance(ident, ast.Imm) and not (isinstance(ident.value, int) and 0 <= ident.value <= 15):
+        raise _err(ins, f"barrier id {ident.value} is out of range: PTX has barriers 0 to 15")
+    if len(ins.operands) == 2:
+        count = ins.operands[1]
+        if isinstance(count, ast.Imm) and not (isinstance(count.value, int) and 0 < count.value <= 1 << 20
+                                               and count.value % 32 == 0):
+            raise _err(ins, f"barrier thread count {count.value} must be a positive multiple of 32 (the "
+                       "warp size)")
     row[L.F_ISA] = isa.isa_row(c.OP_BAR, c.T_NONE)
 
 

@@ -108,9 +108,10 @@ def exec_alu(m, row, w, mask):
 
 
 @compiled_only
-def _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, base, offset):
+def _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, base, offset, is_load):
     """Resolve a 4-byte global access of every lane of ``mask`` into ``lane_addr`` (heap offsets).
-    Returns ``(-1, 0, 0)``, or ``(lane, error kind, address)`` of the first lane that may not access it."""
+    Returns ``(-1, 0, 0)``, or ``(lane, error kind, address)`` of the first lane that may not access it
+    (a load of bytes never written is one with initcheck: ``valid`` 1)."""
     for lane in range(32):
         if (mask >> lane) & 1:
             address = offset
@@ -119,14 +120,16 @@ def _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, base, offset):
             if address & 3:
                 return lane, S.ERR_MISALIGNED, address
             word = address - L.GLOBAL_BASE
-            if word < 0 or word + 4 > heap_bytes or valid[word] == 0 or valid[word + 3] == 0:
+            if word < 0 or word > heap_bytes - 4 or valid[word] == 0 or valid[word + 3] == 0:
                 return lane, S.ERR_OUT_OF_BOUNDS, address
+            if is_load and (valid[word] == 1 or valid[word + 3] == 1):
+                return lane, S.ERR_UNINITIALIZED, address
             lane_addr[lane] = word
     return -1, 0, 0
 
 
 @compiled_only
-def _word_access(regs, mem32, lane_addr, mem_req, row, w, mask, is_load):
+def _word_access(regs, mem32, valid, lane_addr, mem_req, row, w, mask, is_load):
     """Perform a checked 4-byte global load or store (register or immediate source) and summarise it."""
     mem_req[S.MR_SPACE] = L.SP_GLOBAL
     mem_req[S.MR_SIZE] = 4
@@ -147,7 +150,10 @@ def _word_access(regs, mem32, lane_addr, mem_req, row, w, mask, is_load):
     for lane in range(32):
         if (mask >> lane) & 1:
             bits = regs[w, value, lane] if kind == L.SK_REG else np.uint64(value)
-            mem32[lane_addr[lane] >> 2] = np.uint32(bits & U32_MASK)
+            word = lane_addr[lane]
+            mem32[word >> 2] = np.uint32(bits & U32_MASK)
+            if valid[word] != 2 or valid[word + 3] != 2:
+                valid[word:word + 4] = 2
 
 
 @compiled_only
@@ -174,10 +180,10 @@ def exec_memory(m, row, pc, w, mask):
     total = size * vec
     if _is_word_access(row, op):
         lane, kind, address = _word_addresses(m.regs, m.valid, m.launch[S.L_HEAP_BYTES], m.lane_addr, w, mask,
-                                              base, offset)
+                                              base, offset, op == c.OP_LD)
         if lane >= 0:
             return fail(m, kind, pc, w, lane, address)
-        _word_access(m.regs, m.mem32, m.lane_addr, m.mem_req, row, w, mask, op == c.OP_LD)
+        _word_access(m.regs, m.mem32, m.valid, m.lane_addr, m.mem_req, row, w, mask, op == c.OP_LD)
         return STATUS_OK
     first_space = -1
     # pass 1: resolve and check every lane
@@ -186,9 +192,10 @@ def exec_memory(m, row, pc, w, mask):
             address = offset
             if base >= 0:
                 address = np.int64(m.regs[w, base, lane]) + offset
-            got_space, got_offset = resolve(m, space, address, total, total)
+            got_space, got_offset = resolve(m, space, address, total, total, op != c.OP_ST)
             if got_space < 0:
-                kind = S.ERR_OUT_OF_BOUNDS if got_offset == 1 else S.ERR_MISALIGNED
+                kind = S.ERR_OUT_OF_BOUNDS if got_offset == 1 else (
+                    S.ERR_MISALIGNED if got_offset == 2 else S.ERR_UNINITIALIZED)
                 return fail(m, kind, pc, w, lane, address)
             if first_space < 0:
                 first_space = got_space   # mixed generic spaces: timed as the first lane's; each lane
@@ -295,11 +302,12 @@ def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, m
         return STATUS_OK if sps[w] >= 0 else STATUS_EXITED
     if _is_word_access(row, op):
         mask = guard_mask(regs, row, w, active)
-        lane, _, _ = _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, row[L.F_ABASE], row[L.F_AOFF])
+        lane, _, _ = _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, row[L.F_ABASE], row[L.F_AOFF],
+                                     op == c.OP_LD)
         if lane >= 0:
             return -1          # a bad address: step_warp reports it
         count_issue(pc_counts, mem_req, pc, active, mask)
-        _word_access(regs, mem32, lane_addr, mem_req, row, w, mask, op == c.OP_LD)
+        _word_access(regs, mem32, valid, lane_addr, mem_req, row, w, mask, op == c.OP_LD)
     else:
         if op > c.OP_LAST_ALU:
             return -1
@@ -311,6 +319,43 @@ def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, m
     if normalize(sps, stk_pc, stk_rpc, stk_mask, w) < 0:
         return STATUS_EXITED
     return STATUS_OK
+
+
+@compiled_only
+def _real_lanes(m, w):
+    """The lanes of warp slot ``w`` that are threads of its block (a last warp may be partial)."""
+    lanes = min(32, m.launch[S.L_THREADS_PER_BLOCK] - m.warp_index[w] * 32)
+    return (1 << lanes) - 1
+
+
+@compiled_only
+def _barrier_check(m, pc, w, mask):
+    """synccheck at a block-wide ``bar.sync`` (no thread count) that warp ``w`` reaches with ``mask``: every
+    thread of the block must reach it. Fails (ERR_BARRIER: pc, the skipping warp, its skipping lanes) when
+    lanes of ``w`` are elsewhere or have exited, or when a warp of the block exited without reaching the
+    barrier this one is at (fewer block-wide arrivals than this warp's)."""
+    missing = _real_lanes(m, w) & ~mask
+    if missing != 0:
+        return fail(m, S.ERR_BARRIER, pc, w, 0, missing)
+    m.bar_arrivals[w] += 1
+    k = m.bar_arrivals[w]
+    first = w - m.warp_index[w]
+    for v in range(first, first + m.launch[S.L_WARPS_PER_BLOCK]):
+        if v != w and m.sp[v] < 0 and m.bar_arrivals[v] < k:
+            return fail(m, S.ERR_BARRIER, pc, v, 0, _real_lanes(m, v))
+    return STATUS_OK
+
+
+@compiled_only
+def _barrier_skipped_by_exit(m, w):
+    """synccheck when warp ``w`` exits: the pc of a block-wide barrier another warp of the block waits at
+    and ``w`` never reached, or -1."""
+    k = m.bar_arrivals[w]
+    first = w - m.warp_index[w]
+    for v in range(first, first + m.launch[S.L_WARPS_PER_BLOCK]):
+        if v != w and m.bar_arrivals[v] > k and m.sp[v] >= 0:
+            return max(m.stk_pc[v, m.sp[v]] - 1, 0)
+    return -1
 
 
 @compiled_only
@@ -341,6 +386,11 @@ def step_warp(m, code, w):
             normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
             return STATUS_OK
         top = exit_lanes(m, w, pc, mask)
+        if top < 0 and m.launch[S.L_SYNCCHECK] != 0:
+            skipped_at = _barrier_skipped_by_exit(m, w)
+            if skipped_at >= 0:
+                return fail(m, S.ERR_BARRIER, skipped_at, w, 0, _real_lanes(m, w))
+            return STATUS_EXITED
         return STATUS_EXITED if top < 0 else STATUS_OK
     elif op == c.OP_CVTA:
         exec_cvta(m, row, w, mask)
@@ -351,6 +401,9 @@ def step_warp(m, code, w):
             first += 1
         m.mem_req[S.MR_BAR_ID] = np.int64(read_src(m, row, 0, w, first))
         m.mem_req[S.MR_BAR_COUNT] = np.int64(read_src(m, row, 1, w, first)) if row[L.F_NSRC] > 1 else 0
+        if mask != 0 and row[L.F_NSRC] <= 1 and row[L.F_AUX] != L.BAR_ARRIVE and m.launch[S.L_SYNCCHECK] != 0:
+            if _barrier_check(m, pc, w, mask) != STATUS_OK:
+                return STATUS_ERROR
     elif op == c.OP_MEMBAR:
         status = STATUS_MEMBAR
     elif op == c.OP_NANOSLEEP:

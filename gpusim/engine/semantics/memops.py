@@ -4,9 +4,13 @@ memory.
 
 Generic addresses are resolved by window (see ``gpusim.arch.layout``).
 A global access must lie inside a live allocation (byte-granular ``valid``
-map), so reading one element past the end of an array faults even when another
-allocation follows it; CUDA itself only faults on unmapped pages, so gpusim is
-stricter, on purpose. Accesses must be aligned to their full size (the vector
+map, and a guard region after every allocation), so reading one element past
+the end of an array faults even when another allocation follows it; CUDA itself
+only faults on unmapped pages, so gpusim is stricter, on purpose (as
+compute-sanitizer's memcheck is). With initcheck the ``valid`` map also tells
+bytes never written (1) from written ones (2): a read of a 1 is an error and
+every global store marks its bytes 2. Bounds are compared as ``offset > limit -
+size`` so that no sum can overflow, whatever a register holds. Accesses must be aligned to their full size (the vector
 size for ``.v2/.v4``), as PTX requires.
 """
 
@@ -24,8 +28,9 @@ BAD = -1
 
 
 @compiled_only
-def resolve(m, space, address, nbytes, align):
-    """(space, offset) of an access, or (BAD, error kind) — 1 out of bounds, 2 misaligned."""
+def resolve(m, space, address, nbytes, align, reading):
+    """(space, offset) of an access, or (BAD, error kind) — 1 out of bounds, 2 misaligned, 6 a ``reading``
+    access of global memory that was never written (only possible with initcheck)."""
     if address % align != 0:
         return BAD, 2
     launch = m.launch
@@ -40,21 +45,25 @@ def resolve(m, space, address, nbytes, align):
             space = L.SP_GLOBAL
     if space == L.SP_GLOBAL:
         offset = address - L.GLOBAL_BASE
-        if offset < 0 or offset + nbytes > launch[L_HEAP_BYTES]:
+        if offset < 0 or offset > launch[L_HEAP_BYTES] - nbytes:
             return BAD, 1
-        if m.valid[offset] == 0 or m.valid[offset + nbytes - 1] == 0:
+        first = m.valid[offset]
+        last = m.valid[offset + nbytes - 1]
+        if first == 0 or last == 0:
             return BAD, 1
+        if reading and (first == 1 or last == 1):
+            return BAD, 6
         return L.SP_GLOBAL, offset
     if space == L.SP_SHARED:
-        if address < 0 or address + nbytes > launch[L_SHARED_BYTES]:
+        if address < 0 or address > launch[L_SHARED_BYTES] - nbytes:
             return BAD, 1
         return L.SP_SHARED, address
     if space == L.SP_LOCAL:
-        if address < 0 or address + nbytes > launch[L_LOCAL_BYTES]:
+        if address < 0 or address > launch[L_LOCAL_BYTES] - nbytes:
             return BAD, 1
         return L.SP_LOCAL, address
     if space == L.SP_PARAM:
-        if address < 0 or address + nbytes > launch[L_PARAM_BYTES]:
+        if address < 0 or address > launch[L_PARAM_BYTES] - nbytes:
             return BAD, 1
         return L.SP_PARAM, address
     return BAD, 1
@@ -99,6 +108,8 @@ def read_element(m, space, offset, size, bslot, thread_row):
 def write_element(m, space, offset, size, bslot, thread_row, value):
     if space == L.SP_GLOBAL:
         _write(m.mem8, m.mem16, m.mem32, m.mem64, offset, size, value)
+        if m.valid[offset] != 2 or m.valid[offset + size - 1] != 2:
+            m.valid[offset:offset + size] = 2
     elif space == L.SP_SHARED:
         _write(m.shared8[bslot], m.shared16[bslot], m.shared32[bslot], m.shared64[bslot], offset, size, value)
     elif space == L.SP_LOCAL:

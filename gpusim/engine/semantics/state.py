@@ -20,13 +20,14 @@ warp_bslot     [W] int64                    block slot (row of the shared-memory
 warp_sm        [W] int64                    SM the warp runs on
 warp_slot_sm   [W] int64                    warp slot number within its SM (%warpid)
 mem8..mem64    [heap] uint8..uint64 views   device memory from GLOBAL_BASE
-valid          [heap] uint8                 1 where a byte belongs to a live allocation
+valid          [heap] uint8                 0 no allocation, 1 allocated never written, 2 written
 shared8..64    [B, S] views                 shared memory of each block slot
 local8..64     [W * 32, LB] views           local memory of each thread
 param8..64     [P] views                    the launch's parameter buffer
 launch         [LAUNCH_FIELDS] int64        grid/block geometry and sizes (L_* indices)
 pc_counts      [n_inst, 3] int64            warp instructions, active threads, predicated-on threads
 err            [8] int64                    the first error: kind, pc, warp slot, lane, address, extra
+bar_arrivals   [W] int64                    block-wide bar.sync a warp has arrived at (synccheck)
 lane_addr      [32] int64                   scratch: per-lane resolved address of the last memory op
 mem_req        [12] int64                   scratch: the last memory op (space, size, vec, kind, mask,
                                             bytes), barrier id/count, the pc executed, its active and
@@ -44,6 +45,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from gpusim.errors import LaunchError
+
 WARP_SIZE = 32
 FULL_MASK = 0xFFFFFFFF
 
@@ -54,7 +57,7 @@ MACHINE_FIELDS = [
     "shared8", "shared16", "shared32", "shared64",
     "local8", "local16", "local32", "local64",
     "param8", "param16", "param32", "param64",
-    "launch", "pc_counts", "err", "lane_addr", "mem_req", "snap", "clock", "shfl_values", "shfl_preds",
+    "launch", "pc_counts", "err", "bar_arrivals", "lane_addr", "mem_req", "snap", "clock", "shfl_values", "shfl_preds",
 ]
 Machine = namedtuple("Machine", MACHINE_FIELDS)
 
@@ -73,7 +76,8 @@ L_PARAM_BYTES = 14
 L_N_INST = 15
 L_STACK_DEPTH = 16
 L_MAX_WARPS_PER_SM = 17
-LAUNCH_FIELDS = 18
+L_SYNCCHECK = 18          # 1: report a block-wide bar.sync some threads skip (GPU(synccheck=...))
+LAUNCH_FIELDS = 19
 
 # err[] layout and error kinds
 E_KIND, E_PC, E_WARP, E_LANE, E_ADDRESS, E_EXTRA = 0, 1, 2, 3, 4, 5
@@ -83,6 +87,8 @@ ERR_MISALIGNED = 2
 ERR_STACK_OVERFLOW = 3
 ERR_TRAP = 4
 ERR_BAD_SPACE = 5
+ERR_UNINITIALIZED = 6    # initcheck: a read of device memory nothing wrote
+ERR_BARRIER = 7          # synccheck: a bar.sync some threads of the block skipped (address: their lanes)
 
 # mem_req[] layout
 MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -94,6 +100,10 @@ def _views(buffer: np.ndarray) -> tuple:
     return (buffer, buffer.view(np.uint16), buffer.view(np.uint32), buffer.view(np.uint64))
 
 
+MACHINE_BUDGET_BYTES = 4 << 30
+"""Host memory the engine state of one launch may take (registers, local and shared memory)."""
+
+
 def padded(nbytes: int) -> int:
     """Sizes are padded to 8 bytes so that 64-bit views exist."""
     return max(8, (int(nbytes) + 7) // 8 * 8)
@@ -102,7 +112,16 @@ def padded(nbytes: int) -> int:
 def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots: int, shared_bytes: int,
                  local_bytes: int, heap: np.ndarray, valid: np.ndarray, params: np.ndarray,
                  launch: np.ndarray, n_inst: int) -> Machine:
-    """Allocate the state for ``warp_slots`` resident warps of a kernel."""
+    """Allocate the state for ``warp_slots`` resident warps of a kernel; a LaunchError when its register
+    file, local and shared memory would need more than ``MACHINE_BUDGET_BYTES`` of host memory."""
+    needed = (warp_slots * WARP_SIZE * (8 * max(n_regs, 1) + padded(local_bytes))
+              + block_slots * padded(shared_bytes))
+    if needed > MACHINE_BUDGET_BYTES:
+        raise LaunchError(f"the launch needs {needed / 2**30:.1f} GiB of simulator memory for its resident "
+                          f"warps ({warp_slots} warps x 32 threads x ({n_regs} registers x 8 bytes + "
+                          f"{local_bytes} bytes of local memory), {block_slots} blocks x {shared_bytes} bytes "
+                          f"of shared memory); gpusim's limit is {MACHINE_BUDGET_BYTES / 2**30:.0f} GiB: "
+                          "use fewer SMs (sms=) or less local memory per thread")
     shared = np.zeros((block_slots, padded(shared_bytes)), dtype=np.uint8)
     local = np.zeros((warp_slots * WARP_SIZE, padded(local_bytes)), dtype=np.uint8)
     return Machine(
@@ -125,6 +144,7 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         launch=launch,
         pc_counts=np.zeros((max(n_inst, 1), 3), dtype=np.int64),
         err=np.zeros(8, dtype=np.int64),
+        bar_arrivals=np.zeros(warp_slots, dtype=np.int64),
         lane_addr=np.zeros(WARP_SIZE, dtype=np.int64),
         mem_req=np.zeros(12, dtype=np.int64),
         snap=np.zeros(WARP_SIZE, dtype=np.uint64),
