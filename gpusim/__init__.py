@@ -7,19 +7,23 @@ load_config, list_configs, analytic, compare, sweep and the error types.
 from gpusim import analytic, sweep  # sweep: a callable package, gpusim.sweep(points, ...) (docs/sweeps.md)
 from gpusim.analytic.compare import Comparison, compare
 from gpusim.api.gpu import GPU, Kernel, Module
+from gpusim.api.warm_up import warm_up
 from gpusim.arch.config import GPUConfig, list_configs, load_config
 from gpusim.arch.occupancy import Occupancy, occupancy
 from gpusim.errors import (
+    BarrierError,
     ConfigError,
     DeadlockError,
     GpusimError,
     IllegalAddressError,
+    InternalError,
     KernelNotFoundError,
     LaunchError,
     NoTimingError,
     NoTraceError,
     PTXSyntaxError,
     SimulationLimitError,
+    UninitializedMemoryError,
     UnsupportedPTXError,
 )
 from gpusim.launch.device_memory import DeviceArray
@@ -30,7 +34,7 @@ __version__ = "0.1.0"
 __all__ = [
     "GPU", "GPUConfig", "Kernel", "Module", "DeviceArray", "Run", "Occupancy", "occupancy",
     "load_config", "list_configs", "analytic", "compare", "Comparison", "sweep",
-    "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError", "KernelNotFoundError",
-    "LaunchError", "NoTimingError", "NoTraceError", "PTXSyntaxError", "SimulationLimitError",
-    "UnsupportedPTXError", "__version__",
+    "warm_up", "BarrierError", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
+    "InternalError", "KernelNotFoundError", "LaunchError", "NoTimingError", "NoTraceError", "PTXSyntaxError",
+    "SimulationLimitError", "UninitializedMemoryError", "UnsupportedPTXError", "__version__",
 ]

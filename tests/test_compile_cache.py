@@ -20,6 +20,7 @@ import pytest
 from numba.core import config as numba_config
 
 import gpusim
+from gpusim.api.warm_up import WARM_UP_PTX, warm_up
 from gpusim.engine import compile_cache as cc
 from gpusim.engine.semantics import functional
 from gpusim.engine.sm import timing
@@ -205,10 +206,10 @@ def test_notice_uses_rich_on_a_terminal_when_installed():
 
 
 def test_warm_up_compiles_both_launch_paths():
-    cc.warm_up()
+    warm_up()
     assert functional.run_functional.overloads and timing.run_timed.overloads
     gpu = gpusim.GPU("teaching")
-    kernel = gpu.load_ptx(cc.WARM_UP_PTX)["warm_up"]
+    kernel = gpu.load_ptx(WARM_UP_PTX)["warm_up"]
     out = gpu.empty(1, np.uint32)
     before = (len(functional.run_functional.overloads), len(timing.run_timed.overloads))
     gpu.launch(kernel, grid=1, block=32, args=[out], timing=True)

@@ -20,7 +20,7 @@ LAYERS = [
     ["gpusim.errors"],
     ["gpusim.arch", "gpusim.configs"],
     ["gpusim.ptx"],
-    ["gpusim.engine.jit", "gpusim.engine.bits"],
+    ["gpusim.engine.jit", "gpusim.engine.bits", "gpusim.engine.compile_cache", "gpusim.engine.link_only"],
     ["gpusim.engine.semantics"],
     ["gpusim.engine.memory"],
     ["gpusim.engine.sm"],

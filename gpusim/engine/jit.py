@@ -66,9 +66,3 @@ def compiled_only(function=None, **options):
     """``@compiled_only`` or ``@compiled_only(inline="always")``: an engine function called only from
     compiled code (no Python entry point)."""
     return _decorate(COMPILED_ONLY, function, options)
-
-
-def warm_up(*, timed: bool = True, functional: bool = True) -> float:
-    """Compile (or load from the cache) the whole engine now; returns the seconds it took. See
-    ``compile_cache.warm_up``."""
-    return compile_cache.warm_up(timed=timed, functional=functional)

@@ -21,8 +21,9 @@ error ((model - simulated) / simulated, ``gpusim.analytic.compare``):
 A model that cannot be evaluated for a point (for example MWP-CWP of a kernel it does not cover) gives NaN
 and its reason in ``<model>.note``, not an error of the point.
 
-``warm_up()`` runs a two-warp kernel once so that the engine's compiled code is loaded (or compiled, on a
-fresh machine) before the worker's first point; the sweep runs it once per worker.
+``warm_up()`` runs ``gpusim.warm_up`` (a one-warp kernel, timed and functional) so that the engine's
+compiled code is loaded (or compiled, on a fresh machine) before the worker's first point; the sweep runs
+it once per worker.
 """
 
 from __future__ import annotations
@@ -37,31 +38,12 @@ from gpusim.analytic.compare import compare
 from gpusim.analytic.models import latency_hiding, roofline, roofline_point
 from gpusim.analytic.mwp import mwp_cwp
 from gpusim.api.gpu import GPU
+from gpusim.api.warm_up import warm_up as engine_warm_up
 from gpusim.observe.report import verdict
 from gpusim.programs.catalog import program_from_document, run_program
 from gpusim.sweep.points import Task
 
 NAN = float("nan")
-
-WARM_UP_PTX = """
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry warm_up(.param .u64 out)
-{
-    .reg .b32 %r<3>;
-    .reg .b64 %rd<4>;
-    ld.param.u64 %rd1, [out];
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd2, %r1, 4;
-    add.s64 %rd3, %rd1, %rd2;
-    ld.global.u32 %r2, [%rd3];
-    add.s32 %r2, %r2, %r1;
-    st.global.u32 [%rd3], %r2;
-    ret;
-}
-"""
-
 
 WARM_UPS = 0
 """How many times ``warm_up`` ran in this process (the sweep runs it once per worker)."""
@@ -70,11 +52,7 @@ WARM_UPS = 0
 def warm_up() -> bool:
     """Load the engine's compiled code in this process (a timed and a functional launch of a tiny kernel)."""
     global WARM_UPS
-    gpu = GPU("teaching")
-    kernel = gpu.load_ptx(WARM_UP_PTX, "warm_up.ptx")["warm_up"]
-    out = gpu.zeros(64, np.uint32)
-    gpu.launch(kernel, grid=1, block=64, args=[out], cache_control="all")
-    gpu.launch(kernel, grid=1, block=64, args=[out], timing=False)
+    engine_warm_up()
     WARM_UPS += 1
     return True
 
