@@ -1,7 +1,9 @@
 """gpusim: a cycle-level SIMT GPU simulator that runs real PTX kernels.
 
 Public API (see docs/design.md): GPU, DeviceArray, Module, Kernel, Run, occupancy,
-load_config, list_configs, analytic, compare and the error types.
+load_config, list_configs, analytic, compare and the error types; ``gpusim.jit`` (numba.cuda kernels)
+and ``gpusim.triton.launch`` (Triton kernels), imported on first use so that ``import gpusim`` loads
+neither numba-cuda nor Triton (docs/python-kernels.md).
 """
 
 from gpusim import analytic
@@ -14,6 +16,8 @@ from gpusim.errors import (
     DeadlockError,
     GpusimError,
     IllegalAddressError,
+    KernelCompileError,
+    KernelExceptionError,
     LaunchError,
     PTXSyntaxError,
     SimulationLimitError,
@@ -27,6 +31,20 @@ __version__ = "0.1.0"
 __all__ = [
     "GPU", "GPUConfig", "Kernel", "Module", "DeviceArray", "Run", "Occupancy", "occupancy",
     "load_config", "list_configs", "analytic", "compare", "Comparison",
-    "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
+    "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError", "KernelCompileError",
+    "KernelExceptionError", "jit", "triton",
     "LaunchError", "PTXSyntaxError", "SimulationLimitError", "UnsupportedPTXError", "__version__",
 ]
+
+
+def __getattr__(name: str):
+    """``gpusim.jit`` and ``gpusim.triton``: the Python-kernel front ends, loaded when first asked for."""
+    if name == "jit":
+        from gpusim.frontends.numba_cuda import jit
+
+        return jit
+    if name == "triton":
+        from gpusim.frontends import triton
+
+        return triton
+    raise AttributeError(f"module 'gpusim' has no attribute '{name}'")

@@ -64,3 +64,22 @@ class DeadlockError(GpusimError):
 
 class SimulationLimitError(GpusimError):
     """A kernel ran past the config's max_cycles (or the functional instruction limit)."""
+
+
+class KernelCompileError(GpusimError):
+    """A kernel written in Python (numba.cuda, Triton) that its compiler rejects, or a compiler missing."""
+
+
+class KernelExceptionError(GpusimError):
+    """A Python ``raise`` (or ``assert``) inside a numba.cuda kernel, reported with its source line."""
+
+    def __init__(self, message: str, kernel: str = "", exception: type | None = None, args: tuple = (),
+                 file: str = "", line: int = 0, block: tuple = (), thread: tuple = ()):
+        self.kernel = kernel
+        self.exception = exception
+        self.exception_args = args
+        self.file = file
+        self.line = line
+        self.block = block
+        self.thread = thread
+        super().__init__(message)
