@@ -779,3 +779,22 @@ def test_five_thousand_lines_parse_well_under_a_second():
     elapsed = time.perf_counter() - started
     assert len(module.functions["big"].body) > 3500
     assert elapsed < 1.0, f"{elapsed:.2f} s for {len(lines)} lines"
+
+
+def test_loc_line_zero_is_no_source_line():
+    """DWARF's line 0 (numba's and Triton's compiler-made epilogue, ``.loc 1 0 1``) attributes to no line."""
+    text = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k()
+{
+    .reg .b32 %r<2>;
+    .loc 1 7 1
+    mov.u32 %r1, 1;
+    .loc 1 0 1
+    ret;
+}
+    .file 1 "kernel.py"
+"""
+    body = parse_ptx(text, "k.ptx").functions["k"].body
+    assert [ins.src_line for ins in body] == [(1, 7), None]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 
 from gpusim.api.gpu import GPU, Kernel, Module
 from gpusim.errors import GpusimError, KernelCompileError
@@ -48,13 +49,18 @@ def load_entry(gpu: GPU, ptx: str, label: str, display_name: str) -> LoadedKerne
     return LoadedKernel(kernel, ptx_name, dict(zip(names, placed, strict=True)))
 
 
-def require(module: str, extra: str, what: str):
-    """Import an optional compiler, or end in one clear error naming the extra that installs it."""
+def require(module: str, extra: str, what: str, distribution: str | None = None):
+    """Import an optional compiler, or end in one clear error naming the extra that installs it.
+
+    ``distribution`` is the top-level package that must exist (``numba_cuda``: numba itself still ships
+    an old, different ``numba.cuda``, which must not be taken for numba-cuda's)."""
     try:
+        if distribution is not None and importlib.util.find_spec(distribution) is None:
+            raise ImportError(f"no module named '{distribution}'")
         return importlib.import_module(module)
     except ImportError as error:
-        raise KernelCompileError(f"{what} needs the '{module}' package, which is not installed: "
-                          f"pip install 'gpusim[{extra}]' ({error})") from None
+        raise KernelCompileError(f"{what} needs the '{extra}' package, which is not installed: "
+                                 f"pip install 'gpusim[{extra}]' ({error})") from None
 
 
 def resolve_gpu(gpu) -> GPU:

@@ -39,6 +39,9 @@ def numba_type_of(value, types, typeof):
     """The numba type numba.cuda would give a kernel argument (a DeviceArray is a C-order array)."""
     if isinstance(value, DeviceArray):
         return types.Array(typeof(np.empty(0, value.dtype)).dtype, len(value.shape), "C")
+    if isinstance(value, list | dict | set | str | bytes):
+        raise LaunchError(f"gpusim.jit cannot pass a {type(value).__name__} to a kernel: pass a numpy array "
+                          "(np.asarray(...)) or a gpusim DeviceArray")
     if isinstance(value, np.ndarray):
         if value.dtype.fields is not None:
             raise LaunchError("gpusim.jit does not accept arrays of records (structured dtypes)")

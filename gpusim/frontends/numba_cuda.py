@@ -36,7 +36,7 @@ _COMPILED: dict = {}      # (pyfunc, argument types, cc, fastmath) -> (ptx, exce
 
 def _numba_cuda():
     """numba-cuda's modules (imported on first use only)."""
-    require("numba.cuda", "numba-cuda", "gpusim.jit")
+    require("numba.cuda", "numba-cuda", "gpusim.jit", distribution="numba_cuda")
     from numba.cuda import compiler, types
     from numba.cuda.core import sigutils
     from numba.cuda.typing.typeof import Purpose, typeof
@@ -214,5 +214,16 @@ def jit(func=None, *, gpu=None, fastmath: bool = False, **numba_options):
         raise KernelCompileError("gpusim.jit takes no eager signature: decorate the function and launch it; "
                                  "the argument types come from the arguments")
     if func is None:
-        return lambda f: NumbaKernel(f, gpu=gpu, fastmath=fastmath)
-    return NumbaKernel(func, gpu=gpu, fastmath=fastmath)
+        return lambda f: NumbaKernel(_python_function(f), gpu=gpu, fastmath=fastmath)
+    return NumbaKernel(_python_function(func), gpu=gpu, fastmath=fastmath)
+
+
+def _python_function(func):
+    """The Python function of ``func``, or of a ``numba.cuda.jit`` kernel (``py_func``; the simulator's ``fn``)."""
+    if inspect.isfunction(func):
+        return func
+    for attribute in ("py_func", "fn"):
+        inner = getattr(func, attribute, None)
+        if inspect.isfunction(inner):
+            return inner
+    return func

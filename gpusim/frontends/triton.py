@@ -39,7 +39,7 @@ MISSING_FEATURES = {
     "mma": "tensor-core matrix multiply-accumulate (mma.sync)",
     "wgmma": "Hopper warpgroup MMA (wgmma)",
     "ldmatrix": "ldmatrix (shared memory to tensor-core fragments)",
-    "stmatrix": "stmatrix",
+    "stmatrix": "stmatrix (tensor-core fragments to shared memory)",
     "cp.async": "asynchronous global-to-shared copies (cp.async)",
     "mbarrier": "mbarrier (asynchronous barriers)",
     "cp.reduce.async": "TMA bulk reductions",
@@ -82,11 +82,10 @@ def _unsupported(name: str, value):
                       "numpy arrays, ints, floats or numpy scalars")
 
 
-def compile_triton(fn, signature: dict, constants: dict, attrs: dict, cc: tuple[int, int], num_warps: int,
-                   num_stages: int):
+def compile_triton(fn, signature: dict, constants: dict, attrs: dict, cc: tuple[int, int], options: dict):
     """(PTX text, Triton's kernel metadata) for one specialisation, cached in the process."""
     key = (fn, tuple(signature.items()), tuple(sorted(constants.items())), tuple(sorted(attrs)), cc,
-           num_warps, num_stages)
+           tuple(sorted(options.items())))
     if key in _COMPILED:
         return key, _COMPILED[key]
     triton = require("triton", "triton", "gpusim.triton")
@@ -96,18 +95,21 @@ def compile_triton(fn, signature: dict, constants: dict, attrs: dict, cc: tuple[
     try:
         source = ASTSource(fn, signature, constants, attrs)
         compiled = triton.compile(source, target=GPUTarget("cuda", cc[0] * 10 + cc[1], 32),
-                                  options={"num_warps": num_warps, "num_stages": num_stages})
+                                  options=dict(options))
     except Exception as error:   # Triton's CompilationError and friends: the user's kernel
         raise KernelCompileError(f"Triton could not compile '{getattr(fn, '__name__', fn)}': {error}") from None
     _COMPILED[key] = (compiled.asm["ptx"], compiled.metadata)
     return key, _COMPILED[key]
 
 
-def launch(fn, grid, *args, gpu=None, num_warps: int = 4, num_stages: int = 3, **constexprs):
+def launch(fn, grid, *args, gpu=None, num_warps: int = 4, num_stages: int = 3, enable_fp_fusion: bool = True,
+           **constexprs):
     """Compile ``fn`` (a ``@triton.jit`` function) for ``gpu``'s compute capability and run it; a Run.
 
     ``args`` are the kernel's arguments in order (DeviceArrays, host arrays, numbers); constexpr
-    parameters are passed by name. ``grid`` is an int, a 1-3 tuple, or ``lambda meta: tuple``."""
+    parameters are passed by name. ``grid`` is an int, a 1-3 tuple, or ``lambda meta: tuple``;
+    ``num_warps``, ``num_stages`` and ``enable_fp_fusion`` are Triton's launch options (defaults:
+    Triton 3.9's)."""
     require("triton", "triton", "gpusim.triton")
     params = getattr(fn, "params", None)
     if params is None:
@@ -131,7 +133,8 @@ def launch(fn, grid, *args, gpu=None, num_warps: int = 4, num_stages: int = 3, *
         if aligned and not param.do_not_specialize:
             attrs[(param.num,)] = [["tt.divisibility", 16]]
     cc = (gpu.config.cc_major, gpu.config.cc_minor)
-    key, (ptx, meta) = compile_triton(fn, signature, constants, attrs, cc, int(num_warps), int(num_stages))
+    options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "enable_fp_fusion": bool(enable_fp_fusion)}
+    key, (ptx, meta) = compile_triton(fn, signature, constants, attrs, cc, options)
     loaded = _load(gpu, key, ptx, fn.__name__)
     grid = grid(dict(bound)) if callable(grid) else grid
     return _run(gpu, loaded, meta, grid, runtime)
