@@ -1,7 +1,9 @@
 """gpusim: a cycle-level SIMT GPU simulator that runs real PTX kernels.
 
 Public API (see docs/design.md): GPU, DeviceArray, Module, Kernel, Run, occupancy,
-load_config, list_configs, analytic, compare, sweep and the error types.
+load_config, list_configs, analytic, compare, sweep, warm_up and the error types; ``gpusim.jit`` (numba.cuda
+kernels) and ``gpusim.triton.launch`` (Triton kernels), imported on first use so that ``import gpusim`` loads
+neither numba-cuda nor Triton (docs/python-kernels.md).
 """
 
 from gpusim import analytic, sweep  # sweep: a callable package, gpusim.sweep(points, ...) (docs/sweeps.md)
@@ -17,6 +19,8 @@ from gpusim.errors import (
     GpusimError,
     IllegalAddressError,
     InternalError,
+    KernelCompileError,
+    KernelExceptionError,
     KernelNotFoundError,
     LaunchError,
     NoTimingError,
@@ -33,8 +37,22 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GPU", "GPUConfig", "Kernel", "Module", "DeviceArray", "Run", "Occupancy", "occupancy",
-    "load_config", "list_configs", "analytic", "compare", "Comparison", "sweep",
+    "load_config", "list_configs", "analytic", "compare", "Comparison", "sweep", "jit", "triton",
     "warm_up", "BarrierError", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
-    "InternalError", "KernelNotFoundError", "LaunchError", "NoTimingError", "NoTraceError", "PTXSyntaxError",
-    "SimulationLimitError", "UninitializedMemoryError", "UnsupportedPTXError", "__version__",
+    "InternalError", "KernelCompileError", "KernelExceptionError", "KernelNotFoundError", "LaunchError",
+    "NoTimingError", "NoTraceError", "PTXSyntaxError", "SimulationLimitError", "UninitializedMemoryError",
+    "UnsupportedPTXError", "__version__",
 ]
+
+
+def __getattr__(name: str):
+    """``gpusim.jit`` and ``gpusim.triton``: the Python-kernel front ends, loaded when first asked for."""
+    if name == "jit":
+        from gpusim.frontends.numba_cuda import jit
+
+        return jit
+    if name == "triton":
+        from gpusim.frontends import triton
+
+        return triton
+    raise AttributeError(f"module 'gpusim' has no attribute '{name}'")

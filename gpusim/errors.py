@@ -140,4 +140,22 @@ class InternalError(GpusimError):
         self.thread = thread
         self.line = line
         self.cause = cause
+
+
+class KernelCompileError(GpusimError):
+    """A kernel written in Python (numba.cuda, Triton) that its compiler rejects, or a compiler missing."""
+
+
+class KernelExceptionError(GpusimError):
+    """A Python ``raise`` (or ``assert``) inside a numba.cuda kernel, reported with its source line."""
+
+    def __init__(self, message: str, kernel: str = "", exception: type | None = None, args: tuple = (),
+                 file: str = "", line: int = 0, block: tuple = (), thread: tuple = ()):
+        self.kernel = kernel
+        self.exception = exception
+        self.exception_args = args
+        self.file = file
+        self.line = line
+        self.block = block
+        self.thread = thread
         super().__init__(message)

@@ -2,9 +2,10 @@
 
 Layers, bottom to top (docs/design.md, "Layout"): errors → arch (configs, ISA tables, program encoding)
 → ptx (front end) → engine (jit/bits → semantics → memory → sm) → host model → analytic models →
-observability → launch and results → public API objects → ready programs and labs → sweeps → CLI and the package's
-re-exports. Every import in every module counts, at any depth (inside functions and ``TYPE_CHECKING``
-blocks too), because a deferred import is still a dependency.
+observability → launch and results → public API objects → Python-kernel front ends (numba.cuda, Triton)
+→ ready programs and labs → sweeps → CLI and the package's re-exports. Every import in every module counts,
+at any depth (inside functions and ``TYPE_CHECKING`` blocks too), because a deferred import is still a
+dependency.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ LAYERS = [
     ["gpusim.observe"],
     ["gpusim.launch"],
     ["gpusim.api"],
+    ["gpusim.frontends"],
     ["gpusim.programs", "gpusim.labs"],
     ["gpusim.sweep"],
     ["gpusim.cli", "gpusim.__main__", "gpusim"],

@@ -801,3 +801,22 @@ def test_parsing_work_is_linear_in_the_kernel_size():
     first, second = work[1] - work[0], work[2] - work[1]
     assert first > 0 and abs(second - first) <= 0.01 * first, work
     assert len(parse_ptx(_big_kernel(size)).functions["big"].body) == 7 * size + 2  # 7 a block, ld.param, ret
+
+
+def test_loc_line_zero_is_no_source_line():
+    """DWARF's line 0 (numba's and Triton's compiler-made epilogue, ``.loc 1 0 1``) attributes to no line."""
+    text = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k()
+{
+    .reg .b32 %r<2>;
+    .loc 1 7 1
+    mov.u32 %r1, 1;
+    .loc 1 0 1
+    ret;
+}
+    .file 1 "kernel.py"
+"""
+    body = parse_ptx(text, "k.ptx").functions["k"].body
+    assert [ins.src_line for ins in body] == [(1, 7), None]

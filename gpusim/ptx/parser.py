@@ -343,7 +343,9 @@ class _ModuleParser(DirectiveParser):
         if text == ".reg":
             self.parse_reg_decl(scope.regs)
         elif text == ".loc":
-            scope.src_line = self.parse_loc()
+            loc = self.parse_loc()
+            # Line 0 is DWARF's "no source line" (code the compiler made up: numba's and Triton's epilogue).
+            scope.src_line = loc if loc[1] > 0 else None
         elif text == ".pragma":
             self.next()
             scope.directives.setdefault("pragma", []).extend(self.parse_pragma_strings())

@@ -1,0 +1,219 @@
+"""``gpusim.triton.launch``: a ``@triton.jit`` kernel compiled by Triton to PTX and run on a gpusim GPU.
+
+What it models: Triton's own compiler (``triton.compile`` of an ``ASTSource`` for
+``GPUTarget("cuda", cc, 32)``; no GPU or driver is needed) builds the kernel for the config's compute
+capability with the specialisation Triton's launcher applies: an integer argument equal to 1 becomes
+a constant, and a pointer or integer divisible by 16 is marked ``tt.divisibility=16`` (gpusim's
+allocations are 256-byte aligned, as cudaMalloc's are), which is what lets Triton vectorise loads.
+The launch follows Triton's ABI: the non-constexpr arguments in order, then the scratch pointers
+recent versions append (global and profile scratch, allocated when the kernel asks for them);
+``num_warps`` warps per program make the block, the compiled kernel's shared memory is its dynamic
+shared memory, and ``grid`` is a tuple or Triton's ``lambda meta: (...)``. Host (numpy) arrays are
+copied to the device and back; DeviceArrays are passed in place.
+
+Triton kernels that need PTX gpusim does not model (the tensor cores' ``mma``/``wgmma``, ``ldmatrix``,
+``cp.async``, ``mbarrier``, TMA's bulk copies) end in ``UnsupportedPTXError`` naming every such
+instruction the PTX uses. Simplified: one compiled kernel per (function, signature, constants,
+num_warps, num_stages) in the process; no autotuning (pass the constexprs you want).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from gpusim.errors import KernelCompileError, LaunchError, UnsupportedPTXError
+from gpusim.frontends.loader import load_entry, require, resolve_gpu
+from gpusim.launch.device_memory import DeviceArray
+
+_COMPILED: dict = {}   # key -> (ptx, metadata)
+_LOADED: dict = {}     # (id(gpu), key) -> (gpu, LoadedKernel)
+
+_DTYPES = {
+    "float32": "fp32", "float16": "fp16", "float64": "fp64", "int8": "i8", "int16": "i16", "int32": "i32",
+    "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
+}
+# PTX instructions (opcode prefixes) that Triton emits for tensor cores and asynchronous copies.
+MISSING_FEATURES = {
+    "mma": "tensor-core matrix multiply-accumulate (mma.sync)",
+    "wgmma": "Hopper warpgroup MMA (wgmma)",
+    "ldmatrix": "ldmatrix (shared memory to tensor-core fragments)",
+    "stmatrix": "stmatrix (tensor-core fragments to shared memory)",
+    "cp.async": "asynchronous global-to-shared copies (cp.async)",
+    "mbarrier": "mbarrier (asynchronous barriers)",
+    "cp.reduce.async": "TMA bulk reductions",
+    "elect": "elect.sync",
+    "setmaxnreg": "setmaxnreg",
+}
+_INSTRUCTION = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w.]*)", re.MULTILINE)
+
+
+def missing_features(ptx: str) -> dict[str, int]:
+    """{feature opcode: instructions} for the MISSING_FEATURES instructions ``ptx`` uses."""
+    found: dict[str, int] = {}
+    for match in _INSTRUCTION.finditer(ptx):
+        opcode = match.group(1)
+        for feature in MISSING_FEATURES:
+            if opcode == feature or opcode.startswith(feature + "."):
+                found[feature] = found.get(feature, 0) + 1
+    return found
+
+
+def _type_of(name: str, value) -> str:
+    if isinstance(value, DeviceArray | np.ndarray):
+        dtype = np.dtype(value.dtype).name
+        if dtype not in _DTYPES:
+            raise LaunchError(f"Triton argument '{name}': arrays of {dtype} are not supported")
+        return "*" + _DTYPES[dtype]
+    if isinstance(value, bool | np.bool_):
+        return "i1"
+    if isinstance(value, np.generic):
+        return _DTYPES.get(value.dtype.name) or _unsupported(name, value)
+    if isinstance(value, int):
+        return "i32" if -(1 << 31) <= value < (1 << 31) else "i64" if -(1 << 63) <= value < (1 << 63) else "u64"
+    if isinstance(value, float):
+        return "fp32"
+    return _unsupported(name, value)
+
+
+def _unsupported(name: str, value):
+    raise LaunchError(f"Triton argument '{name}': cannot pass a {type(value).__name__}; pass DeviceArrays, "
+                      "numpy arrays, ints, floats or numpy scalars")
+
+
+def compile_triton(fn, signature: dict, constants: dict, attrs: dict, cc: tuple[int, int], options: dict):
+    """(PTX text, Triton's kernel metadata) for one specialisation, cached in the process."""
+    key = (fn, tuple(signature.items()), tuple(sorted(constants.items())), tuple(sorted(attrs)), cc,
+           tuple(sorted(options.items())))
+    if key in _COMPILED:
+        return key, _COMPILED[key]
+    triton = require("triton", "triton", "gpusim.triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    try:
+        source = ASTSource(fn, signature, constants, attrs)
+        compiled = triton.compile(source, target=GPUTarget("cuda", cc[0] * 10 + cc[1], 32),
+                                  options=dict(options))
+    except Exception as error:   # Triton's CompilationError and friends: the user's kernel
+        raise KernelCompileError(f"Triton could not compile '{getattr(fn, '__name__', fn)}': {error}") from None
+    _COMPILED[key] = (compiled.asm["ptx"], compiled.metadata)
+    return key, _COMPILED[key]
+
+
+def launch(fn, grid, *args, gpu=None, num_warps: int = 4, num_stages: int = 3, enable_fp_fusion: bool = True,
+           **constexprs):
+    """Compile ``fn`` (a ``@triton.jit`` function) for ``gpu``'s compute capability and run it; a Run.
+
+    ``args`` are the kernel's arguments in order (DeviceArrays, host arrays, numbers); constexpr
+    parameters are passed by name. ``grid`` is an int, a 1-3 tuple, or ``lambda meta: tuple``;
+    ``num_warps``, ``num_stages`` and ``enable_fp_fusion`` are Triton's launch options (defaults:
+    Triton 3.9's)."""
+    require("triton", "triton", "gpusim.triton")
+    params = getattr(fn, "params", None)
+    if params is None:
+        raise KernelCompileError(f"gpusim.triton.launch expects a @triton.jit function, got {type(fn).__name__}")
+    gpu = resolve_gpu(gpu)
+    bound = _bind(fn, params, args, constexprs)
+    signature, constants, attrs, runtime = {}, {}, {}, []
+    for param in params:
+        value = bound[param.name]
+        if param.is_constexpr:
+            signature[param.name], constants[param.name] = "constexpr", value
+            continue
+        kind = _type_of(param.name, value)
+        if kind.startswith("i") and kind != "i1" and value == 1 and not param.do_not_specialize:
+            signature[param.name], constants[param.name] = "constexpr", 1   # Triton's ==1 specialisation
+            continue
+        signature[param.name] = kind
+        runtime.append((param.name, value, kind))
+        is_int = kind[0] in "iu" and kind != "i1"
+        aligned = kind.startswith("*") or (is_int and int(value) % 16 == 0)
+        if aligned and not param.do_not_specialize:
+            attrs[(param.num,)] = [["tt.divisibility", 16]]
+    cc = (gpu.config.cc_major, gpu.config.cc_minor)
+    options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "enable_fp_fusion": bool(enable_fp_fusion)}
+    key, (ptx, meta) = compile_triton(fn, signature, constants, attrs, cc, options)
+    loaded = _load(gpu, key, ptx, fn.__name__)
+    grid = grid(dict(bound)) if callable(grid) else grid
+    return _run(gpu, loaded, meta, grid, runtime)
+
+
+def _bind(fn, params, args, constexprs) -> dict:
+    names = [p.name for p in params]
+    if len(args) > len(names):
+        raise LaunchError(f"Triton kernel '{fn.__name__}' takes {len(names)} arguments, got {len(args)}")
+    bound = dict(zip(names, args, strict=False))
+    for name, value in constexprs.items():
+        if name not in names:
+            raise LaunchError(f"Triton kernel '{fn.__name__}' has no parameter '{name}'; parameters: "
+                              f"{', '.join(names)}")
+        if name in bound:
+            raise LaunchError(f"Triton kernel '{fn.__name__}': '{name}' given both by position and by name")
+        bound[name] = value
+    for param in params:
+        if param.name not in bound:
+            default = param.default
+            if default is param._param.empty:
+                raise LaunchError(f"Triton kernel '{fn.__name__}': missing argument '{param.name}'")
+            bound[param.name] = default
+    return bound
+
+
+def _load(gpu, key, ptx: str, name: str):
+    cache_key = (id(gpu), key)
+    if cache_key in _LOADED and _LOADED[cache_key][0] is gpu:
+        return _LOADED[cache_key][1]
+    missing = missing_features(ptx)
+    try:
+        loaded = load_entry(gpu, ptx, f"{name} (Triton PTX)", name)
+    except UnsupportedPTXError as error:
+        if not missing:
+            raise
+        listed = ", ".join(f"{MISSING_FEATURES[f]} x{n}" for f, n in sorted(missing.items()))
+        raise UnsupportedPTXError(f"Triton kernel '{name}' uses PTX gpusim does not model: {listed}; "
+                                  f"first rejected: {error.detail}", error.file, error.line, error.column,
+                                  error.text) from None
+    _LOADED[cache_key] = (gpu, loaded)
+    return loaded
+
+
+def _run(gpu, loaded, meta, grid, runtime: list):
+    program = loaded.kernel.program
+    n_scratch = len(program.params) - len(runtime)
+    if n_scratch < 0:
+        raise LaunchError(f"Triton kernel '{program.name}': the PTX takes {len(program.params)} parameters "
+                          f"but {len(runtime)} arguments are not constant")
+    if isinstance(grid, int | np.integer):
+        grid = (int(grid),)
+    programs = int(np.prod([int(g) for g in grid])) if len(grid) else 1
+    host, values, temporary = [], [], []
+    try:
+        for name, value, _ in runtime:
+            if isinstance(value, np.ndarray):
+                if not value.flags.c_contiguous:
+                    raise LaunchError(f"Triton argument '{name}': a Triton kernel gets a pointer, so the host "
+                                      "array must be C-contiguous (np.ascontiguousarray), strides passed as ints")
+                device = gpu.to_device(value)
+                host.append((value, device))
+                temporary.append(device)
+                value = device
+            values.append(value)
+        for size_name in ("global_scratch_size", "profile_scratch_size")[:n_scratch]:
+            size = int(getattr(meta, size_name, 0) or 0)
+            if size:
+                scratch = gpu.empty(size * programs, np.uint8)
+                temporary.append(scratch)
+                values.append(scratch)
+            else:
+                values.append(0)
+        block = int(meta.num_warps) * 32
+        run = gpu.launch(loaded.kernel, grid, (block,), values, shared_bytes=int(meta.shared))
+        for array, device in host:
+            if array.flags.writeable:
+                array[...] = device.get()
+    finally:
+        for device in temporary:
+            device.free()
+    return run

@@ -1,0 +1,115 @@
+"""gpusim.triton.launch: Triton kernels compiled by Triton and run on gpusim (skipped without Triton)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpusim
+
+if importlib.util.find_spec("triton") is None:
+    pytest.skip("Triton is not installed: pip install 'gpusim[triton]'", allow_module_level=True)
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+from gpusim.frontends import triton as gt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("triton_kernels", ROOT / "examples" / "triton_kernels.py")
+TK = importlib.util.module_from_spec(spec)
+sys.modules["triton_kernels"] = TK
+spec.loader.exec_module(TK)
+RNG = np.random.default_rng(0)
+
+
+def test_vector_add_host_and_device_arrays():
+    x, y = RNG.random(5000, dtype=np.float32), RNG.random(5000, dtype=np.float32)
+    run, out = TK.vector_add(x, y)
+    np.testing.assert_allclose(out, x + y)
+    assert run.block == (128, 1, 1)                       # num_warps=4 -> 4 x 32 threads per program
+    assert run.grid == (triton.cdiv(5000, 1024), 1, 1)
+    gpu = gpusim.GPU("h100-sxm")
+    dx, dy, dout = gpu.to_device(x), gpu.to_device(y), gpu.empty(5000, np.float32)
+    gpusim.triton.launch(TK.add_kernel, (5,), dx, dy, dout, 5000, gpu=gpu, BLOCK=1024)
+    np.testing.assert_allclose(dout.get(), x + y)
+
+
+def test_divisibility_specialisation_lets_triton_vectorise():
+    """Triton's launcher marks a size divisible by 16 (and the 256-aligned pointers): whole 16-byte loads;
+    a size that is not leaves every element its own masked 4-byte load."""
+    vector = {}
+    for n in (4096, 4097):
+        run, out = TK.vector_add(np.ones(n, np.float32), np.ones(n, np.float32))
+        np.testing.assert_array_equal(out, 2)
+        vector[n] = [t for t in run.program.texts if t.lstrip("@%p0123456789 ").startswith("ld.global")]
+    assert vector[4096] and all(".v4." in t for t in vector[4096])
+    assert vector[4097] and not any(".v4." in t for t in vector[4097])
+
+
+def test_fused_softmax():
+    x = RNG.standard_normal((16, 100), dtype=np.float32)
+    run, out = TK.softmax(x)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+    assert run.grid == (16, 1, 1)
+
+
+def test_layer_norm():
+    x = RNG.standard_normal((8, 100), dtype=np.float32)
+    w, b = RNG.random(100, dtype=np.float32), RNG.random(100, dtype=np.float32)
+    _, y = TK.layer_norm(x, w, b)
+    np.testing.assert_allclose(y, TK._layer_norm_reference(x, w, b), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("config", ["h100-sxm", "a100"])
+def test_matmul_fp32_ieee(config):
+    a, b = RNG.random((64, 48), dtype=np.float32), RNG.random((48, 40), dtype=np.float32)
+    run, c = TK.matmul(a, b, gpu=gpusim.GPU(config))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+    assert run.metrics and run.cycles > 0
+
+
+def test_tensor_core_matmul_names_the_missing_ptx():
+    a, b = RNG.random((32, 32), dtype=np.float32), RNG.random((32, 32), dtype=np.float32)
+    with pytest.raises(gpusim.UnsupportedPTXError) as caught:
+        TK.matmul(a, b, precision="tf32")
+    message = str(caught.value)
+    assert "mma.sync" in message and "does not model" in message
+
+
+def test_missing_features_counts_instructions():
+    ptx = "  mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {...};\n @%p1 cp.async.cg.shared.global [a], [b];\n" \
+          "  ld.global.b32 %r1, [%rd1];\n  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {...}, [%r2];\n"
+    assert gt.missing_features(ptx) == {"mma": 1, "cp.async": 1, "ldmatrix": 1}
+
+
+def test_triton_source_lines_in_the_source_view():
+    x = np.ones(3000, np.float32)
+    run, _ = TK.vector_add(x, x)
+    store_source = f"triton_kernels.py:{TK.add_kernel.fn.__code__.co_firstlineno + 7}"   # the tl.store line
+    lines = {r.source for r in run.source_view().rows if r.opcode == "st"}
+    assert lines == {store_source}
+
+
+def test_user_mistakes_are_the_projects_errors():
+    x = np.ones(16, np.float32)
+    with pytest.raises(gpusim.LaunchError, match="missing argument 'BLOCK'"):
+        gpusim.triton.launch(TK.add_kernel, (1,), x, x, x, 16)
+    with pytest.raises(gpusim.LaunchError, match="no parameter 'BLOK'"):
+        gpusim.triton.launch(TK.add_kernel, (1,), x, x, x, 16, BLOCK=16, BLOK=3)
+    with pytest.raises(gpusim.LaunchError, match="C-contiguous"):
+        gpusim.triton.launch(TK.add_kernel, (1,), x[::2], x[::2], x[::2], 8, BLOCK=16)
+    with pytest.raises(gpusim.KernelCompileError, match="@triton.jit"):
+        gpusim.triton.launch(lambda: None, (1,))
+
+    @triton.jit
+    def broken(x_ptr, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), undefined_name)  # noqa: F821
+
+    with pytest.raises(gpusim.KernelCompileError, match="could not compile 'broken'"):
+        gpusim.triton.launch(broken, (1,), x, BLOCK=16)
