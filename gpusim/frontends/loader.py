@@ -32,12 +32,20 @@ def load_entry(gpu: GPU, ptx: str, label: str, display_name: str) -> LoadedKerne
     module_ast = parse_ptx(ptx, label)
     placed: list[int] = []
 
-    def allocate(nbytes: int, align: int, image: bytes) -> int:
-        address = gpu._allocate_global(nbytes, align, image)
+    def allocate(nbytes: int, align: int, image: bytes, what: str = "") -> int:
+        address = gpu._allocate_global(nbytes, align, image, what)
         placed.append(address)
         return address
 
-    programs = lower_module(module_ast, allocate)
+    gpu._load_allocations = []            # atomic, as GPU.load: a failed lowering allocates nothing
+    top_before = gpu.heap.top
+    try:
+        programs = lower_module(module_ast, allocate)
+    except BaseException:
+        gpu.heap.release_all(gpu._load_allocations, top_before)
+        raise
+    finally:
+        gpu._load_allocations = []
     names = [var.name for var in module_ast.globals if var.space in ("global", "const")]
     if len(programs) != 1:
         raise GpusimError(f"{label}: expected one kernel in the compiled PTX, found {len(programs)}")
