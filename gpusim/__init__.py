@@ -21,6 +21,7 @@ from gpusim.errors import (
     PTXSyntaxError,
     SimulationLimitError,
     UnsupportedPTXError,
+    WarpSyncError,
 )
 from gpusim.launch.device_memory import DeviceArray
 from gpusim.launch.run import Run
@@ -32,5 +33,5 @@ __all__ = [
     "load_config", "list_configs", "analytic", "compare", "Comparison", "sweep",
     "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError", "KernelNotFoundError",
     "LaunchError", "NoTimingError", "NoTraceError", "PTXSyntaxError", "SimulationLimitError",
-    "UnsupportedPTXError", "__version__",
+    "UnsupportedPTXError", "WarpSyncError", "__version__",
 ]

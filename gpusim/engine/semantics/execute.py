@@ -152,10 +152,11 @@ def _word_access(regs, mem32, lane_addr, mem_req, row, w, mask, is_load):
 
 @compiled_only
 def _is_word_access(row, op):
-    """A 4-byte ld/st.global whose stored value (if any) is a register or an immediate."""
+    """A scalar 4-byte ld/st.global whose stored value (if any) is a register or an immediate (not a
+    ``.v2.u16``/``.v4.u8`` vector of the same total size: those move one element per register)."""
     if op != c.OP_LD and op != c.OP_ST:
         return False
-    if row[L.F_SPACE] != L.SP_GLOBAL or row[L.F_SIZE] * row[L.F_VEC] != 4:
+    if row[L.F_SPACE] != L.SP_GLOBAL or row[L.F_SIZE] != 4 or row[L.F_VEC] != 1:
         return False
     return op == c.OP_LD or row[L.F_SK0] == L.SK_REG or row[L.F_SK0] == L.SK_IMM
 
@@ -359,7 +360,9 @@ def step_warp(m, code, w):
         if mask != 0:
             return fail(m, S.ERR_TRAP, pc, w, 0, 0)
     elif op >= c.OP_SHFL and op <= c.OP_REDUX:
-        warp_op(m, row, w, mask)
+        bad = warp_op(m, row, w, mask)
+        if bad >= 0:
+            return fail(m, S.ERR_SYNC, pc, w, bad, m.err[S.E_ADDRESS])
     m.stk_pc[w, sp] = pc + 1
     normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
     if m.sp[w] < 0:
