@@ -181,12 +181,15 @@ def exec_memory(m, row, pc, w, mask):
         _word_access(m.regs, m.mem32, m.lane_addr, m.mem_req, row, w, mask, op == c.OP_LD)
         return STATUS_OK
     first_space = -1
+    addr32 = row[L.F_MODS] == L.MEM_ADDR32
     # pass 1: resolve and check every lane
     for lane in range(32):
         if (mask >> lane) & 1:
             address = offset
             if base >= 0:
                 address = np.int64(m.regs[w, base, lane]) + offset
+                if addr32:
+                    address &= 0xFFFFFFFF
             got_space, got_offset = resolve(m, space, address, total, total)
             if got_space < 0:
                 kind = S.ERR_OUT_OF_BOUNDS if got_offset == 1 else S.ERR_MISALIGNED
