@@ -117,6 +117,8 @@ PREDEFINED_CONSTANTS = {"WARP_SZ": 32}
 # F_MODS of ld/st/atom/red: the address register is 32 bits in a 32-bit space (shared, local, param), so
 # register + offset wraps modulo 2**32 as the hardware's address arithmetic does
 MEM_ADDR32 = 1
+# F_MODS of ld.s8/s16/s32: a destination register is 64 bits, so the value is sign-extended to 64 bits
+MEM_DST64 = 2
 
 # ---------------------------------------------------------------- F_AUX values
 ATOM_ADD, ATOM_MIN, ATOM_MAX, ATOM_INC, ATOM_DEC, ATOM_EXCH, ATOM_CAS, ATOM_AND, ATOM_OR, ATOM_XOR = (

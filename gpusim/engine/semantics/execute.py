@@ -158,6 +158,8 @@ def _is_word_access(row, op):
         return False
     if row[L.F_SPACE] != L.SP_GLOBAL or row[L.F_SIZE] != 4 or row[L.F_VEC] != 1:
         return False
+    if row[L.F_MODS] & L.MEM_DST64:     # ld.s32 into a 64-bit register: sign-extended by exec_memory
+        return False
     return op == c.OP_LD or row[L.F_SK0] == L.SK_REG or row[L.F_SK0] == L.SK_IMM
 
 
@@ -181,7 +183,7 @@ def exec_memory(m, row, pc, w, mask):
         _word_access(m.regs, m.mem32, m.lane_addr, m.mem_req, row, w, mask, op == c.OP_LD)
         return STATUS_OK
     first_space = -1
-    addr32 = row[L.F_MODS] == L.MEM_ADDR32
+    addr32 = (row[L.F_MODS] & L.MEM_ADDR32) != 0
     # pass 1: resolve and check every lane
     for lane in range(32):
         if (mask >> lane) & 1:
@@ -207,6 +209,7 @@ def exec_memory(m, row, pc, w, mask):
     # pass 2: perform the accesses in lane order
     if op == c.OP_LD:
         req[S.MR_KIND] = S.MR_LOAD
+        sign64 = (row[L.F_MODS] & L.MEM_DST64) != 0 and c.TYPE_SIGNED[ty] == 1
         for lane in range(32):
             if (mask >> lane) & 1:
                 lane_space = np.int64(m.snap[lane])
@@ -215,7 +218,10 @@ def exec_memory(m, row, pc, w, mask):
                     d = row[L.F_DST0 + k]
                     value = read_element(m, lane_space, m.lane_addr[lane] + k * size, size, bslot, row_index)
                     if d >= 0:
-                        m.regs[w, d, lane] = extend_loaded(value, ty, size)
+                        value = extend_loaded(value, ty, size)
+                        if sign64 and value >> np.uint64(31):
+                            value |= np.uint64(0xFFFFFFFF00000000)
+                        m.regs[w, d, lane] = value
     elif op == c.OP_ST:
         req[S.MR_KIND] = S.MR_STORE
         for lane in range(32):
