@@ -35,8 +35,9 @@ from benchmarks.kernels import FFMA_LOOP, STREAM_COPY  # noqa: E402
 
 
 def _rate(run, seconds: float) -> str:
+    cycles = f", {run.cycles} cycles" if run.timing else ""
     return f"{run.warp_instructions / seconds / 1e6:6.2f} M warp-instructions/s " \
-           f"({run.warp_instructions} in {seconds:.3f} s, {run.cycles} cycles)"
+           f"({run.warp_instructions} in {seconds:.3f} s{cycles})"
 
 
 def bench_alu() -> str:

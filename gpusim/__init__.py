@@ -29,6 +29,7 @@ from gpusim.errors import (
     SimulationLimitError,
     UninitializedMemoryError,
     UnsupportedPTXError,
+    WarpSyncError,
 )
 from gpusim.launch.device_memory import DeviceArray
 from gpusim.launch.run import Run
@@ -41,7 +42,7 @@ __all__ = [
     "warm_up", "BarrierError", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
     "InternalError", "KernelCompileError", "KernelExceptionError", "KernelNotFoundError", "LaunchError",
     "NoTimingError", "NoTraceError", "PTXSyntaxError", "SimulationLimitError", "UninitializedMemoryError",
-    "UnsupportedPTXError", "__version__",
+    "UnsupportedPTXError", "WarpSyncError", "__version__",
 ]
 
 

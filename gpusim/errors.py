@@ -58,6 +58,12 @@ class IllegalAddressError(GpusimError):
         super().__init__(message)
 
 
+class WarpSyncError(IllegalAddressError):
+    """A warp-wide ``.sync`` instruction whose member mask the PTX ISA leaves undefined (a lane outside its
+    own mask, a live member lane that does not execute it, members naming different masks), reported as
+    compute-sanitizer's synccheck would. ``address`` holds the other lane concerned."""
+
+
 class DeadlockError(GpusimError):
     """Warps that can never make progress (a barrier some warps never reach)."""
 

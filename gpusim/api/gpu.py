@@ -33,6 +33,7 @@ from gpusim.errors import (
     KernelNotFoundError,
     LaunchError,
     PTXSyntaxError,
+    UnsupportedPTXError,
 )
 from gpusim.launch.checks import check_launch_options
 from gpusim.launch.device_memory import DeviceArray, DeviceHeap
@@ -88,11 +89,16 @@ class Module:
     An unknown name raises KernelNotFoundError (also a KeyError; the attribute form also an
     AttributeError) naming the file, its kernels and the closest one."""
 
-    def __init__(self, path: str, kernels: dict[str, Kernel]):
+    def __init__(self, path: str, kernels: dict[str, Kernel], unsupported: dict | None = None):
         self.path = path
         self.kernels = kernels
+        self.unsupported = dict(unsupported or {})
+        """Kernels that use a construct gpusim does not model: name -> their UnsupportedPTXError, raised
+        when one is looked up (the module's other kernels load and run)."""
 
     def __getitem__(self, name: str) -> Kernel:
+        if name in self.unsupported:
+            raise self.unsupported[name].with_traceback(None)
         if name not in self.kernels:
             raise KernelNotFoundError(str(name), self.path, list(self.kernels))
         return self.kernels[name]
@@ -103,6 +109,8 @@ class Module:
             raise AttributeError(name)
         if name in kernels:
             return kernels[name]
+        if name in self.__dict__.get("unsupported", {}):
+            raise self.unsupported[name].with_traceback(None)
         raise KernelAttributeError(name, self.__dict__.get("path", "<module>"), list(kernels))
 
     def __dir__(self):
@@ -112,7 +120,8 @@ class Module:
         return iter(self.kernels.values())
 
     def __repr__(self) -> str:
-        return f"Module({self.path!r}, kernels={list(self.kernels)})"
+        refused = f", unsupported={list(self.unsupported)}" if self.unsupported else ""
+        return f"Module({self.path!r}, kernels={list(self.kernels)}{refused})"
 
 
 def _ptxas_registers(path: Path, cc_major: int, cc_minor: int) -> dict[str, int]:
@@ -255,10 +264,14 @@ class GPU:
 
     def _module_from_ast(self, module_ast, path: Path | None) -> Module:
         programs = lower_module(module_ast, self._allocate_global)
+        unsupported = {name: p for name, p in programs.items() if isinstance(p, UnsupportedPTXError)}
+        if unsupported and len(unsupported) == len(programs):
+            raise next(iter(unsupported.values()))      # none of its kernels can run: refuse the load
         regs = _ptxas_registers(path, self.config.cc_major, self.config.cc_minor) if path else {}
-        module = Module(str(path) if path else module_ast.file, {})
+        module = Module(str(path) if path else module_ast.file, {}, unsupported)
         for name, program in programs.items():
-            module.kernels[name] = Kernel(self, module, program, regs.get(name))
+            if name not in unsupported:
+                module.kernels[name] = Kernel(self, module, program, regs.get(name))
         return module
 
     # ------------------------------------------------------------ launches

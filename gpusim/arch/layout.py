@@ -99,10 +99,26 @@ SPECIAL_CODES = {
     ("%lanemask_gt", None): SR_LANEMASK_GT,
     ("%dynamic_smem_size", None): SR_DYNAMIC_SMEM_SIZE, ("%total_smem_size", None): SR_TOTAL_SMEM_SIZE,
 }
+SPECIAL_CODES[("%aggr_smem_size", None)] = SR_TOTAL_SMEM_SIZE   # no reserved shared memory here
+# Without a cluster launch every CTA is an implicit 1x1x1 cluster (PTX ISA): a cluster is a CTA, so
+# %clusterid/%nclusterid read %ctaid/%nctaid and the in-cluster registers are constants.
 for _name, _base in (("%tid", SR_TID_X), ("%ntid", SR_NTID_X), ("%ctaid", SR_CTAID_X),
-                     ("%nctaid", SR_NCTAID_X)):
+                     ("%nctaid", SR_NCTAID_X), ("%clusterid", SR_CTAID_X), ("%nclusterid", SR_NCTAID_X)):
     for _comp, _i in _XYZ.items():
         SPECIAL_CODES[(_name, _comp)] = _base + _i
+SPECIAL_CONSTANTS = {
+    ("%cluster_ctarank", None): 0, ("%cluster_nctarank", None): 1, ("%is_explicit_cluster", None): 0,
+    ("%current_graph_exec", None): 0,         # 0: the kernel is not launched from a CUDA graph
+    **{("%cluster_ctaid", _comp): 0 for _comp in _XYZ}, **{("%cluster_nctaid", _comp): 1 for _comp in _XYZ},
+}
+# Predefined constants of the PTX ISA ("Predefined identifiers"): WARP_SZ is the warp size.
+PREDEFINED_CONSTANTS = {"WARP_SZ": 32}
+
+# F_MODS of ld/st/atom/red: the address register is 32 bits in a 32-bit space (shared, local, param), so
+# register + offset wraps modulo 2**32 as the hardware's address arithmetic does
+MEM_ADDR32 = 1
+# F_MODS of ld.s8/s16/s32: a destination register is 64 bits, so the value is sign-extended to 64 bits
+MEM_DST64 = 2
 
 # ---------------------------------------------------------------- F_AUX values
 ATOM_ADD, ATOM_MIN, ATOM_MAX, ATOM_INC, ATOM_DEC, ATOM_EXCH, ATOM_CAS, ATOM_AND, ATOM_OR, ATOM_XOR = (

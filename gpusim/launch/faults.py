@@ -21,6 +21,7 @@ from gpusim.errors import (
     InternalError,
     SimulationLimitError,
     UninitializedMemoryError,
+    WarpSyncError,
 )
 from gpusim.launch.device_memory import hex_address
 
@@ -78,8 +79,29 @@ def raise_engine_error(m, program) -> None:
     if kind == S.ERR_TRAP:
         raise IllegalAddressError(f"an illegal instruction was encountered (trap): {head}",
                                   kernel=program.name, block=block, thread=thread, line=line, address=0)
+    if kind == S.ERR_SYNC:
+        raise _sync_error(m, program, head, block, thread, line, lane, address)
     raise InternalError(f"internal error: unknown engine error code {kind}: {head}", kernel=program.name,
                         block=block, thread=thread, line=line)
+
+
+def _sync_error(m, program, head, block, thread, line, lane, other) -> WarpSyncError:
+    """The synccheck-style error of a warp-wide op's member mask (``m.err[E_SUB]`` says which rule)."""
+    sub = int(m.err[S.E_SUB])
+    named = int(m.err[S.E_EXTRA]) & 0xFFFFFFFF
+    if sub == S.SYNC_NOT_MEMBER:
+        why = f"lane {lane} executes it with member mask 0x{named:08x}, which does not include lane {lane}"
+    elif sub == S.SYNC_INACTIVE_MEMBER:
+        why = (f"lane {lane}'s member mask 0x{named:08x} names lane {other}, which has not exited but does not "
+               "execute this instruction (it diverged or is predicated off)")
+    else:
+        mine = int(m.members[other]) & 0xFFFFFFFF & ~int(m.exited[int(m.err[S.E_WARP])])
+        named &= ~int(m.exited[int(m.err[S.E_WARP])])
+        why = (f"lane {lane} (member mask 0x{named:08x}) and lane {other} (member mask 0x{mine:08x}) are "
+               "members of each other's group with different masks")
+    return WarpSyncError(f"warp synchronization error (as compute-sanitizer's synccheck): {head}: {why}; the "
+                         "PTX ISA leaves this undefined", kernel=program.name, block=block, thread=thread,
+                         line=line, address=other)
 
 
 def activity_report(m, program, shown: int = 8) -> str:

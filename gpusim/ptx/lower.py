@@ -38,6 +38,7 @@ from gpusim.ptx.lower_common import (
     imm_bits,
 )
 from gpusim.ptx.lower_ops import _lower_control, _lower_cvta, _lower_memory, _lower_sync, _lower_warp
+from gpusim.ptx.operands import TEXTURE_OPCODES
 from gpusim.ptx.regs import estimate_registers
 
 _ALU_OPS = {
@@ -156,6 +157,11 @@ class _FunctionLowering:
             raise UnsupportedPTXError(f"function-scope .{var.space} variables are not supported",
                                       var.loc.file, var.loc.line, var.loc.column, var.name)
 
+    def reg_bits(self, index: int) -> int:
+        """Width in bits of register ``index`` as declared (.b32 -> 32; predicates 1)."""
+        kind = self.func.regs.get(self.reg_names[index], "b32")
+        return 1 if kind == "pred" else int(kind[1:])
+
     def reg_of(self, ins: ast.Instruction, name: str) -> int:
         if name not in self.reg_index:
             raise _err(ins, f"register '{name}' is not declared (declare it with .reg)")
@@ -176,19 +182,26 @@ class _FunctionLowering:
             except ValueError as exc:
                 raise _err(ins, str(exc)) from None
         if isinstance(operand, ast.SpecialReg):
-            code = L.SPECIAL_CODES.get((operand.name, operand.component))
+            key = (operand.name, operand.component)
+            if key in L.SPECIAL_CONSTANTS:
+                return L.SK_IMM, L.SPECIAL_CONSTANTS[key]
+            code = L.SPECIAL_CODES.get(key)
             if code is None:
                 shown = operand.name + (f".{operand.component}" if operand.component else "")
-                raise _err(ins, f"special register '{shown}' is not supported; supported: "
-                           "%tid %ntid %ctaid %nctaid (.x/.y/.z) %laneid %warpid %nwarpid %smid %nsmid "
-                           "%gridid %clock %clock64 %globaltimer %lanemask_* %dynamic_smem_size",
-                           unsupported=True)
+                raise _err(ins, f"special register '{shown}' is not supported; supported: %tid %ntid %ctaid "
+                           "%nctaid %clusterid %nclusterid %cluster_ctaid %cluster_nctaid (.x/.y/.z) %laneid "
+                           "%warpid %nwarpid %smid %nsmid %gridid %clock %clock_hi %clock64 %globaltimer "
+                           "%globaltimer_lo %globaltimer_hi %lanemask_* %dynamic_smem_size %total_smem_size "
+                           "%aggr_smem_size %cluster_ctarank %cluster_nctarank %is_explicit_cluster "
+                           "%current_graph_exec (see docs/ptx.md)", unsupported=True)
             return L.SK_SPECIAL, code
         if isinstance(operand, ast.Symbol):
             if operand.name in self.symbols:
                 return L.SK_IMM, self.symbols[operand.name][1]
             if operand.name in self.reg_index:
                 return L.SK_REG, self.reg_index[operand.name]
+            if operand.name in L.PREDEFINED_CONSTANTS:
+                return L.SK_IMM, L.PREDEFINED_CONSTANTS[operand.name]
             raise _err(ins, f"unknown symbol '{operand.name}'")
         if isinstance(operand, ast.Address) and not operand.base_is_reg:
             if operand.base not in self.symbols:
@@ -339,6 +352,10 @@ def _lower_instruction(fl: _FunctionLowering, ins: ast.Instruction, label_pc: di
             _lower_sync(fl, ins, b, m, op)
         elif op in ("shfl", "vote", "activemask", "match", "redux"):
             _lower_warp(fl, ins, b, m, op)
+        elif op in TEXTURE_OPCODES:
+            raise _err(ins, f"texture and surface instructions are not supported ('{op}{''.join(ins.mods)}': "
+                       "texture objects, texture references and surfaces are not modelled; read the data "
+                       "with ld.global instead)", unsupported=True)
         else:
             raise _err(ins, f"instruction '{op}' is not supported; supported: {' '.join(SUPPORTED_OPCODES)}"
                        " (see docs/ptx.md)", unsupported=True)
@@ -535,7 +552,8 @@ def global_var_image(var: ast.VarDecl) -> bytes:
 def lower_module(module: ast.Module, allocate) -> dict:
     """Lower every entry function of ``module``. ``allocate(nbytes, align, image, label) -> address`` places
     a module-scope .global/.const variable in device memory (``image``: its first bytes, the rest zero).
-    Returns {kernel name: Program}. The caller frees what was allocated when this raises."""
+    Returns {kernel name: Program}, with the UnsupportedPTXError in place of the Program of a kernel that
+    uses a construct gpusim does not model. The caller frees what was allocated when this raises."""
     symbols: dict[str, tuple[int, int]] = {}
     for var in module.globals:
         if var.space in ("global", "const"):
@@ -550,8 +568,11 @@ def lower_module(module: ast.Module, allocate) -> dict:
         elif var.space not in ("shared",):
             raise UnsupportedPTXError(f"module-scope .{var.space} variables are not supported",
                                       var.loc.file, var.loc.line, var.loc.column, var.name)
-    programs = {}
+    programs: dict = {}
     for func in module.functions.values():
         if func.is_entry:
-            programs[func.name] = lower_function(module, func, symbols)
+            try:
+                programs[func.name] = lower_function(module, func, symbols)
+            except UnsupportedPTXError as error:   # this kernel only: the module's others still run
+                programs[func.name] = error
     return programs

@@ -81,6 +81,11 @@ def _lower_memory(fl: OperandLowering, ins: ast.Instruction, b: _Row, m: _Mods, 
     row[L.F_ABASE] = base
     row[L.F_AOFF] = offset
     row[L.F_SPACE] = space
+    if base >= 0 and space in (L.SP_SHARED, L.SP_LOCAL, L.SP_PARAM) and fl.reg_bits(base) == 32:
+        row[L.F_MODS] |= L.MEM_ADDR32
+    if op in ("ld", "ldu") and c.TYPE_SIGNED[ty] and c.TYPE_BYTES[ty] < 8 and any(
+            d >= 0 and fl.reg_bits(d) == 64 for d in dsts):
+        row[L.F_MODS] |= L.MEM_DST64
     variant = {L.SP_SHARED: f"{op}.shared", L.SP_PARAM: "ld.param"}.get(space)
     isa_op = {"ld": c.OP_LD, "ldu": c.OP_LD, "st": c.OP_ST, "atom": c.OP_ATOM, "red": c.OP_RED}[op]
     row[L.F_ISA] = isa.isa_row(isa_op, ty, variant)

@@ -83,6 +83,8 @@ _SCALAR_SPECIAL_REGS = frozenset(
 # %envreg0..%envreg31, %pm0..%pm7 and %pm0_64..%pm7_64.
 _NUMBERED_SPECIAL_REG = re.compile(r"%envreg(?:[12]?[0-9]|3[01])|%pm[0-7](?:_64)?")
 _COMPONENTS = ("x", "y", "z")
+# Texture and surface instructions: parsed without their operands, refused by the lowering as unsupported.
+TEXTURE_OPCODES = frozenset({"tex", "tld4", "txq", "suld", "sust", "sured", "suq", "istypep"})
 _SIGN_BIT = {F32BITS: 1 << 31, F64BITS: 1 << 63}
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _LIST_SPACE = re.compile(r"(?<=\()\s+|\s+(?=\))")
@@ -159,7 +161,14 @@ class InstructionParser:
         operands = []
         if self.ends_statement(cursor.peek(), cursor.peek(1)):
             raise cursor.missing_semicolon("instruction")
-        if cursor.accept(";") is None:
+        if opcode in TEXTURE_OPCODES:
+            # texture/surface operands ([tex, {coordinates}], ...) are kept as text: the lowering refuses
+            # the instruction as unsupported, for its kernel only
+            while cursor.peek().kind not in (";", EOF, DIRECTIVE):
+                cursor.next()
+            if cursor.accept(";") is None:
+                raise cursor.missing_semicolon("instruction")
+        elif cursor.accept(";") is None:
             while True:
                 operands.append(self.parse_operand("top"))
                 token = cursor.peek()

@@ -158,10 +158,13 @@ def _word_access(regs, mem32, valid, lane_addr, mem_req, row, w, mask, is_load):
 
 @compiled_only
 def _is_word_access(row, op):
-    """A 4-byte ld/st.global whose stored value (if any) is a register or an immediate."""
+    """A scalar 4-byte ld/st.global whose stored value (if any) is a register or an immediate (not a
+    ``.v2.u16``/``.v4.u8`` vector of the same total size: those move one element per register)."""
     if op != c.OP_LD and op != c.OP_ST:
         return False
-    if row[L.F_SPACE] != L.SP_GLOBAL or row[L.F_SIZE] * row[L.F_VEC] != 4:
+    if row[L.F_SPACE] != L.SP_GLOBAL or row[L.F_SIZE] != 4 or row[L.F_VEC] != 1:
+        return False
+    if row[L.F_MODS] & L.MEM_DST64:     # ld.s32 into a 64-bit register: sign-extended by exec_memory
         return False
     return op == c.OP_LD or row[L.F_SK0] == L.SK_REG or row[L.F_SK0] == L.SK_IMM
 
@@ -186,12 +189,15 @@ def exec_memory(m, row, pc, w, mask):
         _word_access(m.regs, m.mem32, m.valid, m.lane_addr, m.mem_req, row, w, mask, op == c.OP_LD)
         return STATUS_OK
     first_space = -1
+    addr32 = (row[L.F_MODS] & L.MEM_ADDR32) != 0
     # pass 1: resolve and check every lane
     for lane in range(32):
         if (mask >> lane) & 1:
             address = offset
             if base >= 0:
                 address = np.int64(m.regs[w, base, lane]) + offset
+                if addr32:
+                    address &= 0xFFFFFFFF
             got_space, got_offset = resolve(m, space, address, total, total, op != c.OP_ST)
             if got_space < 0:
                 kind = S.ERR_OUT_OF_BOUNDS if got_offset == 1 else (
@@ -210,6 +216,7 @@ def exec_memory(m, row, pc, w, mask):
     # pass 2: perform the accesses in lane order
     if op == c.OP_LD:
         req[S.MR_KIND] = S.MR_LOAD
+        sign64 = (row[L.F_MODS] & L.MEM_DST64) != 0 and c.TYPE_SIGNED[ty] == 1
         for lane in range(32):
             if (mask >> lane) & 1:
                 lane_space = np.int64(m.snap[lane])
@@ -218,7 +225,10 @@ def exec_memory(m, row, pc, w, mask):
                     d = row[L.F_DST0 + k]
                     value = read_element(m, lane_space, m.lane_addr[lane] + k * size, size, bslot, row_index)
                     if d >= 0:
-                        m.regs[w, d, lane] = extend_loaded(value, ty, size)
+                        value = extend_loaded(value, ty, size)
+                        if sign64 and value >> np.uint64(31):
+                            value |= np.uint64(0xFFFFFFFF00000000)
+                        m.regs[w, d, lane] = value
     elif op == c.OP_ST:
         req[S.MR_KIND] = S.MR_STORE
         for lane in range(32):
@@ -412,7 +422,9 @@ def step_warp(m, code, w):
         if mask != 0:
             return fail(m, S.ERR_TRAP, pc, w, 0, 0)
     elif op >= c.OP_SHFL and op <= c.OP_REDUX:
-        warp_op(m, row, w, mask)
+        bad = warp_op(m, row, w, mask)
+        if bad >= 0:
+            return fail(m, S.ERR_SYNC, pc, w, bad, m.err[S.E_ADDRESS])
     m.stk_pc[w, sp] = pc + 1
     normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
     if m.sp[w] < 0:

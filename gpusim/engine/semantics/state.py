@@ -36,6 +36,7 @@ snap           [32] uint64                  scratch: a register of all lanes (sh
 clock          [1] int64                    the current cycle (for %clock)
 shfl_values    [32] uint64                  scratch: shuffle results before they are written
 shfl_preds     [32] uint64                  scratch: shuffle predicates
+members        [32] int64                   scratch: each lane's member-mask group (warp-wide ops)
 =============  ===========================  ==============================================
 """
 
@@ -58,6 +59,7 @@ MACHINE_FIELDS = [
     "local8", "local16", "local32", "local64",
     "param8", "param16", "param32", "param64",
     "launch", "pc_counts", "err", "bar_arrivals", "lane_addr", "mem_req", "snap", "clock", "shfl_values", "shfl_preds",
+    "members",
 ]
 Machine = namedtuple("Machine", MACHINE_FIELDS)
 
@@ -80,7 +82,7 @@ L_SYNCCHECK = 18          # 1: report a block-wide bar.sync some threads skip (G
 LAUNCH_FIELDS = 19
 
 # err[] layout and error kinds
-E_KIND, E_PC, E_WARP, E_LANE, E_ADDRESS, E_EXTRA = 0, 1, 2, 3, 4, 5
+E_KIND, E_PC, E_WARP, E_LANE, E_ADDRESS, E_EXTRA, E_SUB = 0, 1, 2, 3, 4, 5, 6
 ERR_NONE = 0
 ERR_OUT_OF_BOUNDS = 1
 ERR_MISALIGNED = 2
@@ -89,6 +91,8 @@ ERR_TRAP = 4
 ERR_BAD_SPACE = 5
 ERR_UNINITIALIZED = 6    # initcheck: a read of device memory nothing wrote
 ERR_BARRIER = 7          # synccheck: a bar.sync some threads of the block skipped (address: their lanes)
+ERR_SYNC = 8              # a warp-wide op's member mask the ISA leaves undefined (E_SUB: which rule)
+SYNC_NOT_MEMBER, SYNC_INACTIVE_MEMBER, SYNC_MASK_MISMATCH = 1, 2, 3
 
 # mem_req[] layout
 MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -151,4 +155,5 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         clock=np.zeros(1, dtype=np.int64),
         shfl_values=np.zeros(WARP_SIZE, dtype=np.uint64),
         shfl_preds=np.zeros(WARP_SIZE, dtype=np.uint64),
+        members=np.zeros(WARP_SIZE, dtype=np.int64),
     )
