@@ -13,7 +13,7 @@ import importlib
 import importlib.util
 
 from gpusim.api.gpu import GPU, Kernel, Module
-from gpusim.errors import GpusimError, KernelCompileError
+from gpusim.errors import GpusimError, KernelCompileError, UnsupportedPTXError
 from gpusim.ptx.lower import lower_module
 from gpusim.ptx.parser import parse_ptx
 
@@ -50,6 +50,8 @@ def load_entry(gpu: GPU, ptx: str, label: str, display_name: str) -> LoadedKerne
     if len(programs) != 1:
         raise GpusimError(f"{label}: expected one kernel in the compiled PTX, found {len(programs)}")
     ptx_name, program = next(iter(programs.items()))
+    if isinstance(program, UnsupportedPTXError):   # lowering hands back a refused kernel's error
+        raise program
     program = dataclasses.replace(program, name=display_name)
     module = Module(label, {})
     kernel = Kernel(gpu, module, program, None)
