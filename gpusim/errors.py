@@ -45,8 +45,8 @@ class LaunchError(GpusimError):
     """A launch CUDA would refuse (bad grid/block, too many resources, wrong arguments)."""
 
 
-class IllegalAddressError(GpusimError):
-    """An out-of-bounds or misaligned memory access, reported like CUDA's illegal address."""
+class MemoryAccessFault(GpusimError):
+    """A kernel's memory access gone wrong, located: kernel, block, thread, PTX line and address."""
 
     def __init__(self, message: str, kernel: str = "", block: tuple = (), thread: tuple = (),
                  line: int = 0, address: int = 0):
@@ -56,6 +56,10 @@ class IllegalAddressError(GpusimError):
         self.line = line
         self.address = address
         super().__init__(message)
+
+
+class IllegalAddressError(MemoryAccessFault):
+    """An out-of-bounds or misaligned memory access, reported like CUDA's illegal address."""
 
 
 class WarpSyncError(IllegalAddressError):
@@ -120,18 +124,9 @@ class BarrierError(GpusimError):
         super().__init__(message)
 
 
-class UninitializedMemoryError(GpusimError):
+class UninitializedMemoryError(MemoryAccessFault):
     """With ``GPU(..., initcheck=True)``: a kernel read device memory that nothing wrote (compute-sanitizer's
     initcheck). Names the kernel, block, thread, PTX line, address and the allocation it belongs to."""
-
-    def __init__(self, message: str, kernel: str = "", block: tuple = (), thread: tuple = (),
-                 line: int = 0, address: int = 0):
-        self.kernel = kernel
-        self.block = block
-        self.thread = thread
-        self.line = line
-        self.address = address
-        super().__init__(message)
 
 
 class InternalError(GpusimError):
