@@ -18,6 +18,11 @@ of those files starts a fresh stamp directory (the previous few stamps are kept,
 
 If the directory cannot be written, the engine still runs, uncached, after one warning.
 
+On a machine with two or more CPUs a cold compile of an entry point with a registered *split*
+(``register_split``) starts a helper process that compiles the split's subtrees into the same cache
+while this process compiles the entry; each engine function is compiled by one of the two and loaded
+by the other (``engine/parallel_compile.py``).
+
 The first launch after an install or an edit compiles the engine (tens of seconds). A numba compile
 listener notices the first engine function that misses the cache and prints one notice to stderr,
 with progress (functions compiled or loaded out of those the entry point reaches), and the time it
@@ -28,7 +33,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib
 import os
+import pickle
 import platform
 import shutil
 import sys
@@ -45,6 +52,8 @@ from numba.core import event
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
 from numba.core.dispatcher import Dispatcher
 
+from gpusim.engine import parallel_compile
+
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 """The ``gpusim`` package directory these sources are in (a checkout's or site-packages')."""
 
@@ -57,9 +66,13 @@ NOTICE_MIN_FUNCTIONS = 8
 SECONDS_PER_FUNCTION = 0.17
 """Rough cold-compile cost per engine function on a 2-core machine, for the notice's estimate."""
 
+PARALLEL_SPEEDUP = 0.6
+"""Rough share of the one-process compile time a cold compile with the helper process takes."""
+
 _DECORATOR_MODULE = "gpusim.engine.jit"
 _ENGINE: dict[int, Dispatcher] = {}          # id -> every dispatcher the engine decorators made
-_state = {"disabled": False, "warned": False}
+_SPLITS: dict[tuple[str, str], object] = {}  # entry (module, qualname) -> its split (register_split)
+_state = {"disabled": False, "warned": False, "session": None, "last_session": None}
 
 
 def cache_root() -> Path:
@@ -205,29 +218,52 @@ class _EngineCacheImpl(CompileResultCacheImpl):
 
 
 class EngineCache(FunctionCache):
-    """numba's function cache with the engine locator; an I/O error disables caching (one warning)."""
+    """numba's function cache with the engine locator; an I/O error disables caching (one warning).
+
+    Saves hold the stamp directory's lock (two processes may save overloads of one function at once).
+    While a parallel compile runs (``engine/parallel_compile.py``) a miss claims the function, or waits
+    for the other process's result and loads that."""
 
     _impl_class = _EngineCacheImpl
+
+    def _load(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except OSError as error:
+            _warn_uncached(error)
+            return None
+
+    def claim_name(self, sig) -> str:
+        return parallel_compile.claim_name(self._cache_file._index_path, sig)
 
     def load_overload(self, sig, target_context):
         if _state["disabled"]:
             return None
-        try:
-            result = super().load_overload(sig, target_context)
-        except OSError as error:
-            _warn_uncached(error)
-            return None
+        result = self._load(sig, target_context)
+        session = _state["session"]
+        if result is None and session is not None and not _state["disabled"]:
+            result = session.acquire(self.claim_name(sig), lambda: self._load(sig, target_context))
         if result is not None:
-            _progress.loaded()
+            _progress.loaded(getattr(self, "dispatcher", None))
         return result
 
     def save_overload(self, sig, data):
-        if _state["disabled"]:
-            return
+        if not _state["disabled"]:
+            try:
+                with parallel_compile.save_lock(stamp_dir()):
+                    super().save_overload(sig, data)
+            except OSError as error:
+                _warn_uncached(error)
+        session = _state["session"]
+        if session is not None:
+            session.release(self.claim_name(sig))
+
+    def in_index(self, sig, codegen) -> bool:
+        """Whether the cache holds ``sig`` (an index look-up, nothing loaded)."""
         try:
-            super().save_overload(sig, data)
-        except OSError as error:
-            _warn_uncached(error)
+            return self._index_key(sig, codegen) in self._cache_file._load_index()
+        except (OSError, EOFError, pickle.UnpicklingError):
+            return False
 
 
 def _warn_uncached(error: Exception) -> None:
@@ -245,6 +281,7 @@ def register(dispatcher: Dispatcher, cache: bool) -> Dispatcher:
     if cache and not _state["disabled"]:
         try:
             dispatcher._cache = EngineCache(dispatcher.py_func)
+            dispatcher._cache.dispatcher = dispatcher
         except RuntimeError:      # no locator: the directory is unusable (already warned)
             pass
     return dispatcher
@@ -309,7 +346,7 @@ class Notice:
     A rich progress bar when rich is installed and the stream is a terminal; a line rewritten in
     place on other terminals; on a pipe or file, percentages appended to the header line."""
 
-    def __init__(self, total: int, stream=None, *, use_rich: bool | None = None):
+    def __init__(self, total: int, stream=None, *, use_rich: bool | None = None, speedup: float = 1.0):
         self.total = max(1, total)
         self.stream = stream if stream is not None else sys.stderr
         self.done = 0
@@ -318,7 +355,7 @@ class Notice:
         self._mode = "line" if tty else "plain"
         self._bar = None
         self._shown_tenths = 0
-        estimate = max(5, int(round(self.total * SECONDS_PER_FUNCTION / 5.0)) * 5)
+        estimate = max(5, int(round(self.total * SECONDS_PER_FUNCTION * speedup / 5.0)) * 5)
         header = (f"gpusim: compiling the simulation engine once (about {estimate} s; cached in "
                   f"{_shown(cache_root())} for later runs)...")
         if tty and use_rich is not False:
@@ -341,8 +378,8 @@ class Notice:
     def _line(self) -> None:
         self._write(f"\rgpusim: {self.done}/{self.total} engine functions ({100 * self.done // self.total}%)")
 
-    def advance(self) -> None:
-        self.done = min(self.done + 1, self.total)
+    def advance(self, count: int = 1) -> None:
+        self.done = min(self.done + count, self.total)
         if self._mode == "rich":
             progress, task = self._bar
             progress.update(task, completed=self.done)
@@ -390,29 +427,49 @@ class _Progress(event.Listener):
     def __init__(self):
         self.depth = 0
         self.notice: Notice | None = None
+        self.pending: set[int] = set()
 
     def on_start(self, ev):
         dispatcher = ev.data["dispatcher"]
-        if self.depth == 0 and id(dispatcher) in _ENGINE and os.environ.get("GPUSIM_COMPILE_NOTICE", "1") != "0":
+        if self.depth == 0 and id(dispatcher) in _ENGINE:
             pending = [d for d in reachable(dispatcher) if _compiled_separately(d) and not d.overloads]
             if len(pending) >= NOTICE_MIN_FUNCTIONS:
-                self.notice = Notice(len(pending))
+                parallel = _start_split(dispatcher, ev.data["args"])
+                if os.environ.get("GPUSIM_COMPILE_NOTICE", "1") != "0":
+                    self.pending = {id(d) for d in pending}
+                    self.notice = Notice(len(pending), speedup=PARALLEL_SPEEDUP if parallel else 1.0)
         self.depth += 1
 
     def on_end(self, ev):
         self.depth -= 1
+        session = _state["session"]
+        if session is not None and getattr(ev, "_exc_details", None) is not None:
+            cache = getattr(ev.data["dispatcher"], "_cache", None)
+            if isinstance(cache, EngineCache):      # the compile failed: let the other process have it
+                session.release(cache.claim_name(tuple(ev.data["args"])))
+        if self.depth == 0 and session is not None and session.helper is not None:
+            _state["session"] = None
+            session.close()
+            _state["last_session"] = session
         if self.notice is None:
             return
         if self.depth == 0:
             self.notice.finish()
             self.notice = None
             _prune_stamps()
-        elif id(ev.data["dispatcher"]) in _ENGINE:
-            self.notice.advance()
+        else:
+            self._count([ev.data["dispatcher"]])
 
-    def loaded(self):
-        if self.notice is not None:
-            self.notice.advance()
+    def _count(self, dispatchers) -> None:
+        done = [d for d in dispatchers if id(d) in self.pending]
+        if done:
+            self.pending.difference_update(id(d) for d in done)
+            self.notice.advance(len(done))
+
+    def loaded(self, dispatcher):
+        """A function came from the cache: it and the functions its code calls are done."""
+        if self.notice is not None and dispatcher is not None:
+            self._count(reachable(dispatcher))
 
 
 _progress = _Progress()
@@ -433,3 +490,67 @@ def _prune_stamps() -> None:
                 shutil.rmtree(old, ignore_errors=True)
     except OSError:
         pass
+
+
+# ---------------------------------------------------------------------------------------------------
+# the parallel cold compile (engine/parallel_compile.py): what the helper process compiles
+
+
+def _key(dispatcher: Dispatcher) -> tuple[str, str]:
+    return dispatcher.py_func.__module__, dispatcher.py_func.__qualname__
+
+
+def register_split(entry: Dispatcher, helper_roots) -> None:
+    """Let a cold compile of ``entry`` hand subtrees to a helper process: ``helper_roots(*arg_types)``
+    maps the entry's argument types to ``[(dispatcher, arg_types), ...]``, compiled in that order by the
+    helper (start with what the entry's compile reaches first). The module defining ``helper_roots`` is
+    imported by the helper, and must register the split on import."""
+    _SPLITS[_key(entry)] = helper_roots
+
+
+def split_roots(entry: Dispatcher, args) -> list[tuple[Dispatcher, tuple]]:
+    """The helper's work for a compile of ``entry`` with argument types ``args``, less what is already
+    compiled here or in the cache."""
+    split = _SPLITS.get(_key(entry))
+    if split is None:
+        return []
+    roots = []
+    for dispatcher, sig in split(*args):
+        sig = tuple(sig)
+        cache = dispatcher._cache
+        if sig in dispatcher.overloads or (isinstance(cache, EngineCache)
+                                           and cache.in_index(sig, dispatcher.targetctx.codegen())):
+            continue
+        roots.append((dispatcher, sig))
+    return roots
+
+
+def _start_split(entry: Dispatcher, args) -> bool:
+    """At a cold compile of ``entry``: start the helper process if a split is registered and there is
+    work for it. Never raises (without a helper the compile simply runs here)."""
+    if _state["session"] is not None or _state["disabled"] or not parallel_compile.enabled():
+        return False
+    try:
+        if not split_roots(entry, args):
+            return False
+        request = {"package": str(PACKAGE_ROOT), "stamp": source_stamp(), "entry": _key(entry),
+                   "plan": _SPLITS[_key(entry)].__module__, "args": tuple(args)}
+        env = {**os.environ, "GPUSIM_CACHE_DIR": str(cache_root()), "GPUSIM_COMPILE_NOTICE": "0"}
+        session = parallel_compile.start_helper(stamp_dir(), request, env, PACKAGE_ROOT.parent)
+    except Exception:                    # noqa: BLE001 - a helper is an optimization, never an error
+        return False
+    _state["session"] = session
+    return session is not None
+
+
+def helper_main() -> None:
+    """The helper process (started by ``parallel_compile.start_helper``): compile the split's roots."""
+    request = parallel_compile.read_request()
+    if request["package"] != str(PACKAGE_ROOT) or request["stamp"] != source_stamp():
+        sys.exit(3)                      # another copy of gpusim: its cache entries would not be found
+    importlib.import_module(request["plan"])
+    module, qualname = request["entry"]
+    entry = getattr(importlib.import_module(module), qualname)
+    _state["session"] = parallel_compile.Session(Path(request["session"]), request["parent"])
+    for dispatcher, sig in split_roots(entry, request["args"]):
+        dispatcher.compile(sig)

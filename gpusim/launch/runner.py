@@ -14,6 +14,7 @@ from gpusim.arch import layout as L
 from gpusim.engine.semantics import functional as F
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.functional import RUN_DEADLOCK, RUN_ERROR, RUN_LIMIT, RUN_OK, RUN_SLICE, run_functional
+from gpusim.engine.sm import compile_split  # noqa: F401  (registers what a cold compile hands to a helper process)
 from gpusim.errors import DeadlockError, SimulationLimitError
 from gpusim.launch.checks import check_geometry, check_resources, dims3, pack_args
 from gpusim.launch.faults import activity_report, raise_engine_error, translating, where
