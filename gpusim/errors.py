@@ -68,6 +68,20 @@ class WarpSyncError(IllegalAddressError):
     compute-sanitizer's synccheck would. ``address`` holds the other lane concerned."""
 
 
+class CallStackOverflowError(GpusimError):
+    """A call nested deeper than ``max_call_depth`` (CUDA reports a stack overflow: cudaErrorLaunchFailure with
+    compute-sanitizer naming it): names the kernel, block, thread, the call's PTX line and the depth."""
+
+    def __init__(self, message: str, kernel: str = "", block: tuple = (), thread: tuple = (), line: int = 0,
+                 depth: int = 0):
+        self.kernel = kernel
+        self.block = block
+        self.thread = thread
+        self.line = line
+        self.depth = depth
+        super().__init__(message)
+
+
 class DeadlockError(GpusimError):
     """Warps that can never make progress (a barrier some warps never reach)."""
 
@@ -96,6 +110,27 @@ class KernelNotFoundError(GpusimError, KeyError):
         super().__init__(self.message)
 
     def __str__(self) -> str:  # KeyError's str() would add quotes around the message
+        return self.message
+
+
+class SymbolNotFoundError(GpusimError, KeyError):
+    """``module.symbol("name")`` for a name that is no ``.global``/``.const`` variable of the module; names the
+    module, its variables and the closest one."""
+
+    def __init__(self, name: str, module: str, symbols: list[str]):
+        import difflib
+
+        self.name = name
+        self.module = module
+        self.symbols = list(symbols)
+        close = difflib.get_close_matches(name, self.symbols, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        listed = ", ".join(self.symbols) or "none"
+        self.message = (f"no __device__ or __constant__ variable '{name}' in {module} (its .global/.const "
+                        f"variables: {listed}){hint}")
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
         return self.message
 
 

@@ -20,6 +20,7 @@ from gpusim.engine.bits import popcount64
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu import alu_eval
+from gpusim.engine.semantics.calls import exec_call, exec_return, exec_vprintf
 from gpusim.engine.semantics.fastpath import fast_alu
 from gpusim.engine.semantics.memops import atomic_update, extend_loaded, read_element, resolve, write_element
 from gpusim.engine.semantics.operands import read_src
@@ -421,7 +422,14 @@ def step_warp(m, code, w):
     elif op == c.OP_TRAP:
         if mask != 0:
             return fail(m, S.ERR_TRAP, pc, w, 0, 0)
-    elif op >= c.OP_SHFL and op <= c.OP_REDUX:
+    elif op == c.OP_CALL:       # calls and printf (engine/semantics/calls.py) move the SIMT stack themselves
+        return exec_call(m, row, pc, w, mask)
+    elif op == c.OP_FRET:
+        status = exec_return(m, code, row, pc, w, mask)
+        return status if status != STATUS_OK or m.sp[w] >= 0 else STATUS_EXITED
+    elif op == c.OP_VPRINTF:
+        exec_vprintf(m, row, w, mask)
+    elif (op >= c.OP_SHFL and op <= c.OP_REDUX) or op == c.OP_WARPSYNC:
         bad = warp_op(m, row, w, mask)
         if bad >= 0:
             return fail(m, S.ERR_SYNC, pc, w, bad, m.err[S.E_ADDRESS])
