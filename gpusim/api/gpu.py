@@ -108,16 +108,18 @@ class Module:
             raise KernelNotFoundError(str(name), self.path, list(self.kernels))
         return self.kernels[name]
 
-    def symbol(self, name: str) -> DeviceArray:
+    def symbol(self, name: str, dtype=None) -> DeviceArray:
         """A DeviceArray over the module's ``__constant__`` / ``__device__`` (``.const`` / ``.global``) variable
         ``name``, as cudaGetSymbolAddress gives its address: ``.get()`` reads it (cudaMemcpyFromSymbol),
         ``.set(array)`` writes it (cudaMemcpyToSymbol; the next launch sees it), ``.ptr`` is the device
         pointer to pass as a kernel argument. Its contents start as the PTX initializer (zeros without one).
-        An unknown name raises SymbolNotFoundError (also a KeyError) with the closest name."""
+        nvcc declares arrays and structs as bytes (``.b8 table[32]``): ``dtype=np.int32`` views the variable as
+        that type (its size must be a multiple of the item size). An unknown name raises SymbolNotFoundError
+        (also a KeyError) with the closest name."""
         if name not in self._symbols:
             raise SymbolNotFoundError(str(name), self.path, list(self._symbols))
         var, address = self._symbols[name]
-        return symbol_array(self._heap, address, var)
+        return symbol_array(self._heap, address, var, dtype)
 
     @property
     def symbols(self) -> list[str]:

@@ -273,17 +273,22 @@ _SYMBOL_DTYPES = {"b8": np.uint8, "u8": np.uint8, "s8": np.int8, "b16": np.uint1
                   "pred": np.uint8}
 
 
-def symbol_array(heap: DeviceHeap, address: int, var) -> DeviceArray:
+def symbol_array(heap: DeviceHeap, address: int, var, dtype=None) -> DeviceArray:
     """A DeviceArray over a module's ``.global``/``.const`` variable ``var`` placed at ``address`` (not a new
     allocation): its PTX type as the dtype (``.b8`` arrays, e.g. structs, as bytes), its element count as the
-    shape. ``free()`` on it is refused."""
+    shape; ``dtype`` views it as another type. ``free()`` on it is refused."""
     array = DeviceArray.__new__(DeviceArray)
     array._heap = heap
-    array.dtype = np.dtype(_SYMBOL_DTYPES.get(var.type, np.uint8))
-    count = max(int(var.count or 0), 1)
+    declared = np.dtype(_SYMBOL_DTYPES.get(var.type, np.uint8))
+    nbytes = max(int(var.count or 0), 1) * declared.itemsize
+    array.dtype = declared if dtype is None else _dtype(dtype)
+    if nbytes % array.dtype.itemsize:
+        raise LaunchError(f"the variable '{var.name}' has {nbytes} bytes, not a whole number of {array.dtype} "
+                          f"({array.dtype.itemsize} bytes each)")
+    count = nbytes // array.dtype.itemsize
     array.shape = (count,)
     array.size = count
-    array.nbytes = count * array.dtype.itemsize
+    array.nbytes = nbytes
     array.ptr = int(address)
     array._symbol = var.name
     return array

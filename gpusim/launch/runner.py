@@ -42,9 +42,12 @@ def stack_depth(program, max_call_depth: int = 0) -> int:
 
 
 def local_bytes_per_thread(program, config) -> int:
-    """Local memory per thread: the kernel's frame and the deepest call chain's (``max_call_depth`` of the
-    largest frame when a call can recurse)."""
-    return program.local_bytes + (config.max_call_depth * program.call_frame_bytes if program.call_recursive else 0)
+    """Local memory per thread: the kernel's frame and the deepest call chain's; when a call can recurse,
+    ``max_call_depth`` + 1 of the largest frame (the one past the limit holds the arguments the caller stores
+    before its call is refused)."""
+    if not program.call_recursive:
+        return program.local_bytes
+    return program.local_bytes + (config.max_call_depth + 1) * program.call_frame_bytes
 
 
 def launch_array(config, grid3, block3, occ, total_shared, dynamic_shared, program, heap_bytes) -> np.ndarray:
