@@ -45,11 +45,10 @@ _FLOAT_CONVS = "fFeEgGaA"
 def _read_string(heap, address: int, limit: int | None) -> bytes | None:
     """The NUL-terminated bytes at device ``address`` (at most ``limit``), or None outside device memory."""
     offset = address - L.GLOBAL_BASE
-    data = heap.data
-    if offset < 0 or offset >= heap.top:
+    if heap is None or offset < 0 or offset >= heap.top:
         return None
     end = min(heap.top, offset + (MAX_STRING_BYTES if limit is None else limit))
-    chunk = bytes(data[offset:end])
+    chunk = bytes(heap.data[offset:end])
     nul = chunk.find(b"\0")
     return chunk if nul < 0 else chunk[:nul]
 
