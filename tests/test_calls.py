@@ -103,6 +103,16 @@ def test_local_frame_whose_address_escapes_to_the_callee(gpu, mod, timing):
     assert out.get().tolist() == [sum(i + j for j in range(1 + i % 8)) for i in range(n)]
 
 
+@pytest.mark.parametrize("timing", MODES)
+def test_struct_by_value_indexed_in_the_callee(gpu, mod, timing):
+    n = 48
+    x = np.arange(8 * n, dtype=np.float32).reshape(n, 8) / 4
+    out = gpu.zeros(n, np.float32)
+    mod.k_pick[2, 32](gpu.to_device(x), out, np.int32(n), timing=timing)
+    expected = [np.float32(sum(float(x[i, (j * 3) & 7]) for j in range(1 + i % 8))) for i in range(n)]
+    np.testing.assert_array_equal(out.get(), expected)       # quarters: every partial sum is exact in f32
+
+
 def _call_line(text: str, function: str) -> int:
     """The PTX line of the first call.uni in ``function``."""
     lines = text.splitlines()

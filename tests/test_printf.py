@@ -128,3 +128,11 @@ def test_mismatched_formats_do_not_fail():
     assert format_record(b"%s|%p", struct.pack("<QQ", 0, 0), None) == "(null)|(nil)"
     many = struct.pack("<33i", *range(33))
     assert format_record(b"%d " * 33, many, None) == " ".join(map(str, range(32))) + " %d "
+
+
+def test_gpusim_run_shows_the_output(capsys):
+    from gpusim.cli import main
+
+    assert main(["run", str(HERE / "printf.ptx"), "--kernel", "k_hello", "--grid", "2", "--block", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("block 0 thread 0\nblock 0 thread 1\nblock 1 thread 0\nblock 1 thread 1\n")

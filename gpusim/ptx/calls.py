@@ -359,8 +359,9 @@ class _Linker:
                                        operands=[dst, ast.Reg(FP_REG), ast.Imm(own[ops[1].name])], guard=guard)
         new_ops = [operand(op) for op in ops]
         mods = ins.mods
-        if any(isinstance(op, ast.Address) and op.base == FP_REG for op in new_ops):
-            # a frame access (a .param of the call sequence or of the function, or its .local variable)
+        if any(isinstance(op, ast.Address) and op.base == FP_REG for op in new_ops) or (rename and ".param" in mods):
+            # a frame access (a .param of the call sequence or of the function, or its .local variable); in a
+            # .func the .param space is frames only, so a .param address held in a register is fp + offset too
             mods = (".local",) + tuple(m for m in mods if m not in _SPACES)
         return dataclasses.replace(ins, operands=new_ops, mods=mods, guard=guard)
 

@@ -86,3 +86,19 @@ extern "C" __global__ void k_frames(int *out, int n) {
     if (i < n) out[i] = fill_and_sum(i, 1 + i % 8);
 }
 
+
+// a 32-byte struct by value, indexed with a computed index in the callee (nvcc copies it to the callee's frame)
+struct Eight { float v[8]; };
+__device__ __noinline__ float pick(Eight b, int k) {
+    float s = 0;
+    for (int i = 0; i < k; ++i) s += b.v[(i * 3) & 7];
+    return s;
+}
+
+extern "C" __global__ void k_pick(const float *in, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Eight b;
+    for (int k = 0; k < 8; ++k) b.v[k] = in[8 * i + k];
+    out[i] = pick(b, 1 + i % 8);
+}
