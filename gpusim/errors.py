@@ -90,6 +90,14 @@ class SimulationLimitError(GpusimError):
     """A kernel ran past the config's max_cycles (or the functional instruction limit)."""
 
 
+def _listing(name: str, names: list[str]) -> tuple[str, str]:
+    """The names as a list for a message ('none' when empty), and a did-you-mean hint for the closest one."""
+    import difflib
+
+    close = difflib.get_close_matches(name, names, n=1)
+    return ", ".join(names) or "none", f"; did you mean '{close[0]}'?" if close else ""
+
+
 class KernelNotFoundError(GpusimError, KeyError):
     """``module["name"]`` or ``module.name`` for a kernel the module does not have.
 
@@ -98,14 +106,10 @@ class KernelNotFoundError(GpusimError, KeyError):
     """
 
     def __init__(self, name: str, module: str, kernels: list[str]):
-        import difflib
-
         self.name = name
         self.module = module
         self.kernels = list(kernels)
-        close = difflib.get_close_matches(name, self.kernels, n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        listed = ", ".join(self.kernels) or "none"
+        listed, hint = _listing(name, self.kernels)
         self.message = f"no kernel '{name}' in {module} (its kernels: {listed}){hint}"
         super().__init__(self.message)
 
@@ -118,14 +122,10 @@ class SymbolNotFoundError(GpusimError, KeyError):
     module, its variables and the closest one."""
 
     def __init__(self, name: str, module: str, symbols: list[str]):
-        import difflib
-
         self.name = name
         self.module = module
         self.symbols = list(symbols)
-        close = difflib.get_close_matches(name, self.symbols, n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        listed = ", ".join(self.symbols) or "none"
+        listed, hint = _listing(name, self.symbols)
         self.message = (f"no __device__ or __constant__ variable '{name}' in {module} (its .global/.const "
                         f"variables: {listed}){hint}")
         super().__init__(self.message)

@@ -211,3 +211,36 @@ def test_bar_warp_sync_member_masks(gpu, timing):
     assert "names lane 16" in str(info.value) and info.value.line == 13
     with pytest.raises(WarpSyncError, match="does not include lane 0"):
         k[1, 32](np.uint32(0xFFFFFFFE), np.uint32(32), timing=timing)
+
+
+EXTERN_CALL = """
+.version 8.0
+.target sm_80
+.address_size 64
+.extern .func (.param .b64 func_retval0) malloc (.param .b64 malloc_param_0);
+.visible .entry k_malloc(.param .u64 out) {
+    .reg .b64 %rd<3>;
+    { .param .b64 param0; .param .b64 retval0;
+    st.param.b64 [param0+0], 16;
+    call.uni (retval0), malloc, (param0);
+    ld.param.b64 %rd1, [retval0+0]; }
+    ret;
+}
+.visible .entry k_plain(.param .u64 out) {
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    st.global.u32 [%rd2], 7;
+    ret;
+}
+"""
+
+
+def test_call_of_an_extern_function_is_refused_for_its_kernel_only(gpu):
+    mod = gpu.load_ptx(EXTERN_CALL, "extern.ptx")
+    with pytest.raises(UnsupportedPTXError, match="'malloc', a function declared without a body") as info:
+        mod["k_malloc"]
+    assert info.value.line == 10
+    out = gpu.zeros(1, np.int32)
+    mod.k_plain[1, 1](out)
+    assert out.get().tolist() == [7]

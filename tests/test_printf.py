@@ -65,7 +65,7 @@ def test_every_supported_conversion(gpu, mod, timing):
         per_call[1].append(py("w=[%8d] l=[%-8d] z=[%08d] p=[%+d] s=[% d] h=[%hd] hh=[%hhd] hu=[%hu]\n",
                               a, a, a, a, a, h, hh, hu))
         # C's # flag: no 0x for a zero, octal's prefix a single 0 (Python writes 0x0 and 0o17)
-        hexalt = "%#x" % ua if ua else "0"
+        hexalt = format(ua, "#x") if ua else "0"
         octal = "0" + format(ua, "o") if ua else "0"
         per_call[2].append(py("ld=%ld lld=%lld llu=%llu llx=%llx zu=%zu #x=", q, q, q & M64, q & M64, q & M64)
                            + hexalt + " #o=" + octal + py(" .5d=%.5d\n", a))

@@ -215,6 +215,7 @@ class DeviceArray:
         self.nbytes = self.size * self.dtype.itemsize
         label = f"{self.dtype}[{', '.join(map(str, self.shape))}] array"
         self.ptr = heap.allocate(self.nbytes, label=label)
+        self._symbol = ""      # a module variable's name when Module.symbol made this array (not an allocation)
 
     def get(self) -> np.ndarray:
         """A host (numpy) copy of the array."""
@@ -251,7 +252,7 @@ class DeviceArray:
 
     def free(self) -> None:
         """Release the memory; a second free is an error (it could release a newer allocation)."""
-        if getattr(self, "_symbol", None):
+        if self._symbol:
             raise LaunchError(f"'{self._symbol}' is a module variable (Module.symbol): its memory belongs to the "
                               "module and cannot be freed")
         if getattr(self, "_freed", False):

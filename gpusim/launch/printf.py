@@ -181,7 +181,7 @@ def collect_output(m, heap) -> tuple[str, int]:
         return "", dropped
     buf8 = m.printf8
     buf64 = m.printf64
-    records = []
+    records: list[tuple[int, int, int, int, bytes]] = []
     pos = 0
     while pos < used:
         word = pos >> 3

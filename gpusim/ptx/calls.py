@@ -203,7 +203,7 @@ def link_calls(module: ast.Module, entry: ast.Function, entry_body: list) -> Lin
     linked = Linked(body=[], labels={}, regs={FP_REG: "b64", DEPTH_REG: "b32", **entry.regs},
                     local_vars=[v for v in entry.local_vars if v.space != "param"])
     linker.append(linked, entry, entry_body, rename=False)
-    for name, func in funcs.items():
+    for func in funcs.values():
         linker.append(linked, func, list(func.body), rename=True)
     linked.entry_frame_bytes = frames[entry.name].bytes
     sizes = [frames[name].bytes for name in order] + ([PRINTF_FRAME[3]] if any(

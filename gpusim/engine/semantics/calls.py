@@ -37,7 +37,7 @@ import numpy as np
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, normalize
+from gpusim.engine.semantics.simt import STATUS_OK, fail, normalize
 
 RPC_CALL = -2
 """Reconvergence pc of a call entry on the SIMT stack (no pc equals it: only the return pops it)."""
@@ -50,21 +50,11 @@ PRINTF_FORMAT_SCAN = 4096
 
 
 @compiled_only
-def _fail(m, kind, pc, w, lane, address):
-    m.err[S.E_KIND] = kind
-    m.err[S.E_PC] = pc
-    m.err[S.E_WARP] = w
-    m.err[S.E_LANE] = lane
-    m.err[S.E_ADDRESS] = address
-    return STATUS_ERROR
-
-
-@compiled_only
 def exec_call(m, row, pc, w, mask):
     """A call by the lanes of ``mask``; returns a status (the SIMT stack is moved here)."""
     sp = m.sp[w]
     if sp + 1 >= m.stk_pc.shape[1]:
-        return _fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
+        return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
     fp_reg = row[L.F_ABASE]
     frame = row[L.F_AUX]
     lo = row[L.F_SK0 + 1]
@@ -78,7 +68,7 @@ def exec_call(m, row, pc, w, mask):
         if (mask >> lane) & 1:
             depth = np.int64(regs[w, depth_reg, lane]) + 1
             if depth > limit or np.int64(regs[w, fp_reg, lane]) + frame + row[L.F_SIZE] > room:
-                return _fail(m, S.ERR_CALL_DEPTH, pc, w, lane, depth)
+                return fail(m, S.ERR_CALL_DEPTH, pc, w, lane, depth)
     for lane in range(32):
         if (mask >> lane) & 1:
             fp = np.int64(regs[w, fp_reg, lane])
@@ -106,7 +96,7 @@ def exec_return(m, code, row, pc, w, mask):
     while e > 0 and m.stk_rpc[w, e] != RPC_CALL:
         e -= 1
     if m.stk_rpc[w, e] != RPC_CALL:     # not inside a call (cannot happen in a linked program)
-        return _fail(m, S.ERR_CALL_DEPTH, pc, w, 0, 0)
+        return fail(m, S.ERR_CALL_DEPTH, pc, w, 0, 0)
     if e != sp:
         # lanes of this call are still on paths that meet these only at exit: these wait at the return
         m.stk_pc[w, e] = pc

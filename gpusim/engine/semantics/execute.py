@@ -33,6 +33,7 @@ from gpusim.engine.semantics.simt import (
     STATUS_SLEEP,
     branch,
     exit_lanes,
+    fail,
     normalize,
 )
 from gpusim.engine.semantics.warpops import warp_op
@@ -52,16 +53,6 @@ def guard_mask(regs, row, w, active):
         if (active >> lane) & 1 and (regs[w, g, lane] & np.uint64(1)) == want:
             mask |= 1 << lane
     return mask
-
-
-@compiled_only
-def fail(m, kind, pc, w, lane, address):
-    m.err[S.E_KIND] = kind
-    m.err[S.E_PC] = pc
-    m.err[S.E_WARP] = w
-    m.err[S.E_LANE] = lane
-    m.err[S.E_ADDRESS] = address
-    return STATUS_ERROR
 
 
 @compiled_only
