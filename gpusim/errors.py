@@ -68,12 +68,34 @@ class WarpSyncError(IllegalAddressError):
     compute-sanitizer's synccheck would. ``address`` holds the other lane concerned."""
 
 
+class CallStackOverflowError(GpusimError):
+    """A call nested deeper than ``max_call_depth`` (CUDA reports a stack overflow: cudaErrorLaunchFailure with
+    compute-sanitizer naming it): names the kernel, block, thread, the call's PTX line and the depth."""
+
+    def __init__(self, message: str, kernel: str = "", block: tuple = (), thread: tuple = (), line: int = 0,
+                 depth: int = 0):
+        self.kernel = kernel
+        self.block = block
+        self.thread = thread
+        self.line = line
+        self.depth = depth
+        super().__init__(message)
+
+
 class DeadlockError(GpusimError):
     """Warps that can never make progress (a barrier some warps never reach)."""
 
 
 class SimulationLimitError(GpusimError):
     """A kernel ran past the config's max_cycles (or the functional instruction limit)."""
+
+
+def _listing(name: str, names: list[str]) -> tuple[str, str]:
+    """The names as a list for a message ('none' when empty), and a did-you-mean hint for the closest one."""
+    import difflib
+
+    close = difflib.get_close_matches(name, names, n=1)
+    return ", ".join(names) or "none", f"; did you mean '{close[0]}'?" if close else ""
 
 
 class KernelNotFoundError(GpusimError, KeyError):
@@ -84,18 +106,31 @@ class KernelNotFoundError(GpusimError, KeyError):
     """
 
     def __init__(self, name: str, module: str, kernels: list[str]):
-        import difflib
-
         self.name = name
         self.module = module
         self.kernels = list(kernels)
-        close = difflib.get_close_matches(name, self.kernels, n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        listed = ", ".join(self.kernels) or "none"
+        listed, hint = _listing(name, self.kernels)
         self.message = f"no kernel '{name}' in {module} (its kernels: {listed}){hint}"
         super().__init__(self.message)
 
     def __str__(self) -> str:  # KeyError's str() would add quotes around the message
+        return self.message
+
+
+class SymbolNotFoundError(GpusimError, KeyError):
+    """``module.symbol("name")`` for a name that is no ``.global``/``.const`` variable of the module; names the
+    module, its variables and the closest one."""
+
+    def __init__(self, name: str, module: str, symbols: list[str]):
+        self.name = name
+        self.module = module
+        self.symbols = list(symbols)
+        listed, hint = _listing(name, self.symbols)
+        self.message = (f"no __device__ or __constant__ variable '{name}' in {module} (its .global/.const "
+                        f"variables: {listed}){hint}")
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
         return self.message
 
 

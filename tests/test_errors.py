@@ -12,6 +12,7 @@ import pytest
 import gpusim
 from gpusim.errors import (
     BarrierError,
+    CallStackOverflowError,
     DeadlockError,
     GpusimError,
     IllegalAddressError,
@@ -65,7 +66,7 @@ def test_bad_ptx_names_file_line_and_column(gpu, line_text, message, unsupported
         assert isinstance(error, UnsupportedPTXError)
 
 
-def test_recursion_is_refused_clearly(gpu):
+def test_endless_recursion_is_a_call_stack_overflow(gpu):
     text = HEADER + """
 .func (.param .b32 retval) twice(.param .b32 x)
 {
@@ -88,15 +89,25 @@ def test_recursion_is_refused_clearly(gpu):
   ret;
 }
 """
-    with pytest.raises(UnsupportedPTXError, match="recursive call of .func 'twice'"):
-        gpu.load_ptx(text, name="calls.ptx")
+    k = gpu.load_ptx(text, name="calls.ptx")["k"]
+    with pytest.raises(CallStackOverflowError, match="max_call_depth") as info:
+        k[1, 1](0)
+    assert info.value.line == text.splitlines().index("    call.uni (inner_ret), twice, (inner);") + 1
+    assert info.value.depth == gpu.config.max_call_depth + 1 and info.value.kernel == "k"
 
 
-def test_call_of_a_noinline_function_is_refused_clearly(gpu):
+def test_calls_of_noinline_functions_run(gpu):
+    """saxpy_one (fma), make_pair (a struct returned in .b8[8]) and store_one (no return value): the kernel
+    stores y[i] = 2 * (a * x[i] + y[i]) and idx[i] = i + 1 (values exact in f32)."""
     path = Path(__file__).parent / "data" / "ptx" / "noinline_call.ptx"
-    expected = r"noinline_call.ptx:\d+:\d+: 'call' of the .func .*__forceinline__"
-    with pytest.raises(UnsupportedPTXError, match=expected):
-        gpu.load(path)
+    k = gpu.load(path)["_Z11call_kernelfPKfPfPii"]
+    n = 40
+    x = np.arange(n, dtype=np.float32)
+    y = np.arange(n, dtype=np.float32) * 2 - 7
+    dy, di = gpu.to_device(y), gpu.zeros(n, np.int32)
+    k[2, 32](np.float32(3), gpu.to_device(x), dy, di, np.int32(n))
+    np.testing.assert_array_equal(dy.get(), 2 * (3 * x + y))
+    np.testing.assert_array_equal(di.get(), np.arange(n) + 1)
 
 
 # ---------------------------------------------------------------- illegal addresses

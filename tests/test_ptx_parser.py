@@ -689,7 +689,6 @@ UNSUPPORTED = [
     (kernel("    .reg ‸.v4 .f32 %v;"), "vector registers"),
     (HEADER + ".global ‸.texref t;", "texture references"),
     (HEADER + ".global .u64 x = ‸generic(y);", "address initializers"),
-    (kernel("pr: ‸.callprototype _ (.param .b32 _);"), "indirect calls"),
     (HEADER + ".func f(‸.reg .b32 x) { ret; }", "'.reg' parameters"),
 ]
 
@@ -820,3 +819,11 @@ def test_loc_line_zero_is_no_source_line():
 """
     body = parse_ptx(text, "k.ptx").functions["k"].body
     assert [ins.src_line for ins in body] == [(1, 7), None]
+
+
+def test_callprototype_parses_and_the_indirect_call_is_refused_by_the_lowering():
+    """``name: .callprototype ...;`` declares an indirect call's prototype: the parser keeps the name, and the
+    lowering refuses the indirect call itself (that kernel only; tests/test_calls.py)."""
+    text = kernel("pr: .callprototype (.param .b32 _) _ (.param .b32 _);").replace("‸", "")
+    module = parse_ptx(text, "proto.ptx")
+    assert "pr" in module.functions["k"].labels

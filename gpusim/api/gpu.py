@@ -33,11 +33,13 @@ from gpusim.errors import (
     KernelNotFoundError,
     LaunchError,
     PTXSyntaxError,
+    SymbolNotFoundError,
     UnsupportedPTXError,
 )
 from gpusim.launch.checks import check_launch_options
-from gpusim.launch.device_memory import DeviceArray, DeviceHeap
+from gpusim.launch.device_memory import DeviceArray, DeviceHeap, symbol_array
 from gpusim.launch.faults import internal_error, with_allocation
+from gpusim.launch.printf import PRINTF_MODES
 from gpusim.ptx.lower import Program, lower_module
 from gpusim.ptx.parser import parse_ptx
 
@@ -89,9 +91,12 @@ class Module:
     An unknown name raises KernelNotFoundError (also a KeyError; the attribute form also an
     AttributeError) naming the file, its kernels and the closest one."""
 
-    def __init__(self, path: str, kernels: dict[str, Kernel], unsupported: dict | None = None):
+    def __init__(self, path: str, kernels: dict[str, Kernel], unsupported: dict | None = None,
+                 symbols: dict | None = None, heap=None):
         self.path = path
         self.kernels = kernels
+        self._symbols = dict(symbols or {})     # name -> (VarDecl, device address) of .global/.const variables
+        self._heap = heap
         self.unsupported = dict(unsupported or {})
         """Kernels that use a construct gpusim does not model: name -> their UnsupportedPTXError, raised
         when one is looked up (the module's other kernels load and run)."""
@@ -102,6 +107,24 @@ class Module:
         if name not in self.kernels:
             raise KernelNotFoundError(str(name), self.path, list(self.kernels))
         return self.kernels[name]
+
+    def symbol(self, name: str, dtype=None) -> DeviceArray:
+        """A DeviceArray over the module's ``__constant__`` / ``__device__`` (``.const`` / ``.global``) variable
+        ``name``, as cudaGetSymbolAddress gives its address: ``.get()`` reads it (cudaMemcpyFromSymbol),
+        ``.set(array)`` writes it (cudaMemcpyToSymbol; the next launch sees it), ``.ptr`` is the device
+        pointer to pass as a kernel argument. Its contents start as the PTX initializer (zeros without one).
+        nvcc declares arrays and structs as bytes (``.b8 table[32]``): ``dtype=np.int32`` views the variable as
+        that type (its size must be a multiple of the item size). An unknown name raises SymbolNotFoundError
+        (also a KeyError) with the closest name."""
+        if name not in self._symbols:
+            raise SymbolNotFoundError(str(name), self.path, list(self._symbols))
+        var, address = self._symbols[name]
+        return symbol_array(self._heap, address, var, dtype)
+
+    @property
+    def symbols(self) -> list[str]:
+        """Names of the module's ``.global`` / ``.const`` variables (what ``symbol()`` takes)."""
+        return list(self._symbols)
 
     def __getattr__(self, name: str) -> Kernel:
         kernels = self.__dict__.get("kernels")
@@ -173,7 +196,7 @@ class GPU:
     """A simulated GPU: a config, device memory, and launches."""
 
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
-                 synccheck: bool = True, **overrides):
+                 synccheck: bool = True, printf: str = "print", **overrides):
         for flag, value in (("initcheck", initcheck), ("synccheck", synccheck)):
             if not isinstance(value, bool):
                 raise ConfigError(f"{flag} must be True or False, got {value!r}", field=flag)
@@ -183,6 +206,13 @@ class GPU:
             self.config = load_config(config, **overrides)
         else:
             raise ConfigError(f"a config is a name, a path or a GPUConfig, got {type(config).__name__}")
+        if printf not in PRINTF_MODES:
+            raise ConfigError(f"printf must be one of {', '.join(map(repr, PRINTF_MODES))} (print device printf "
+                              f"output at the end of each launch, or only keep it in run.stdout), got {printf!r}",
+                              field="printf")
+        self.printf = printf
+        """'print': device printf output goes to Python's stdout after each launch (and to run.stdout);
+        'capture': only to run.stdout."""
         self.initcheck = initcheck
         self.synccheck = synccheck     # False: exited or skipping threads no longer count (Volta hardware)
         self._load_allocations: list[int] = []
@@ -263,12 +293,13 @@ class GPU:
             self._load_allocations = []
 
     def _module_from_ast(self, module_ast, path: Path | None) -> Module:
-        programs = lower_module(module_ast, self._allocate_global)
+        symbols: dict = {}
+        programs = lower_module(module_ast, self._allocate_global, symbols)
         unsupported = {name: p for name, p in programs.items() if isinstance(p, UnsupportedPTXError)}
         if unsupported and len(unsupported) == len(programs):
             raise next(iter(unsupported.values()))      # none of its kernels can run: refuse the load
         regs = _ptxas_registers(path, self.config.cc_major, self.config.cc_minor) if path else {}
-        module = Module(str(path) if path else module_ast.file, {}, unsupported)
+        module = Module(str(path) if path else module_ast.file, {}, unsupported, symbols, self.heap)
         for name, program in programs.items():
             if name not in unsupported:
                 module.kernels[name] = Kernel(self, module, program, regs.get(name))

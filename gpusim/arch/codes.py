@@ -212,3 +212,9 @@ OP_NOP = 90
 
 # ---------------------------------------------------------------- added by the ALU semantics (alu.py)
 MOD_SHIFTAMT = 1 << 30    # bfind.shiftamt: return the left-shift amount instead of the bit position
+
+# ---------------------------------------------------------------- calls, printf, __syncwarp (issue 12: calls)
+OP_CALL = 101       # call of a .func: push a frame and a SIMT call entry (gpusim.ptx.calls)
+OP_FRET = 102       # the return row at the end of a .func
+OP_VPRINTF = 103    # call.uni vprintf: record a printf in the launch's printf buffer
+OP_WARPSYNC = 104   # bar.warp.sync membermask: checked like the other warp-wide .sync ops

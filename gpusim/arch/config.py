@@ -88,6 +88,11 @@ class GPUConfig:
     shared_allocation_unit_bytes: int = _spec("limits", "bytes", "granule of a block's shared allocation")
     shared_reserved_bytes_per_block: int = _spec("limits", "bytes", "shared memory the driver reserves "
                                                  "per block", minimum=0)
+    # calls and printf (issue 12: calls)
+    max_call_depth: int = _spec("limits", "calls", "nested .func calls a thread may be inside (deeper: "
+                                "CallStackOverflowError, as CUDA's stack overflow)")
+    printf_fifo_bytes: int = _spec("limits", "bytes", "device printf buffer per launch "
+                                   "(cudaLimitPrintfFifoSize); records past it are dropped")
     # [pipes]
     fp32_lanes_per_sm: int = _spec("pipes", "lanes", "FP32 FMA lanes per SM")
     fp64_lanes_per_sm: int = _spec("pipes", "lanes", "FP64 FMA lanes per SM")
@@ -104,6 +109,10 @@ class GPUConfig:
     branch_latency_cycles: int = _spec("pipes", "cycles", "branch resolution before the warp fetches again")
     shuffle_latency_cycles: int = _spec("pipes", "cycles", "warp shuffle / vote result")
     barrier_latency_cycles: int = _spec("pipes", "cycles", "release after the last warp reaches bar.sync")
+    # calls (issue 12: calls)
+    call_latency_cycles: int = _spec("pipes", "cycles", "a call of a .func (or vprintf) before the warp fetches "
+                                     "the callee")
+    ret_latency_cycles: int = _spec("pipes", "cycles", "a return from a .func before the warp fetches again")
     # [memory]
     sector_bytes: int = _spec("memory", "bytes", "cache sector: the unit of transfer below L1")
     line_bytes: int = _spec("memory", "bytes", "cache line (a whole number of sectors)")

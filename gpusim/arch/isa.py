@@ -173,6 +173,13 @@ FORMS: tuple[Form, ...] = (
          dep=DEP_SHORT),
     Form(name="redux", op=c.OP_REDUX, types="any", pipe=PIPE_MIO, latency="shuffle_latency_cycles",
          dep=DEP_SHORT),
+    # calls, printf, __syncwarp (issue 12: calls): a call and a return redirect fetch like a taken branch
+    Form(name="call", op=c.OP_CALL, types="any", pipe=PIPE_BRANCH, latency="call_latency_cycles", dep=DEP_FIXED),
+    Form(name="ret.func", op=c.OP_FRET, types="any", pipe=PIPE_BRANCH, latency="ret_latency_cycles",
+         dep=DEP_FIXED),
+    Form(name="vprintf", op=c.OP_VPRINTF, types="any", pipe=PIPE_BRANCH, latency="call_latency_cycles",
+         dep=DEP_FIXED),
+    Form(name="bar.warp.sync", op=c.OP_WARPSYNC, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED),
 )
 
 _INDEX: dict[tuple[int, str], int] = {}

@@ -215,6 +215,7 @@ class DeviceArray:
         self.nbytes = self.size * self.dtype.itemsize
         label = f"{self.dtype}[{', '.join(map(str, self.shape))}] array"
         self.ptr = heap.allocate(self.nbytes, label=label)
+        self._symbol = ""      # a module variable's name when Module.symbol made this array (not an allocation)
 
     def get(self) -> np.ndarray:
         """A host (numpy) copy of the array."""
@@ -224,6 +225,12 @@ class DeviceArray:
         return raw.view(self.dtype).reshape(self.shape)
 
     copy_to_host = get
+    to_host = get
+
+    @property
+    def address(self) -> int:
+        """The device address (``ptr``), what cudaGetSymbolAddress gives for a module symbol."""
+        return self.ptr
 
     def set(self, host: np.ndarray) -> None:
         """Write a host array of the same shape and dtype into the device array."""
@@ -245,6 +252,9 @@ class DeviceArray:
 
     def free(self) -> None:
         """Release the memory; a second free is an error (it could release a newer allocation)."""
+        if self._symbol:
+            raise LaunchError(f"'{self._symbol}' is a module variable (Module.symbol): its memory belongs to the "
+                              "module and cannot be freed")
         if getattr(self, "_freed", False):
             raise LaunchError(f"double free of the device array at {hex_address(self.ptr)}, which is not a "
                               "live allocation")
@@ -256,3 +266,30 @@ class DeviceArray:
 
     def __repr__(self) -> str:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={hex_address(self.ptr)})"
+
+
+_SYMBOL_DTYPES = {"b8": np.uint8, "u8": np.uint8, "s8": np.int8, "b16": np.uint16, "u16": np.uint16,
+                  "s16": np.int16, "f16": np.float16, "b32": np.uint32, "u32": np.uint32, "s32": np.int32,
+                  "f32": np.float32, "b64": np.uint64, "u64": np.uint64, "s64": np.int64, "f64": np.float64,
+                  "pred": np.uint8}
+
+
+def symbol_array(heap: DeviceHeap, address: int, var, dtype=None) -> DeviceArray:
+    """A DeviceArray over a module's ``.global``/``.const`` variable ``var`` placed at ``address`` (not a new
+    allocation): its PTX type as the dtype (``.b8`` arrays, e.g. structs, as bytes), its element count as the
+    shape; ``dtype`` views it as another type. ``free()`` on it is refused."""
+    array = DeviceArray.__new__(DeviceArray)
+    array._heap = heap
+    declared = np.dtype(_SYMBOL_DTYPES.get(var.type, np.uint8))
+    nbytes = max(int(var.count or 0), 1) * declared.itemsize
+    array.dtype = declared if dtype is None else _dtype(dtype)
+    if nbytes % array.dtype.itemsize:
+        raise LaunchError(f"the variable '{var.name}' has {nbytes} bytes, not a whole number of {array.dtype} "
+                          f"({array.dtype.itemsize} bytes each)")
+    count = nbytes // array.dtype.itemsize
+    array.shape = (count,)
+    array.size = count
+    array.nbytes = nbytes
+    array.ptr = int(address)
+    array._symbol = var.name
+    return array

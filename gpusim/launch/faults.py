@@ -16,6 +16,7 @@ from gpusim.arch import layout as L
 from gpusim.engine.semantics import state as S
 from gpusim.errors import (
     BarrierError,
+    CallStackOverflowError,
     GpusimError,
     IllegalAddressError,
     InternalError,
@@ -79,6 +80,13 @@ def raise_engine_error(m, program) -> None:
     if kind == S.ERR_TRAP:
         raise IllegalAddressError(f"an illegal instruction was encountered (trap): {head}",
                                   kernel=program.name, block=block, thread=thread, line=line, address=0)
+    if kind == S.ERR_CALL_DEPTH:
+        limit = int(m.launch[S.L_CALL_DEPTH])
+        raise CallStackOverflowError(
+            f"call stack overflow: {head}: this call would be the thread's call number {address} in nested "
+            f"calls, past the limit of {limit} (max_call_depth; CUDA limits the stack in bytes, "
+            "cudaLimitStackSize): an endless recursion, or raise it with GPU(..., max_call_depth=N)",
+            kernel=program.name, block=block, thread=thread, line=line, depth=address)
     if kind == S.ERR_SYNC:
         raise _sync_error(m, program, head, block, thread, line, lane, address)
     raise InternalError(f"internal error: unknown engine error code {kind}: {head}", kernel=program.name,

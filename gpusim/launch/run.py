@@ -41,6 +41,10 @@ class Run:
     pc_memory: np.ndarray | None = None
     trace: object = None
     _metrics: dict | None = field(default=None, repr=False)
+    stdout: str = ""
+    """The kernel's device printf output (gpusim.launch.printf: block, warp, then each warp's calls in order)."""
+    printf_dropped: int = 0
+    """printf records that did not fit the printf buffer (printf_fifo_bytes)."""
 
     @property
     def seconds(self) -> float:

@@ -18,6 +18,7 @@ from gpusim.engine.sm import compile_split  # noqa: F401  (registers what a cold
 from gpusim.errors import DeadlockError, SimulationLimitError
 from gpusim.launch.checks import check_geometry, check_resources, dims3, pack_args
 from gpusim.launch.faults import activity_report, raise_engine_error, translating, where
+from gpusim.launch.printf import deliver_printf
 from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
 from gpusim.launch.slices import drive
@@ -27,9 +28,27 @@ DEFAULT_MAX_WARP_INSTRUCTIONS = 1_000_000_000
 shipped launch (the decode lab's GEMM, 19 M), one to three minutes of a runaway kernel at the engine's speed."""
 
 
-def stack_depth(program) -> int:
-    branches = int(np.count_nonzero(program.code[:, L.F_OP] == c.OP_BRA)) if program.n_inst else 0
-    return max(4, min(2 * branches + 4, 256))
+def stack_depth(program, max_call_depth: int = 0) -> int:
+    """SIMT stack entries per warp: two per branch (at most 256), and with calls (gpusim.ptx.calls) one call
+    entry and the branches' entries again per level of calls (``max_call_depth`` levels when a call can
+    recurse, else one per function)."""
+    ops = program.code[:, L.F_OP] if program.n_inst else np.zeros(0, np.int64)
+    branches = int(np.count_nonzero(ops == c.OP_BRA))
+    depth = max(4, min(2 * branches + 4, 256))
+    functions = int(np.count_nonzero(ops == c.OP_FRET))
+    if functions:
+        levels = max_call_depth if program.call_recursive else functions
+        depth += min(levels, max_call_depth) * (1 + min(2 * branches, 256))
+    return depth
+
+
+def local_bytes_per_thread(program, config) -> int:
+    """Local memory per thread: the kernel's frame and the deepest call chain's; when a call can recurse,
+    ``max_call_depth`` + 1 of the largest frame (the one past the limit holds the arguments the caller stores
+    before its call is refused)."""
+    if not program.call_recursive:
+        return program.local_bytes
+    return program.local_bytes + (config.max_call_depth + 1) * program.call_frame_bytes
 
 
 def launch_array(config, grid3, block3, occ, total_shared, dynamic_shared, program, heap_bytes) -> np.ndarray:
@@ -43,10 +62,11 @@ def launch_array(config, grid3, block3, occ, total_shared, dynamic_shared, progr
     launch[S.L_DYNAMIC_SMEM] = dynamic_shared
     launch[S.L_SHARED_BYTES] = total_shared
     launch[S.L_HEAP_BYTES] = heap_bytes
-    launch[S.L_LOCAL_BYTES] = program.local_bytes
+    launch[S.L_LOCAL_BYTES] = local_bytes_per_thread(program, config)
     launch[S.L_PARAM_BYTES] = program.param_bytes
     launch[S.L_N_INST] = program.n_inst
-    launch[S.L_STACK_DEPTH] = stack_depth(program)
+    launch[S.L_STACK_DEPTH] = stack_depth(program, config.max_call_depth)
+    launch[S.L_CALL_DEPTH] = config.max_call_depth
     launch[S.L_MAX_WARPS_PER_SM] = config.max_warps_per_sm
     return launch
 
@@ -72,8 +92,9 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     if not timing:
         m = S.make_machine(warp_slots=int(launch[S.L_WARPS_PER_BLOCK]), n_regs=program.n_regs,
                            stack_depth=int(launch[S.L_STACK_DEPTH]), block_slots=1, shared_bytes=total_shared,
-                           local_bytes=program.local_bytes, heap=heap.data, valid=heap.valid, params=params,
-                           launch=launch, n_inst=program.n_inst)
+                           local_bytes=int(launch[S.L_LOCAL_BYTES]), heap=heap.data, valid=heap.valid,
+                           params=params, launch=launch, n_inst=program.n_inst,
+                           printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
         limit = max_warp_instructions or DEFAULT_MAX_WARP_INSTRUCTIONS
         ctl, fw = F.make_functional_state(int(launch[S.L_WARPS_PER_BLOCK]))
         reporter = ProgressReporter(progress, program.name, n_blocks)
@@ -91,7 +112,8 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
             reporter.close()
         _check_status(status, m, program, bad_block, limit, executed, n_blocks,
                       max_warp_instructions is not None)
-        return Run(**common, pc_counts=m.pc_counts.copy(), timing=False)
+        run = Run(**common, pc_counts=m.pc_counts.copy(), timing=False)
+        return deliver_printf(gpu, run, m, program)
     from gpusim.launch.timed import run_timed_launch
 
     return run_timed_launch(gpu, common, params, launch, n_blocks, trace=trace, progress=progress)

@@ -23,6 +23,7 @@ from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.timing import TIMED_DEADLOCK, TIMED_ERROR, TIMED_LIMIT, TIMED_SLICE, run_timed
 from gpusim.errors import DeadlockError, SimulationLimitError
 from gpusim.launch.faults import activity_report, raise_engine_error, thread_of, translating, where
+from gpusim.launch.printf import deliver_printf
 from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
 from gpusim.launch.slices import drive
@@ -93,7 +94,7 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     prm[T.TP_BANK_BYTES] = config.shared_bank_bytes
     prm[T.TP_SECTOR] = config.sector_bytes
     prm[T.TP_LINE] = config.line_bytes
-    prm[T.TP_LOCAL_BYTES] = program.local_bytes
+    prm[T.TP_LOCAL_BYTES] = int(launch[S.L_LOCAL_BYTES])
     prm[T.TP_CLOCK_MHZ] = int(round(config.core_clock_mhz))
     l1_bytes = occ.l1_cache_bytes
     prm[T.TP_USE_L1] = 1 if l1_bytes >= config.line_bytes * config.l1_assoc else 0
@@ -105,8 +106,9 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     heap = gpu.heap
     m = S.make_machine(warp_slots=nsm * slots, n_regs=program.n_regs, stack_depth=int(launch[S.L_STACK_DEPTH]),
                        block_slots=nsm * bslots, shared_bytes=common["shared_bytes"],
-                       local_bytes=program.local_bytes, heap=heap.data, valid=heap.valid, params=params,
-                       launch=launch, n_inst=program.n_inst)
+                       local_bytes=int(launch[S.L_LOCAL_BYTES]), heap=heap.data, valid=heap.valid, params=params,
+                       launch=launch, n_inst=program.n_inst,
+                       printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
     mparams, rates = memory_params(config)
     l1 = make_cache(max(l1_bytes, config.line_bytes * config.l1_assoc), config.line_bytes, config.sector_bytes,
                     config.l1_assoc, partitions=nsm)
@@ -147,6 +149,7 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     stalls = {name: int(ts.stalls[i]) for i, name in enumerate(STATE_NAMES)}
     run = Run(**common, pc_counts=m.pc_counts.copy(), timing=True, cycles=int(end_cycle), counters=counters,
               stalls=stalls, pc_stalls=ts.pc_stalls.copy(), pc_memory=ts.pc_mem.copy())
+    deliver_printf(gpu, run, m, program)
     if capacity:
         from gpusim.observe.trace import Trace
 

@@ -4,7 +4,8 @@ Basic blocks are split at branch targets and after branches and exits. The
 reconvergence pc of a conditional branch is the first pc of the block that
 immediately post-dominates the branch's block (the classic PDOM rule of SIMT
 stacks). A branch whose paths only meet at kernel exit reconverges at
-``n_inst`` (never, in practice: its lanes finish separately).
+``n_inst`` (never, in practice: its lanes finish separately). A function's return row (``OP_FRET``,
+gpusim.ptx.calls) ends its paths like an exit; a call falls through (control comes back after it).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def basic_blocks(code: np.ndarray) -> tuple[list[int], list[list[int]]]:
             leaders.add(int(code[pc, L.F_TARGET]))
             if pc + 1 < n:
                 leaders.add(pc + 1)
-        elif op in (c.OP_EXIT, c.OP_TRAP) and pc + 1 < n:
+        elif op in (c.OP_EXIT, c.OP_TRAP, c.OP_FRET) and pc + 1 < n:
             leaders.add(pc + 1)
     starts = sorted(x for x in leaders if x < n)
     block_of = {}
@@ -46,7 +47,7 @@ def basic_blocks(code: np.ndarray) -> tuple[list[int], list[list[int]]]:
             out.append(block_of.get(target, exit_block))
             if guarded:
                 out.append(block_of.get(end, exit_block))
-        elif op in (c.OP_EXIT, c.OP_TRAP):
+        elif op in (c.OP_EXIT, c.OP_TRAP, c.OP_FRET):
             out.append(exit_block)
             if guarded:
                 out.append(block_of.get(end, exit_block))

@@ -7,14 +7,15 @@ conditional branch gets its reconvergence pc (the immediate post-dominator,
 from ``gpusim.ptx.cfg``). Anything the engine does not model stops here with
 ``UnsupportedPTXError`` naming file:line:column.
 
-Simplifications, stated: ``.func`` bodies reached by ``call`` are not inlined
-(``call`` is refused with a clear error, recursion named as such); cache and eviction hints
+Calls: a kernel is linked with the ``.func`` functions it calls (``gpusim.ptx.calls``: one body, call
+frames in local memory, ``call``/return rows). Simplifications, stated: cache and eviction hints
 (``.ca``, ``.L2::evict_last`` ...) and memory-ordering qualifiers are accepted
 and ignored by the functional model.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +25,7 @@ from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.errors import GpusimError, PTXSyntaxError, UnsupportedPTXError
 from gpusim.ptx import ast
+from gpusim.ptx.calls import link_calls, lower_call_row
 from gpusim.ptx.cfg import reconvergence_points
 from gpusim.ptx.lower_common import (
     _classify,
@@ -94,6 +96,11 @@ class Program:
     regs_estimate: int
     directives: dict = field(default_factory=dict)
     gpusim_regs: int | None = None
+    # calls (gpusim.ptx.calls): the largest frame of a called function; whether a call can recurse (then the
+    # launch adds max_call_depth frames to local_bytes); whether the kernel calls vprintf
+    call_frame_bytes: int = 0
+    call_recursive: bool = False
+    has_printf: bool = False
 
     @property
     def n_inst(self) -> int:
@@ -132,6 +139,7 @@ class _FunctionLowering:
             raise PTXSyntaxError(f"kernel '{func.name}' has {offset} bytes of parameters; CUDA allows at most "
                                  f"{MAX_PARAM_BYTES}", func.loc.file, func.loc.line, func.loc.column, func.name)
         self.local_bytes = 0
+        self.linked = None
         for var in func.local_vars:
             self._place_function_var(var)
 
@@ -244,46 +252,21 @@ class _FunctionLowering:
         raise _err(ins, f"unknown register or symbol '{operand.base}' in address")
 
 
-def _callee_name(ins: ast.Instruction) -> str:
-    for operand in ins.operands:
-        if isinstance(operand, ast.Symbol | ast.Reg):
-            return operand.name
-    return "?"
-
-
-def _refuse_calls(module: ast.Module, func: ast.Function) -> None:
-    """``call`` is not modelled: stop at the first one with a clear error (naming recursion as such)."""
-    for ins in func.body:
-        if ins.opcode != "call":
-            continue
-        callee = _callee_name(ins)
-        seen, pending, recursive = set(), [callee], False
-        while pending:
-            name = pending.pop()
-            if name in seen or name not in module.functions:
-                continue
-            seen.add(name)
-            for inner in module.functions[name].body:
-                if inner.opcode == "call":
-                    recursive = recursive or _callee_name(inner) in (callee, func.name)
-                    pending.append(_callee_name(inner))
-        if recursive:
-            raise _err(ins, f"recursive call of .func '{callee}' is not supported (no call stack)",
-                       unsupported=True)
-        raise _err(ins, f"'call' of the .func '{callee}' is not supported: mark the device function "
-                   "__forceinline__ (or drop __noinline__) so that nvcc inlines it", unsupported=True)
-
-
 def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Program:
     """Lower one entry function. ``symbols`` maps module-scope .global/.const names to (space, address)."""
-    _refuse_calls(module, func)
+    body = _with_implicit_exit(func)
+    linked = link_calls(module, func, body)
+    if linked is not None:     # the kernel and the functions it calls, as one function (gpusim.ptx.calls)
+        func = dataclasses.replace(func, body=linked.body, labels=linked.labels, regs=linked.regs,
+                                   local_vars=linked.local_vars)
+        body = linked.body
     shared = _SharedLayout(module, func)
     symbols = {**symbols, **shared.symbols}
     shared_allocator = shared.place
     fl = _FunctionLowering(module, func, symbols, shared_allocator)
+    fl.linked = linked
     dynamic_offset = shared.dynamic_offset()
     fl.symbols.update(shared.symbols)
-    body = _with_implicit_exit(func)
     n = len(body)
     label_pc = dict(func.labels)
     rows: list[list[int]] = []
@@ -304,10 +287,14 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
         name=func.name, file=module.file, code=code, n_regs=max(len(fl.reg_names), 1),
         reg_names=list(fl.reg_names), params=fl.params, param_bytes=fl.param_bytes,
         shared_static_bytes=shared.static_bytes, dynamic_shared_offset=dynamic_offset,
-        local_bytes=fl.local_bytes, lines=[ins.loc.line for ins in body],
+        local_bytes=fl.local_bytes if linked is None else linked.entry_frame_bytes + linked.static_stack_bytes,
+        lines=[ins.loc.line for ins in body],
         texts=[ins.text for ins in body], src_lines=src_lines,
         regs_estimate=estimate_registers(code, fl.reg_names, func.regs),
         directives=dict(func.directives), gpusim_regs=regs_given,
+        call_frame_bytes=linked.max_frame_bytes if linked is not None else 0,
+        call_recursive=linked is not None and linked.recursive,
+        has_printf=linked is not None and any(site.kind == "printf" for site in linked.calls.values()),
     )
 
 
@@ -346,6 +333,8 @@ def _lower_instruction(fl: _FunctionLowering, ins: ast.Instruction, label_pc: di
             _lower_memory(fl, ins, b, m, op)
         elif op == "cvta":
             _lower_cvta(fl, ins, b, m)
+        elif fl.linked is not None and (op == "call" or id(ins) in fl.linked.returns):
+            lower_call_row(fl, ins, b, label_pc, fl.linked)
         elif op in ("bra", "ret", "exit", "trap", "call"):
             _lower_control(fl, ins, b, m, op, label_pc)
         elif op in ("bar", "barrier", "membar", "fence", "nanosleep"):
@@ -549,9 +538,10 @@ def global_var_image(var: ast.VarDecl) -> bytes:
     return bytes(data)
 
 
-def lower_module(module: ast.Module, allocate) -> dict:
+def lower_module(module: ast.Module, allocate, symbols_out: dict | None = None) -> dict:
     """Lower every entry function of ``module``. ``allocate(nbytes, align, image, label) -> address`` places
     a module-scope .global/.const variable in device memory (``image``: its first bytes, the rest zero).
+    ``symbols_out`` (when given) receives {name: (VarDecl, address)} of those variables.
     Returns {kernel name: Program}, with the UnsupportedPTXError in place of the Program of a kernel that
     uses a construct gpusim does not model. The caller frees what was allocated when this raises."""
     symbols: dict[str, tuple[int, int]] = {}
@@ -565,6 +555,8 @@ def lower_module(module: ast.Module, allocate) -> dict:
                 raise PTXSyntaxError(f"cannot place the .{var.space} variable '{var.name}' ({nbytes} bytes): "
                                      f"{exc}", var.loc.file, var.loc.line, var.loc.column, var.name) from None
             symbols[var.name] = (L.SP_GLOBAL, address)
+            if symbols_out is not None:     # Module.symbol(): the variable and its address
+                symbols_out[var.name] = (var, address)
         elif var.space not in ("shared",):
             raise UnsupportedPTXError(f"module-scope .{var.space} variables are not supported",
                                       var.loc.file, var.loc.line, var.loc.column, var.name)

@@ -146,9 +146,11 @@ def _lower_sync(fl, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
         b.add_src(fl.src(ins, ins.operands[0], c.T_U32))
         row[L.F_ISA] = isa.isa_row(c.OP_NANOSLEEP, c.T_NONE)
         return
-    if ".warp" in words:          # bar.warp.sync membermask: lanes of a warp run in lockstep here
-        row[L.F_OP] = c.OP_NOP
-        row[L.F_ISA] = isa.isa_row(c.OP_NOP, c.T_NONE)
+    if ".warp" in words:          # bar.warp.sync membermask: its mask checked as shfl.sync's (warpops.py)
+        _expect_operands(ins, 1)
+        row[L.F_OP] = c.OP_WARPSYNC
+        b.add_src(fl.src(ins, ins.operands[0], c.T_U32))
+        row[L.F_ISA] = isa.isa_row(c.OP_WARPSYNC, c.T_NONE)
         return
     kind = _take(words, {".sync": L.BAR_SYNC, ".arrive": L.BAR_ARRIVE, ".red": 0}, ins, "barrier kind")
     if kind == 0 and ".sync" in ins.mods:

@@ -328,6 +328,15 @@ class _ModuleParser(DirectiveParser):
             line = self.source.line(scope.label_positions[token.text])
             raise self.error_at(token, f"label '{token.text}' is already defined at line {line}")
         following = self.peek()
+        if following.kind == DIRECTIVE and following.text == ".callprototype":
+            # 'name: .callprototype ...;' declares the prototype of an indirect call: kept as a name; the
+            # lowering refuses the indirect call itself (its kernel only), naming the call's line
+            while self.peek().kind not in (";", EOF):
+                self.next()
+            self.expect(";", "expected ';' to end the .callprototype declaration")
+            scope.labels[token.text] = len(scope.body)
+            scope.label_positions[token.text] = token.pos
+            return
         if following.kind == DIRECTIVE and following.text in UNSUPPORTED_DIRECTIVES:
             raise self.error_at(
                 following,

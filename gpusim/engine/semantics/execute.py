@@ -20,6 +20,7 @@ from gpusim.engine.bits import popcount64
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu import alu_eval
+from gpusim.engine.semantics.calls import exec_call, exec_return, exec_vprintf
 from gpusim.engine.semantics.fastpath import fast_alu
 from gpusim.engine.semantics.memops import atomic_update, extend_loaded, read_element, resolve, write_element
 from gpusim.engine.semantics.operands import read_src
@@ -32,6 +33,7 @@ from gpusim.engine.semantics.simt import (
     STATUS_SLEEP,
     branch,
     exit_lanes,
+    fail,
     normalize,
 )
 from gpusim.engine.semantics.warpops import warp_op
@@ -51,16 +53,6 @@ def guard_mask(regs, row, w, active):
         if (active >> lane) & 1 and (regs[w, g, lane] & np.uint64(1)) == want:
             mask |= 1 << lane
     return mask
-
-
-@compiled_only
-def fail(m, kind, pc, w, lane, address):
-    m.err[S.E_KIND] = kind
-    m.err[S.E_PC] = pc
-    m.err[S.E_WARP] = w
-    m.err[S.E_LANE] = lane
-    m.err[S.E_ADDRESS] = address
-    return STATUS_ERROR
 
 
 @compiled_only
@@ -421,7 +413,14 @@ def step_warp(m, code, w):
     elif op == c.OP_TRAP:
         if mask != 0:
             return fail(m, S.ERR_TRAP, pc, w, 0, 0)
-    elif op >= c.OP_SHFL and op <= c.OP_REDUX:
+    elif op == c.OP_CALL:       # calls and printf (engine/semantics/calls.py) move the SIMT stack themselves
+        return exec_call(m, row, pc, w, mask)
+    elif op == c.OP_FRET:
+        status = exec_return(m, code, row, pc, w, mask)
+        return status if status != STATUS_OK or m.sp[w] >= 0 else STATUS_EXITED
+    elif op == c.OP_VPRINTF:
+        exec_vprintf(m, row, w, mask)
+    elif (op >= c.OP_SHFL and op <= c.OP_REDUX) or op == c.OP_WARPSYNC:
         bad = warp_op(m, row, w, mask)
         if bad >= 0:
             return fail(m, S.ERR_SYNC, pc, w, bad, m.err[S.E_ADDRESS])

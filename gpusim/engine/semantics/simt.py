@@ -12,6 +12,7 @@ every entry.
 from __future__ import annotations
 
 from gpusim.engine.jit import compiled_only
+from gpusim.engine.semantics import state as S
 
 STATUS_OK = 0
 STATUS_EXITED = 1
@@ -95,3 +96,14 @@ def exit_lanes(m, w, pc, lanes):
     for e in range(sp + 1):
         m.stk_mask[w, e] &= ~lanes
     return normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
+
+
+@compiled_only
+def fail(m, kind, pc, w, lane, address):
+    """Record the first error (``m.err``: kind, pc, warp slot, lane, address) and return STATUS_ERROR."""
+    m.err[S.E_KIND] = kind
+    m.err[S.E_PC] = pc
+    m.err[S.E_WARP] = w
+    m.err[S.E_LANE] = lane
+    m.err[S.E_ADDRESS] = address
+    return STATUS_ERROR

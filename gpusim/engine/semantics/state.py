@@ -37,6 +37,8 @@ clock          [1] int64                    the current cycle (for %clock)
 shfl_values    [32] uint64                  scratch: shuffle results before they are written
 shfl_preds     [32] uint64                  scratch: shuffle predicates
 members        [32] int64                   scratch: each lane's member-mask group (warp-wide ops)
+printf8, 64    [F] uint8, uint64 views      the launch's printf records (engine/semantics/calls.py)
+printf_ctl     [4] int64                    printf buffer: bytes used, records dropped, records kept
 =============  ===========================  ==============================================
 """
 
@@ -60,6 +62,7 @@ MACHINE_FIELDS = [
     "param8", "param16", "param32", "param64",
     "launch", "pc_counts", "err", "bar_arrivals", "lane_addr", "mem_req", "snap", "clock", "shfl_values", "shfl_preds",
     "members",
+    "printf8", "printf64", "printf_ctl",      # device printf (issue 12: calls)
 ]
 Machine = namedtuple("Machine", MACHINE_FIELDS)
 
@@ -79,7 +82,8 @@ L_N_INST = 15
 L_STACK_DEPTH = 16
 L_MAX_WARPS_PER_SM = 17
 L_SYNCCHECK = 18          # 1: report a block-wide bar.sync some threads skip (GPU(synccheck=...))
-LAUNCH_FIELDS = 19
+L_CALL_DEPTH = 19         # max_call_depth: nested calls a thread may be inside (issue 12: calls)
+LAUNCH_FIELDS = 20
 
 # err[] layout and error kinds
 E_KIND, E_PC, E_WARP, E_LANE, E_ADDRESS, E_EXTRA, E_SUB = 0, 1, 2, 3, 4, 5, 6
@@ -93,6 +97,7 @@ ERR_UNINITIALIZED = 6    # initcheck: a read of device memory nothing wrote
 ERR_BARRIER = 7          # synccheck: a bar.sync some threads of the block skipped (address: their lanes)
 ERR_SYNC = 8              # a warp-wide op's member mask the ISA leaves undefined (E_SUB: which rule)
 SYNC_NOT_MEMBER, SYNC_INACTIVE_MEMBER, SYNC_MASK_MISMATCH = 1, 2, 3
+ERR_CALL_DEPTH = 9        # a call past max_call_depth (address: the depth it would reach)
 
 # mem_req[] layout
 MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -115,7 +120,7 @@ def padded(nbytes: int) -> int:
 
 def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots: int, shared_bytes: int,
                  local_bytes: int, heap: np.ndarray, valid: np.ndarray, params: np.ndarray,
-                 launch: np.ndarray, n_inst: int) -> Machine:
+                 launch: np.ndarray, n_inst: int, printf_bytes: int = 0) -> Machine:
     """Allocate the state for ``warp_slots`` resident warps of a kernel; a LaunchError when its register
     file, local and shared memory would need more than ``MACHINE_BUDGET_BYTES`` of host memory."""
     needed = (warp_slots * WARP_SIZE * (8 * max(n_regs, 1) + padded(local_bytes))
@@ -128,6 +133,7 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
                           "use fewer SMs (sms=) or less local memory per thread")
     shared = np.zeros((block_slots, padded(shared_bytes)), dtype=np.uint8)
     local = np.zeros((warp_slots * WARP_SIZE, padded(local_bytes)), dtype=np.uint8)
+    printf = np.zeros(padded(printf_bytes), dtype=np.uint8)
     return Machine(
         regs=np.zeros((warp_slots, n_regs, WARP_SIZE), dtype=np.uint64),
         stk_pc=np.zeros((warp_slots, stack_depth), dtype=np.int64),
@@ -156,4 +162,5 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         shfl_values=np.zeros(WARP_SIZE, dtype=np.uint64),
         shfl_preds=np.zeros(WARP_SIZE, dtype=np.uint64),
         members=np.zeros(WARP_SIZE, dtype=np.int64),
+        printf8=printf, printf64=printf.view(np.uint64), printf_ctl=np.zeros(4, dtype=np.int64),
     )

@@ -269,8 +269,8 @@ def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, p
     op = code[pc, L.F_OP]
     w_wake[w] = cycle + 1
     w_reason[w] = ST.NOT_SELECTED
-    if op == c.OP_BRA or op == c.OP_EXIT:
-        w_wake[w] = cycle + max(latency, 1)
+    if op == c.OP_BRA or op == c.OP_EXIT or (op >= c.OP_CALL and op <= c.OP_VPRINTF):
+        w_wake[w] = cycle + max(latency, 1)     # a call, return or printf: a fetch redirect, like a branch
         w_reason[w] = ST.BRANCH_RESOLVING
     elif op == c.OP_MEMBAR:
         w_wake[w] = max(cycle + 1, w_mem_pending[w])
