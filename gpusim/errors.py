@@ -68,6 +68,12 @@ class WarpSyncError(IllegalAddressError):
     compute-sanitizer's synccheck would. ``address`` holds the other lane concerned."""
 
 
+class TextureError(IllegalAddressError):
+    """A texture fetch its texture object cannot serve: a handle that is not a texture object, a fetch of
+    the wrong geometry (tex.2d on a 1D texture) or result type (.f32 from an integer texture read as
+    elements, .s32/.u32 from a float one)."""
+
+
 class DeadlockError(GpusimError):
     """Warps that can never make progress (a barrier some warps never reach)."""
 

@@ -35,6 +35,7 @@ from gpusim.engine.semantics.simt import (
     normalize,
 )
 from gpusim.engine.semantics.warpops import warp_op
+from gpusim.engine.semantics.texture import exec_texture
 
 U64_0 = np.uint64(0)
 U32_MASK = np.uint64(0xFFFFFFFF)
@@ -390,6 +391,9 @@ def step_warp(m, code, w):
         status = exec_memory(m, row, pc, w, mask)
         if status != STATUS_OK:
             return status
+    elif op == c.OP_TEX or op == c.OP_TLD4:
+        if exec_texture(m, row, pc, w, mask) < 0:
+            return STATUS_ERROR
     elif op == c.OP_EXIT:
         if mask == 0:
             m.stk_pc[w, sp] = pc + 1
