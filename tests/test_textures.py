@@ -333,3 +333,38 @@ def test_a_fetch_of_the_wrong_geometry_or_type_is_refused(gpu, module, timing):
     tex_int = gpu.texture(np.zeros((4, 4), np.int32))
     with pytest.raises(gpusim.TextureError, match="result type does not match an integer texture"):
         gpu.launch(module["fetch2d"], 2, 32, [tex_int] + coords + [gpu.zeros((N, 4)), np.int32(N)], timing=timing)
+
+
+SINK_KERNEL = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p_tex, .param .u64 p_out)
+{ .reg .f32 %f<8>; .reg .b32 %r<4>; .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [p_tex]; ld.param.u64 %rd2, [p_out]; cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x; cvt.rn.f32.u32 %f5, %r1; add.f32 %f5, %f5, 0f3F000000; mov.f32 %f6, 0f3F000000;
+  tex.2d.v4.f32.f32 {_, %f2, _, _}, [%rd1, {%f5, %f6}];
+  mul.wide.u32 %rd3, %r1, 4; add.s64 %rd4, %rd2, %rd3; st.global.f32 [%rd4], %f2;
+  ret; }
+"""
+
+
+@TIMING
+def test_sinks_in_the_destination_vector(gpu, timing):
+    module = gpu.load_ptx(SINK_KERNEL, name="sink.ptx")
+    array = RNG.uniform(0, 1, (1, 32, 2)).astype(np.float32)
+    tex = gpu.texture(array, channels=2)
+    out = gpu.zeros(32, np.float32)
+    gpu.launch(module["k"], 1, 32, [tex, out], timing=timing)
+    np.testing.assert_array_equal(out.get(), array[0, :, 1])
+
+
+def test_texture_operands_are_checked_at_load(gpu):
+    wide = SINK_KERNEL.replace("{_, %f2, _, _}", "{_, %rd5, _, _}")
+    with pytest.raises(gpusim.PTXSyntaxError, match="must be 32-bit"):
+        gpu.load_ptx(wide, name="wide.ptx")
+    short = SINK_KERNEL.replace("{_, %f2, _, _}", "{%f2, %f3}")
+    with pytest.raises(gpusim.PTXSyntaxError, match="writes 4 registers"):
+        gpu.load_ptx(short, name="short.ptx")
+    sampler = SINK_KERNEL.replace("[%rd1, {%f5, %f6}]", "[%rd1, %rd2, {%f5, %f6}]")
+    with pytest.raises(gpusim.UnsupportedPTXError, match="independent texture mode"):
+        gpu.load_ptx(sampler, name="sampler.ptx")

@@ -25,6 +25,16 @@ from gpusim.arch import layout as L
 from gpusim.errors import GpusimError, PTXSyntaxError, UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.cfg import reconvergence_points
+from gpusim.ptx.lower_cg import (
+    GRID_BARRIER_BYTES,
+    GRID_BARRIER_SYMBOL,
+    RESERVED_SMEM_BYTES,
+    RESERVED_SMEM_SYMBOL,
+    grid_sync_line,
+    reserved_smem_var,
+    special_source,
+    uses_reserved_smem,
+)
 from gpusim.ptx.lower_common import (
     _classify,
     _err,
@@ -36,20 +46,11 @@ from gpusim.ptx.lower_common import (
     _signed,
     _take,
     imm_bits,
+    leaf_operands,
 )
 from gpusim.ptx.lower_ops import _lower_control, _lower_cvta, _lower_memory, _lower_sync, _lower_warp
-from gpusim.ptx.operands import TEXTURE_OPCODES
 from gpusim.ptx.lower_texture import TEXTURE_LOWERED_OPCODES, lower_texture
-from gpusim.ptx.lower_cg import (
-    GRID_BARRIER_BYTES,
-    GRID_BARRIER_SYMBOL,
-    RESERVED_SMEM_BYTES,
-    RESERVED_SMEM_SYMBOL,
-    grid_sync_line,
-    reserved_smem_var,
-    special_source,
-    uses_reserved_smem,
-)
+from gpusim.ptx.operands import TEXTURE_OPCODES
 from gpusim.ptx.regs import estimate_registers
 
 _ALU_OPS = {
@@ -512,19 +513,11 @@ def _var_bytes(var: ast.VarDecl) -> int:
 
 def _referenced_names(func: ast.Function) -> set:
     names: set[str] = set()
-
-    def visit(operand) -> None:
+    for _, operand in leaf_operands(func):
         if isinstance(operand, ast.Symbol | ast.Reg):
             names.add(operand.name)
         elif isinstance(operand, ast.Address):
             names.add(operand.base)
-        elif isinstance(operand, ast.Vector | ast.ParenList):
-            for elem in operand.elems:
-                visit(elem)
-
-    for ins in func.body:
-        for operand in ins.operands:
-            visit(operand)
     return names
 
 

@@ -23,7 +23,7 @@ import re
 
 from gpusim.arch import layout as L
 from gpusim.ptx import ast
-from gpusim.ptx.lower_common import _err
+from gpusim.ptx.lower_common import _err, leaf_operands
 
 RESERVED_SMEM_BYTES = 16
 """Bytes of the reserved region gpusim models: two 8-byte slots (``%reserved_smem_offset_0`` and ``_1``)."""
@@ -35,32 +35,16 @@ _RESERVED_OFFSETS = {"%reserved_smem_offset_0": 0, "%reserved_smem_offset_1": 8,
 _ENVREG = re.compile(r"^%envreg(\d+)$")
 
 
-def _special_names(func: ast.Function) -> set[str]:
-    names: set[str] = set()
-
-    def visit(operand) -> None:
-        if isinstance(operand, ast.SpecialReg):
-            names.add(operand.name)
-        elif isinstance(operand, ast.Vector | ast.ParenList):
-            for elem in operand.elems:
-                visit(elem)
-
-    for ins in func.body:
-        for operand in ins.operands:
-            visit(operand)
-    return names
-
-
 def uses_reserved_smem(func: ast.Function) -> bool:
-    return any(name.startswith("%reserved_smem_offset") for name in _special_names(func))
+    return any(isinstance(operand, ast.SpecialReg) and operand.name.startswith("%reserved_smem_offset")
+               for _, operand in leaf_operands(func))
 
 
 def grid_sync_line(func: ast.Function) -> int | None:
     """The PTX line of the first ``%envreg1``/``%envreg2`` read (the grid barrier), or None."""
-    for ins in func.body:
-        for operand in ins.operands:
-            if isinstance(operand, ast.SpecialReg) and operand.name in ("%envreg1", "%envreg2"):
-                return ins.loc.line
+    for ins, operand in leaf_operands(func):
+        if isinstance(operand, ast.SpecialReg) and operand.name in ("%envreg1", "%envreg2"):
+            return ins.loc.line
     return None
 
 

@@ -99,7 +99,7 @@ def lower_texture(fl: OperandLowering, ins: ast.Instruction, b: _Row) -> None:
         raise _err(ins, "separate texture and sampler operands (independent texture mode) are not "
                    "supported: use texture objects (cudaTextureObject_t)", unsupported=True)
     handle = head[0]
-    if not _REGISTER.match(handle) or handle not in fl.reg_index:
+    if not _REGISTER.match(handle):
         raise _err(ins, f"the texture '{handle}' is not a register holding a texture object; texture "
                    "references (.texref, texture<...> variables) are not supported: use cudaTextureObject_t "
                    "and gpu.texture(...)", unsupported=True)
@@ -116,10 +116,10 @@ def lower_texture(fl: OperandLowering, ins: ast.Instruction, b: _Row) -> None:
     row[L.F_SIZE] = 4
     out = []
     for text in dsts:
-        operand = _operand(ins, text)
-        if isinstance(operand, ast.Reg) and fl.reg_bits(fl.reg_of(ins, operand.name)) != 32:
+        index = fl.dst(ins, _operand(ins, text))[0]
+        if index >= 0 and fl.reg_bits(index) != 32:
             raise _err(ins, f"texture result register '{text}' must be 32-bit")
-        out.append(-2 if isinstance(operand, ast.Sink) else fl.dst(ins, operand)[0])
+        out.append(index)
     b.set_dsts(out)
     b.add_src(fl.src(ins, ast.Reg(handle), c.T_U64))
     for text in coords[:dims]:

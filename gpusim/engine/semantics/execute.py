@@ -34,8 +34,8 @@ from gpusim.engine.semantics.simt import (
     exit_lanes,
     normalize,
 )
-from gpusim.engine.semantics.warpops import warp_op
 from gpusim.engine.semantics.texture import exec_texture
+from gpusim.engine.semantics.warpops import warp_op
 
 U64_0 = np.uint64(0)
 U32_MASK = np.uint64(0xFFFFFFFF)
