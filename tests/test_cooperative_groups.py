@@ -165,3 +165,20 @@ def test_other_envregs_are_refused_by_name(gpu):
             "{ .reg .b32 %r<4>;\n  mov.u32 %r1, %envreg7;\n  ret; }\n")
     with pytest.raises(gpusim.UnsupportedPTXError, match="%envreg7"):
         gpu.load_ptx(text, name="env.ptx")
+
+
+@pytest.mark.parametrize("budget", [1, 97])
+def test_warps_spinning_on_each_other_give_the_same_run_however_it_is_sliced(gpu, module, budget, monkeypatch):
+    """The functional path's warp time slices resume exactly where a slice stopped: the spin loops of a
+    64-thread tile execute the same number of times whether the run is one engine call or many."""
+    from gpusim.launch import slices
+
+    values = np.arange(256, dtype=np.int32)
+    runs = []
+    for fixed in (1 << 40, budget):
+        monkeypatch.setattr(slices, "FIXED_BUDGET", fixed)
+        run, outs = _launch(gpu, module["tile64"], 2, 128, [values], [256, 256], False)
+        runs.append((run.pc_counts.copy(), outs))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    for a, b in zip(runs[0][1], runs[1][1], strict=True):
+        np.testing.assert_array_equal(a, b)
