@@ -27,6 +27,7 @@ from gpusim.errors import (
     NoTraceError,
     PTXSyntaxError,
     SimulationLimitError,
+    TextureError,
     UninitializedMemoryError,
     UnsupportedPTXError,
     WarpSyncError,
@@ -42,7 +43,7 @@ __all__ = [
     "warm_up", "BarrierError", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
     "InternalError", "KernelCompileError", "KernelExceptionError", "KernelNotFoundError", "LaunchError",
     "NoTimingError", "NoTraceError", "PTXSyntaxError", "SimulationLimitError", "UninitializedMemoryError",
-    "UnsupportedPTXError", "WarpSyncError", "__version__",
+    "UnsupportedPTXError", "WarpSyncError", "TextureError", "__version__",
 ]
 
 

@@ -80,6 +80,10 @@ class CallStackOverflowError(GpusimError):
         self.line = line
         self.depth = depth
         super().__init__(message)
+class TextureError(IllegalAddressError):
+    """A texture fetch its texture object cannot serve: a handle that is not a texture object, a fetch of
+    the wrong geometry (tex.2d on a 1D texture) or result type (.f32 from an integer texture read as
+    elements, .s32/.u32 from a float one)."""
 
 
 class DeadlockError(GpusimError):

@@ -205,7 +205,7 @@ def test_cluster_special_registers_without_a_cluster_launch(gpu, timing):
         assert out.get()[b, :len(SPECIALS)].tolist() == [f(b, grid) for _, f in SPECIALS]
 
 
-@pytest.mark.parametrize("name", ["%envreg3", "%pm0", "%reserved_smem_offset_begin"])
+@pytest.mark.parametrize("name", ["%envreg3", "%pm0", "%pm7"])
 def test_unmodelled_special_registers_are_named_as_unsupported(gpu, name):
     text = HEADER + f".visible .entry k()\n{{ .reg .b32 %r1;\n  mov.u32 %r1, {name};\n  ret; }}\n"
     with pytest.raises(gpusim.UnsupportedPTXError, match=f"special register '{name}'") as info:
@@ -220,9 +220,9 @@ TWO_KERNELS = HEADER + """
   mov.u32 %r1, %tid.x; mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2; st.global.u32 [%rd3], %r1;
   ret; }
 .visible .entry sampler(.param .u64 p_out, .param .u64 p_tex)
-{ .reg .f32 %f<8>; .reg .b64 %rd<4>;
+{ .reg .b32 %r<8>; .reg .b64 %rd<4>;
   ld.param.u64 %rd1, [p_tex];
-  tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];
+  suld.b.2d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %r6}];
   ret; }
 """
 
@@ -233,23 +233,24 @@ def test_module_with_an_unsupported_kernel_loads_and_runs_the_others(gpu, timing
     out = gpu.zeros(32, np.uint32)
     gpu.launch(module["good"], 1, 32, [out], timing=timing)
     np.testing.assert_array_equal(out.get(), np.arange(32))
-    line = TWO_KERNELS.splitlines().index("  tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];") + 1
+    line = TWO_KERNELS.splitlines().index("  suld.b.2d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %r6}];") + 1
     for lookup in (lambda: module["sampler"], lambda: module.sampler):
-        with pytest.raises(gpusim.UnsupportedPTXError, match=rf"two\.ptx:{line}:3: texture and surface"):
+        with pytest.raises(gpusim.UnsupportedPTXError, match=rf"two\.ptx:{line}:3: 'suld.b.2d.v4.b32.trap' is "
+                           "not supported"):
             lookup()
     assert [k.name for k in module] == ["good"] and "sampler" in repr(module)
 
 
-@pytest.mark.parametrize("instruction", [
-    "tex.1d.v4.s32.s32 {%r1, %r2, %r3, %r4}, [%rd1, {%r5}];",
-    "tex.3d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f5, %f6}];",
-    "tld4.r.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];",
-    "suld.b.2d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %r6}];",
-    "txq.width.b32 %r1, [%rd1];",
+@pytest.mark.parametrize(("instruction", "message"), [
+    ("tex.level.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}], %f7;", "texture modifier"),
+    ("tex.a2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%r5, %f5, %f6, %f6}];", "texture modifier"),
+    ("tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tref, {%f5, %f6}];", "texture references"),
+    ("suld.b.2d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %r6}];", "not texture queries or surfaces"),
+    ("txq.width.b32 %r1, [%rd1];", "not texture queries or surfaces"),
 ])
-def test_texture_instructions_are_unsupported_not_syntax_errors(gpu, instruction):
+def test_texture_instructions_outside_the_model_are_unsupported_not_syntax_errors(gpu, instruction, message):
     text = HEADER + (".visible .entry k(.param .u64 t)\n{ .reg .b32 %r<8>; .reg .f32 %f<8>; .reg .b64 %rd<4>;\n"
                      f"  ld.param.u64 %rd1, [t];\n  {instruction}\n  ret; }}\n")
-    with pytest.raises(gpusim.UnsupportedPTXError, match="texture and surface instructions") as info:
+    with pytest.raises(gpusim.UnsupportedPTXError, match=message) as info:
         gpu.load_ptx(text, name="tex.ptx")      # the module's only kernel: nothing to run, the load refuses
     assert info.value.line == text.splitlines().index(f"  {instruction}") + 1

@@ -245,6 +245,20 @@ class GPU:
         array.fill_zero()
         return array
 
+    def texture(self, array, filter: str = "point", address: str = "clamp", normalized: bool = False,
+                border=0.0, *, channels: int = 1, read_mode: str = "element"):
+        """A texture object over a copy of ``array`` (cudaCreateTextureObject): pass it as the kernel's
+        ``cudaTextureObject_t`` argument. ``array`` is 1D (width), 2D (height, width) or 3D (depth, height,
+        width) of float32, float16, (u)int8, (u)int16 or (u)int32, with a last axis of ``channels`` (2 or 4)
+        for vector texels. ``filter`` "point" or "linear"; ``address`` "clamp", "border" (the ``border``
+        colour: a number or up to 4), or, with ``normalized=True`` coordinates, "wrap" and "mirror";
+        ``read_mode="normalized_float"`` reads 8/16-bit integers as floats in [0, 1] or [-1, 1]
+        (cudaReadModeNormalizedFloat). ``tex.destroy()`` frees it. See docs/kernels.md, "Textures"."""
+        from gpusim.launch.textures import make_texture
+
+        return make_texture(self.heap, array, filter, address, normalized, border, channels=channels,
+                            read_mode=read_mode)
+
     def _allocate_global(self, nbytes: int, align: int, image: bytes, label: str = "") -> int:
         address = self.heap.allocate(nbytes, align, label=label)
         self.heap.view(address, len(image))[:] = np.frombuffer(image, dtype=np.uint8)
@@ -308,7 +322,7 @@ class GPU:
     # ------------------------------------------------------------ launches
     def launch(self, kernel: Kernel, grid, block, args=(), shared_bytes: int = 0, *, timing: bool = True,
                regs: int | None = None, trace: bool = False, max_warp_instructions: int | None = None,
-               cache_control: str = "none", progress=False):
+               cache_control: str = "none", progress=False, cooperative: bool = False):
         """Run ``kernel`` over ``grid`` x ``block`` threads; returns a Run.
 
         ``cache_control="all"`` flushes and invalidates L1 and L2 before the launch (Nsight Compute's
@@ -318,7 +332,10 @@ class GPU:
         ``progress=True`` shows blocks done, simulated cycles and warp-instructions on stderr once the
         launch has run two seconds; a function instead receives a ``gpusim.launch.progress.Progress``
         after every slice (about five times a second). Ctrl-C stops a launch within a fraction of a
-        second with KeyboardInterrupt; the GPU stays usable (device memory keeps what the kernel wrote)."""
+        second with KeyboardInterrupt; the GPU stays usable (device memory keeps what the kernel wrote).
+
+        ``cooperative=True`` is ``cudaLaunchCooperativeKernel``: the grid must fit on the GPU at once, and a
+        kernel using cooperative groups' ``this_grid().sync()`` needs it (docs/kernels.md)."""
         from gpusim.launch.runner import execute_launch
 
         if not isinstance(kernel, Kernel):
@@ -335,7 +352,7 @@ class GPU:
         try:
             return execute_launch(self, kernel, grid, block, args, shared_bytes, timing=timing, regs=regs,
                                   trace=trace, max_warp_instructions=max_warp_instructions,
-                                  progress=progress)
+                                  progress=progress, cooperative=cooperative)
         except IllegalAddressError as exc:
             named = with_allocation(exc, self.heap)
             if named is exc:

@@ -210,6 +210,10 @@ OP_MATCH = 83
 OP_REDUX = 84
 OP_NOP = 90
 
+# textures (gpusim.engine.semantics.texture): tex.1d/2d/3d and tld4 on a texture object
+OP_TEX = 66
+OP_TLD4 = 67
+
 # ---------------------------------------------------------------- added by the ALU semantics (alu.py)
 MOD_SHIFTAMT = 1 << 30    # bfind.shiftamt: return the left-shift amount instead of the bit position
 

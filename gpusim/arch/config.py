@@ -143,6 +143,8 @@ class GPUConfig:
     atomic_l2_ops_per_cycle_per_slice: float = _spec("memory", "ops/cycle", "global atomics an L2 slice "
                                                      "performs per cycle")
     atomic_shared_latency_cycles: int = _spec("memory", "cycles", "shared-memory atomic to use")
+    texture_latency_cycles: int = _spec("memory", "cycles", "texture fetch: addressing and filtering "
+                                        "on top of the L1/L2/DRAM latency of its texels", minimum=0)
     # [launch]
     kernel_launch_latency_cycles: int = _spec("launch", "cycles", "GPU-side cost from a stream launch "
                                               "to the first block", minimum=0)

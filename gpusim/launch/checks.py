@@ -114,8 +114,9 @@ def check_resources(config, program, threads_per_block: int, regs_per_thread: in
     if regs_per_thread > config.max_registers_per_thread:
         raise LaunchError(f"too many resources requested for launch: {regs_per_thread} registers per thread, "
                           f"the limit is {config.max_registers_per_thread}")
+    # the reserved shared memory cooperative groups use is the driver's, which occupancy already counts
     occ = occupancy(config, threads_per_block=threads_per_block, regs_per_thread=regs_per_thread,
-                    shared_bytes=total_shared)
+                    shared_bytes=total_shared - getattr(program, "reserved_shared_bytes", 0))
     if occ.blocks_per_sm == 0:
         raise LaunchError(f"too many resources requested for launch: kernel '{program.name}' with "
                           f"{threads_per_block} threads x {regs_per_thread} registers and {total_shared} bytes "

@@ -89,6 +89,11 @@ def raise_engine_error(m, program) -> None:
             kernel=program.name, block=block, thread=thread, line=line, depth=address)
     if kind == S.ERR_SYNC:
         raise _sync_error(m, program, head, block, thread, line, lane, address)
+    if kind == S.ERR_TEXTURE:
+        from gpusim.launch.textures import texture_error
+
+        raise texture_error(program, head, int(m.err[S.E_SUB]), address, kernel=program.name, block=block,
+                            thread=thread, line=line)
     raise InternalError(f"internal error: unknown engine error code {kind}: {head}", kernel=program.name,
                         block=block, thread=thread, line=line)
 

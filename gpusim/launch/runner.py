@@ -17,6 +17,7 @@ from gpusim.engine.semantics.functional import RUN_DEADLOCK, RUN_ERROR, RUN_LIMI
 from gpusim.engine.sm import compile_split  # noqa: F401  (registers what a cold compile hands to a helper process)
 from gpusim.errors import DeadlockError, SimulationLimitError
 from gpusim.launch.checks import check_geometry, check_resources, dims3, pack_args
+from gpusim.launch.cooperative import check_cooperative
 from gpusim.launch.faults import activity_report, raise_engine_error, translating, where
 from gpusim.launch.printf import deliver_printf
 from gpusim.launch.progress import ProgressReporter
@@ -72,7 +73,7 @@ def launch_array(config, grid3, block3, occ, total_shared, dynamic_shared, progr
 
 
 def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs, trace,
-                   max_warp_instructions, progress=False):
+                   max_warp_instructions, progress=False, cooperative=False):
     config = gpu.config
     program = kernel.program
     grid3 = dims3(grid, "grid")
@@ -84,6 +85,7 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     occ, total_shared = check_resources(config, program, threads, regs_per_thread, shared_bytes)
     n_blocks = grid3[0] * grid3[1] * grid3[2]
     heap = gpu.heap
+    check_cooperative(heap, config, program, n_blocks, occ, cooperative=cooperative, timing=timing)
     launch = launch_array(config, grid3, block3, occ, total_shared, shared_bytes, program, heap.data.size)
     launch[S.L_SYNCCHECK] = 1 if getattr(gpu, "synccheck", True) else 0
     common = dict(kernel=kernel, program=program, config=config, grid=grid3, block=block3,

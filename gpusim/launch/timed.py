@@ -100,6 +100,7 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     prm[T.TP_USE_L1] = 1 if l1_bytes >= config.line_bytes * config.l1_assoc else 0
     prm[T.TP_SHARED_BYTES_PER_CYCLE] = int(config.shared_bytes_per_cycle_per_sm)
     prm[T.TP_BARRIER_LAT] = config.barrier_latency_cycles
+    prm[T.TP_TEX_LAT] = config.texture_latency_cycles
     capacity = 0 if not trace else (DEFAULT_TRACE_CAPACITY if trace is True else int(trace))
     ts = T.make_timing_state(prm=prm, isa_table=I.isa_array(config), pipe_interval=I.pipe_intervals(config),
                              n_regs=program.n_regs, n_inst=program.n_inst, trace_capacity=capacity)
@@ -170,6 +171,7 @@ _TIMING_COUNTER_NAMES = {
     "shared_store_wavefronts": T.TC_SHST_WAVEFRONTS, "shared_store_ideal_wavefronts": T.TC_SHST_IDEAL,
     "shared_atomic_requests": T.TC_SHATOM_REQ, "shared_atomic_wavefronts": T.TC_SHATOM_WAVEFRONTS,
     "lg_throttle_cycles": T.TC_LG_THROTTLE_CYCLES, "blocks_done": T.TC_BLOCKS_DONE,
+    "texture_requests": T.TC_TEX_REQ, "texture_sectors": T.TC_TEX_SECTORS,
 }
 
 

@@ -113,6 +113,8 @@ def derive_metrics(run) -> dict:
         "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": c["global_atomic_requests"],
         "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum": c["local_load_sectors"],
         "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum": c["local_store_sectors"],
+        "l1tex__t_requests_pipe_tex_mem_texture.sum": c["texture_requests"],
+        "l1tex__t_sectors_pipe_tex_mem_texture.sum": c["texture_sectors"],
         "l1tex__t_sector_hit_rate.pct": 100.0 * _ratio(c["l1_hit_sectors"], load_sectors),
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": c["shared_load_wavefronts"],
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": c["shared_store_wavefronts"],

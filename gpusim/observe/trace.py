@@ -34,7 +34,7 @@ import numpy as np
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.stalls import STATE_NAMES
 
-KIND_NAMES = {1: "load", 2: "store", 3: "atomic"}
+KIND_NAMES = {1: "load", 2: "store", 3: "atomic", 4: "texture"}
 SPACE_NAMES = {0: "generic", 1: "global", 2: "shared", 3: "local", 4: "param", 5: "const"}
 DEFAULT_BINS = 200
 """Time bins of the counter tracks (bandwidth, active warps) when no bin width is given."""
@@ -179,7 +179,7 @@ class Trace:
                 "level": _categorical(r[:, T.MT_LEVEL], levels),
                 "sectors": r[:, T.MT_SECTORS],
                 "bytes": r[:, T.MT_SECTORS] * unit,
-                "kind": _categorical(r[:, T.MT_KIND], tuple(KIND_NAMES.get(i, "") for i in range(4))),
+                "kind": _categorical(r[:, T.MT_KIND], tuple(KIND_NAMES.get(i, "") for i in range(5))),
                 "space": _categorical(r[:, T.MT_SPACE], tuple(SPACE_NAMES.get(i, "") for i in range(6))),
             }
         )

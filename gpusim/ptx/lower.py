@@ -27,6 +27,16 @@ from gpusim.errors import GpusimError, PTXSyntaxError, UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.calls import link_calls, lower_call_row
 from gpusim.ptx.cfg import reconvergence_points
+from gpusim.ptx.lower_cg import (
+    GRID_BARRIER_BYTES,
+    GRID_BARRIER_SYMBOL,
+    RESERVED_SMEM_BYTES,
+    RESERVED_SMEM_SYMBOL,
+    grid_sync_line,
+    reserved_smem_var,
+    special_source,
+    uses_reserved_smem,
+)
 from gpusim.ptx.lower_common import (
     _classify,
     _err,
@@ -38,8 +48,10 @@ from gpusim.ptx.lower_common import (
     _signed,
     _take,
     imm_bits,
+    leaf_operands,
 )
 from gpusim.ptx.lower_ops import _lower_control, _lower_cvta, _lower_memory, _lower_sync, _lower_warp
+from gpusim.ptx.lower_texture import TEXTURE_LOWERED_OPCODES, lower_texture
 from gpusim.ptx.operands import TEXTURE_OPCODES
 from gpusim.ptx.regs import estimate_registers
 
@@ -101,6 +113,11 @@ class Program:
     call_frame_bytes: int = 0
     call_recursive: bool = False
     has_printf: bool = False
+    # cooperative groups (gpusim.ptx.lower_cg): reserved shared memory inside shared_static_bytes that the
+    # occupancy does not count again; the first line reading the grid barrier and the barrier's address
+    reserved_shared_bytes: int = 0
+    grid_sync_line: int | None = None
+    grid_barrier: int | None = None
 
     @property
     def n_inst(self) -> int:
@@ -194,6 +211,9 @@ class _FunctionLowering:
             if key in L.SPECIAL_CONSTANTS:
                 return L.SK_IMM, L.SPECIAL_CONSTANTS[key]
             code = L.SPECIAL_CODES.get(key)
+            found = special_source(self.symbols, ins, operand) if code is None else None
+            if found is not None:     # cooperative groups: reserved shared memory, the grid barrier
+                return found
             if code is None:
                 shown = operand.name + (f".{operand.component}" if operand.component else "")
                 raise _err(ins, f"special register '{shown}' is not supported; supported: %tid %ntid %ctaid "
@@ -261,6 +281,9 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
                                    local_vars=linked.local_vars)
         body = linked.body
     shared = _SharedLayout(module, func)
+    reserved = uses_reserved_smem(func)
+    if reserved:
+        shared.symbols[RESERVED_SMEM_SYMBOL] = shared.place(reserved_smem_var(func))
     symbols = {**symbols, **shared.symbols}
     shared_allocator = shared.place
     fl = _FunctionLowering(module, func, symbols, shared_allocator)
@@ -295,6 +318,8 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
         call_frame_bytes=linked.max_frame_bytes if linked is not None else 0,
         call_recursive=linked is not None and linked.recursive,
         has_printf=linked is not None and any(site.kind == "printf" for site in linked.calls.values()),
+        reserved_shared_bytes=RESERVED_SMEM_BYTES if reserved else 0,
+        grid_sync_line=grid_sync_line(func),
     )
 
 
@@ -341,10 +366,12 @@ def _lower_instruction(fl: _FunctionLowering, ins: ast.Instruction, label_pc: di
             _lower_sync(fl, ins, b, m, op)
         elif op in ("shfl", "vote", "activemask", "match", "redux"):
             _lower_warp(fl, ins, b, m, op)
+        elif op in TEXTURE_LOWERED_OPCODES:
+            lower_texture(fl, ins, b)
         elif op in TEXTURE_OPCODES:
-            raise _err(ins, f"texture and surface instructions are not supported ('{op}{''.join(ins.mods)}': "
-                       "texture objects, texture references and surfaces are not modelled; read the data "
-                       "with ld.global instead)", unsupported=True)
+            raise _err(ins, f"'{op}{''.join(ins.mods)}' is not supported: gpusim models texture fetches (tex, "
+                       "tld4) on texture objects, not texture queries or surfaces (see docs/kernels.md)",
+                       unsupported=True)
         else:
             raise _err(ins, f"instruction '{op}' is not supported; supported: {' '.join(SUPPORTED_OPCODES)}"
                        " (see docs/ptx.md)", unsupported=True)
@@ -475,19 +502,11 @@ def _var_bytes(var: ast.VarDecl) -> int:
 
 def _referenced_names(func: ast.Function) -> set:
     names: set[str] = set()
-
-    def visit(operand) -> None:
+    for _, operand in leaf_operands(func):
         if isinstance(operand, ast.Symbol | ast.Reg):
             names.add(operand.name)
         elif isinstance(operand, ast.Address):
             names.add(operand.base)
-        elif isinstance(operand, ast.Vector | ast.ParenList):
-            for elem in operand.elems:
-                visit(elem)
-
-    for ins in func.body:
-        for operand in ins.operands:
-            visit(operand)
     return names
 
 
@@ -563,8 +582,13 @@ def lower_module(module: ast.Module, allocate, symbols_out: dict | None = None) 
     programs: dict = {}
     for func in module.functions.values():
         if func.is_entry:
+            own, barrier = symbols, None
+            if grid_sync_line(func) is not None:     # this_grid().sync(): the barrier %envreg1/2 point to
+                barrier = allocate(GRID_BARRIER_BYTES, GRID_BARRIER_BYTES, b"", f"grid barrier of '{func.name}'")
+                own = {**symbols, GRID_BARRIER_SYMBOL: (L.SP_GLOBAL, barrier)}
             try:
-                programs[func.name] = lower_function(module, func, symbols)
+                programs[func.name] = lower_function(module, func, own)
+                programs[func.name].grid_barrier = barrier
             except UnsupportedPTXError as error:   # this kernel only: the module's others still run
                 programs[func.name] = error
     return programs

@@ -181,3 +181,18 @@ class OperandLowering(Protocol):
     def address(self, ins: ast.Instruction, operand) -> tuple[int, int, int | None]: ...
 
     def reg_bits(self, index: int) -> int: ...
+
+
+def leaf_operands(func: ast.Function):
+    """Every operand of every instruction of ``func`` as (instruction, operand), vectors and lists opened."""
+
+    def visit(ins, operand):
+        if isinstance(operand, ast.Vector | ast.ParenList):
+            for elem in operand.elems:
+                yield from visit(ins, elem)
+        else:
+            yield ins, operand
+
+    for ins in func.body:
+        for operand in ins.operands:
+            yield from visit(ins, operand)

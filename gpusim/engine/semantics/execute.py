@@ -36,6 +36,7 @@ from gpusim.engine.semantics.simt import (
     fail,
     normalize,
 )
+from gpusim.engine.semantics.texture import exec_texture
 from gpusim.engine.semantics.warpops import warp_op
 
 U64_0 = np.uint64(0)
@@ -382,6 +383,9 @@ def step_warp(m, code, w):
         status = exec_memory(m, row, pc, w, mask)
         if status != STATUS_OK:
             return status
+    elif op == c.OP_TEX or op == c.OP_TLD4:
+        if exec_texture(m, row, pc, w, mask) < 0:
+            return STATUS_ERROR
     elif op == c.OP_EXIT:
         if mask == 0:
             m.stk_pc[w, sp] = pc + 1

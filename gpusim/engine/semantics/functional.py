@@ -11,7 +11,10 @@ Between slices Python can show progress and raise a pending KeyboardInterrupt.
 
 Simplification: blocks run one after another, so a kernel whose blocks wait on
 each other (a spin-lock across blocks) cannot finish here; it ends in a
-``SimulationLimitError`` rather than a hang.
+``SimulationLimitError`` rather than a hang. Within a block a warp runs at most
+``WARP_QUANTUM`` instructions before the next warp gets its turn, so a warp that
+spins on another warp of its block (the barrier of a cooperative-groups tile
+larger than a warp, an intra-block spin lock) lets that warp progress.
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ RUN_SLICE = 4       # the slice's budget ran out: call again to go on
 
 # ctl[] indices: where the loop stands between calls
 FC_BLOCK, FC_STARTED, FC_WARP, FC_EXECUTED, FC_BLOCK_EXECUTED = 0, 1, 2, 3, 4
-N_FC = 5
+FC_QUANTUM = 5      # instructions the current warp has run in its turn
+N_FC = 6
+WARP_QUANTUM = 256
+"""Warp-instructions a warp runs before the next warp of its block gets its turn (a time slice)."""
 # fw[] rows, one column per warp of the block: at a barrier, its id and thread count, exited
 FW_WAITING, FW_BAR_ID, FW_BAR_COUNT, FW_DONE = 0, 1, 2, 3
 N_FW = 4
@@ -90,6 +96,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
     stop = min(max_warp_instructions, executed + budget)
     block = ctl[FC_BLOCK]
     first_warp = ctl[FC_WARP]     # a resumed slice goes on with the warp the last one stopped at
+    ran = ctl[FC_QUANTUM]
     while block < n_blocks:
         if ctl[FC_STARTED] == 0:
             start_block(m, block, 0, 0, wpb, tpb, block % nsm, 0)
@@ -108,6 +115,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                         ctl[FC_WARP] = w
                         ctl[FC_EXECUTED] = executed
                         ctl[FC_BLOCK_EXECUTED] = block_executed
+                        ctl[FC_QUANTUM] = ran
                         if executed >= max_warp_instructions:
                             return RUN_LIMIT, executed, block
                         return RUN_SLICE, executed, block
@@ -118,6 +126,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                         status = step_warp(m, code, w)
                     executed += 1
                     block_executed += 1
+                    ran += 1
                     if status == STATUS_ERROR:
                         ctl[FC_EXECUTED] = executed
                         return RUN_ERROR, executed, block
@@ -129,13 +138,18 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                         bar_id[w] = m.mem_req[S.MR_BAR_ID]
                         bar_count[w] = m.mem_req[S.MR_BAR_COUNT]
                         break
+                    if ran >= WARP_QUANTUM:     # its turn is over: the next warp runs
+                        break
+                ran = 0
             first_warp = 0
             live = 0
+            runnable = 0
             for w in range(wpb):
                 live += 1 - done[w]
+                runnable += (1 - done[w]) * (1 - waiting[w])
             if live == 0:
                 break
-            if release_barriers(waiting, bar_id, bar_count, done, 0, wpb) == 0:
+            if release_barriers(waiting, bar_id, bar_count, done, 0, wpb) == 0 and runnable == 0:
                 ctl[FC_EXECUTED] = executed
                 return RUN_DEADLOCK, executed, block
         block += 1

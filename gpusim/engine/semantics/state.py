@@ -28,7 +28,8 @@ launch         [LAUNCH_FIELDS] int64        grid/block geometry and sizes (L_* i
 pc_counts      [n_inst, 3] int64            warp instructions, active threads, predicated-on threads
 err            [8] int64                    the first error: kind, pc, warp slot, lane, address, extra
 bar_arrivals   [W] int64                    block-wide bar.sync a warp has arrived at (synccheck)
-lane_addr      [32] int64                   scratch: per-lane resolved address of the last memory op
+lane_addr      [32 + 256] int64             scratch: per-lane resolved address of the last memory op; after
+                                            the 32 lanes, the sorted sectors a texture fetch read
 mem_req        [12] int64                   scratch: the last memory op (space, size, vec, kind, mask,
                                             bytes), barrier id/count, the pc executed, its active and
                                             predicated-on lane counts
@@ -98,11 +99,19 @@ ERR_BARRIER = 7          # synccheck: a bar.sync some threads of the block skipp
 ERR_SYNC = 8              # a warp-wide op's member mask the ISA leaves undefined (E_SUB: which rule)
 SYNC_NOT_MEMBER, SYNC_INACTIVE_MEMBER, SYNC_MASK_MISMATCH = 1, 2, 3
 ERR_CALL_DEPTH = 9        # a call past max_call_depth (address: the depth it would reach)
+# textures (gpusim.engine.semantics.texture): a bad handle or a mismatched fetch (E_SUB: TEXERR_* of
+# gpusim.arch.texture_layout)
+ERR_TEXTURE = 10
 
 # mem_req[] layout
 MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8
 MR_ACTIVE, MR_PRED_ON = 9, 10
 MR_LOAD, MR_STORE, MR_ATOMIC = 1, 2, 3
+# textures: a fetch's sectors are in lane_addr[LANE_ADDR_TEXTURE:][:mem_req[MR_TEX_SECTORS]] (heap offsets)
+MR_TEXTURE = 4
+MR_TEX_SECTORS = 11
+LANE_ADDR_TEXTURE = 32
+TEXTURE_MAX_SECTORS = 256      # 32 lanes x 8 texels of a 3D linear fetch
 
 
 def _views(buffer: np.ndarray) -> tuple:
@@ -155,7 +164,7 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         pc_counts=np.zeros((max(n_inst, 1), 3), dtype=np.int64),
         err=np.zeros(8, dtype=np.int64),
         bar_arrivals=np.zeros(warp_slots, dtype=np.int64),
-        lane_addr=np.zeros(WARP_SIZE, dtype=np.int64),
+        lane_addr=np.zeros(LANE_ADDR_TEXTURE + TEXTURE_MAX_SECTORS, dtype=np.int64),
         mem_req=np.zeros(12, dtype=np.int64),
         snap=np.zeros(WARP_SIZE, dtype=np.uint64),
         clock=np.zeros(1, dtype=np.int64),

@@ -27,6 +27,7 @@ from gpusim.engine.memory.shared_banks import shared_wavefronts
 from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
+from gpusim.engine.sm.texture_timing import texture_load
 
 LOCAL_TIMING_BASE = np.int64(1) << np.int64(50)   # where local memory sits in the memory system's view
 
@@ -195,6 +196,20 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
     if space == L.SP_PARAM:
         mp.last_sectors[0] = 0
         return cycle + mp.pipe_interval[I.PIPE_ALU]
+    if kind == S.MR_TEXTURE:
+        n = req[S.MR_TEX_SECTORS]
+        mp.pc_mem[pc, T.PM_REQUESTS] += 1
+        mp.last_sectors[0] = n
+        mp.pc_mem[pc, T.PM_SECTORS] += n
+        mp.pc_mem[pc, T.PM_IDEAL_SECTORS] += n
+        mp.ctr[T.TC_TEX_REQ] += 1
+        mp.ctr[T.TC_TEX_SECTORS] += n
+        done, wait = texture_load(mp.lane_addr, n, mp.sectors, sm, cycle, ms.l1, ms.l2, ms.servers, ms.mshr,
+                                  ms.params, ms.rates, ms.counters, prm[T.TP_TEX_LAT])
+        if wait > 0:
+            mp.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
+            hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_LSU, cycle, cycle + wait)
+        return done
     # global and local: per-lane addresses as the memory system sees them
     addrs = mp.addrs
     if space == L.SP_GLOBAL:

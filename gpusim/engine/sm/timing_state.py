@@ -105,7 +105,8 @@ TP_BANKS, TP_BANK_BYTES, TP_SECTOR, TP_LINE, TP_LOCAL_BYTES, TP_CLOCK_MHZ, TP_US
     13, 14, 15, 16, 17, 18, 19
 TP_SHARED_BYTES_PER_CYCLE = 20
 TP_BARRIER_LAT = 21
-N_TP = 22
+TP_TEX_LAT = 22           # textures: addressing and filtering after the texels arrive
+N_TP = 23
 
 POLICY_GTO, POLICY_LRR, POLICY_TWO_LEVEL = 0, 1, 2
 POLICY_CODES = {"gto": POLICY_GTO, "lrr": POLICY_LRR, "two_level": POLICY_TWO_LEVEL}
@@ -121,7 +122,8 @@ TC_SHLD_IDEAL, TC_SHST_IDEAL = 18, 19
 TC_LG_THROTTLE_CYCLES = 20
 TC_END_CYCLE = 21
 TC_BLOCKS_DONE = 22
-N_TC = 23
+TC_TEX_REQ, TC_TEX_SECTORS = 23, 24    # textures: tex/tld4 requests and the sectors they read
+N_TC = 25
 
 # loop[] indices: where the timed loop stands between two calls (timing.run_timed runs in slices)
 LP_STARTED, LP_CYCLE, LP_NEXT_BLOCK, LP_AGE = 0, 1, 2, 3
