@@ -37,6 +37,8 @@ clock          [1] int64                    the current cycle (for %clock)
 shfl_values    [32] uint64                  scratch: shuffle results before they are written
 shfl_preds     [32] uint64                  scratch: shuffle predicates
 members        [32] int64                   scratch: each lane's member-mask group (warp-wide ops)
+its_wait       [W] int64                    ITS: lanes blocked at a warp-synchronous instruction (its.py)
+its_sig        [W, ITS_SIG_SLOTS] uint64    ITS: state signature at a diverged group's last back edges
 =============  ===========================  ==============================================
 """
 
@@ -60,6 +62,7 @@ MACHINE_FIELDS = [
     "param8", "param16", "param32", "param64",
     "launch", "pc_counts", "err", "bar_arrivals", "lane_addr", "mem_req", "snap", "clock", "shfl_values", "shfl_preds",
     "members",
+    "its_wait", "its_sig",      # independent thread scheduling (engine/semantics/its.py)
 ]
 Machine = namedtuple("Machine", MACHINE_FIELDS)
 
@@ -79,7 +82,10 @@ L_N_INST = 15
 L_STACK_DEPTH = 16
 L_MAX_WARPS_PER_SM = 17
 L_SYNCCHECK = 18          # 1: report a block-wide bar.sync some threads skip (GPU(synccheck=...))
-LAUNCH_FIELDS = 19
+L_RECONVERGENCE = 19      # RECONV_IPDOM or RECONV_ITS (GPU(reconvergence=...))
+LAUNCH_FIELDS = 20
+RECONV_IPDOM, RECONV_ITS = 0, 1
+ITS_SIG_SLOTS = 8         # back-edge signatures kept per warp, indexed by the branch's pc
 
 # err[] layout and error kinds
 E_KIND, E_PC, E_WARP, E_LANE, E_ADDRESS, E_EXTRA, E_SUB = 0, 1, 2, 3, 4, 5, 6
@@ -93,6 +99,7 @@ ERR_UNINITIALIZED = 6    # initcheck: a read of device memory nothing wrote
 ERR_BARRIER = 7          # synccheck: a bar.sync some threads of the block skipped (address: their lanes)
 ERR_SYNC = 8              # a warp-wide op's member mask the ISA leaves undefined (E_SUB: which rule)
 SYNC_NOT_MEMBER, SYNC_INACTIVE_MEMBER, SYNC_MASK_MISMATCH = 1, 2, 3
+SYNC_NEVER_ARRIVES = 4    # ITS: every group of the warp is blocked at a warp-synchronous instruction
 
 # mem_req[] layout
 MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -156,4 +163,6 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         shfl_values=np.zeros(WARP_SIZE, dtype=np.uint64),
         shfl_preds=np.zeros(WARP_SIZE, dtype=np.uint64),
         members=np.zeros(WARP_SIZE, dtype=np.int64),
+        its_wait=np.zeros(warp_slots, dtype=np.int64),
+        its_sig=np.zeros((warp_slots, ITS_SIG_SLOTS), dtype=np.uint64),
     )
