@@ -16,7 +16,11 @@ import numpy as np
 import pytest
 
 import gpusim
+from gpusim.arch import codes as c
+from gpusim.arch import layout as L
+from gpusim.labs.support import LAB_PROGRAMS_DIR
 from gpusim.programs.catalog import list_programs, load_program, run_program
+from gpusim.ptx.its_code import its_code
 
 PTX = Path(__file__).parent / "ptx" / "its"
 TIMING = pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
@@ -45,6 +49,26 @@ def test_default_is_ipdom_for_every_shipped_config():
 def test_an_unknown_mode_is_a_config_error():
     with pytest.raises(gpusim.ConfigError, match="reconvergence must be one of 'ipdom', 'its'"):
         gpusim.GPU("teaching", reconvergence="volta")
+
+
+def test_its_code_marks_exactly_the_backward_branches_and_gives_syncwarp_its_mask():
+    gpu = make_gpu("its")
+    cases = (("spin_lock.ptx", "spin_lock"), ("collatz.ptx", "collatz"), ("syncwarp.ptx", "syncwarp_cross"))
+    for file, kernel in cases:
+        code = gpu.load(PTX / file)[kernel].program.code
+        marked = its_code(code)
+        pcs = np.arange(code.shape[0])
+        backward = (code[:, L.F_OP] == c.OP_BRA) & (code[:, L.F_TARGET] <= pcs)
+        flagged = (marked[:, L.F_MODS] & L.BRA_ITS_BACKWARD) != 0
+        np.testing.assert_array_equal(flagged & (code[:, L.F_OP] == c.OP_BRA), backward)
+        np.testing.assert_array_equal(marked[~backward, L.F_MODS], code[~backward, L.F_MODS])
+        warpsync = (code[:, L.F_OP] == c.OP_NOP) & (code[:, L.F_AUX] == L.NOP_WARPSYNC)
+        assert (code[warpsync, L.F_NSRC] == 0).all() and (marked[warpsync, L.F_NSRC] == 1).all()
+        assert int(backward.sum()) == (0 if kernel == "syncwarp_cross" else 1)
+        assert int(warpsync.sum()) == (2 if kernel == "syncwarp_cross" else 0)
+        rest = np.ones(code.shape[1], bool)
+        rest[[L.F_MODS, L.F_NSRC]] = False
+        np.testing.assert_array_equal(marked[:, rest], code[:, rest])
 
 
 # ------------------------------------------------------------------ spin lock
@@ -151,6 +175,28 @@ def test_syncwarp_across_a_branch_under_ipdom_is_a_warp_sync_error(timing):
     assert "reconvergence='its'" in text
 
 
+NOT_A_MEMBER = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k()
+{
+  bar.warp.sync 2;
+  ret;
+}
+"""
+
+
+@MODES
+@TIMING
+def test_syncwarp_by_a_lane_outside_its_own_mask_is_refused(mode, timing):
+    gpu = make_gpu(mode)
+    kernel = gpu.load_ptx(NOT_A_MEMBER, "member.ptx")["k"]
+    with pytest.raises(gpusim.WarpSyncError, match=r"member.ptx:7 .*lane 0 executes it with member mask "
+                                                   r"0x00000002, which does not include lane 0"):
+        gpu.launch(kernel, grid=1, block=32, args=[], timing=timing)
+
+
 # ------------------------------------------------------------------ shuffles after divergence
 
 
@@ -246,12 +292,12 @@ def test_a_divergent_loop_runs_identically_under_both_modes(timing):
         np.testing.assert_array_equal(runs["ipdom"].pc_counts, runs["its"].pc_counts)
 
 
-QUICK = ["divergence", "histogram", "reduce_shared", "reduce_shfl", "stencil2d", "matmul_tiled"]
-PROGRAMS = {path.stem: path for path in list_programs()}
+PROGRAMS = list_programs()
 
 
-def _program_case(name: str) -> None:
-    spec = load_program(PROGRAMS[name])
+@pytest.mark.parametrize("path", PROGRAMS, ids=[path.stem for path in PROGRAMS])
+def test_every_shipped_program_times_identically_under_both_modes(path):
+    spec = load_program(path)
     results = {mode: run_program(spec, gpu=gpusim.GPU(spec.config, reconvergence=mode))
                for mode in ("ipdom", "its")}
     for result in results.values():
@@ -260,12 +306,15 @@ def _program_case(name: str) -> None:
         assert_same_run(a, b)
 
 
-@pytest.mark.parametrize("name", QUICK)
-def test_shipped_programs_time_identically_under_both_modes(name):
-    _program_case(name)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(set(PROGRAMS) - set(QUICK)))
-def test_every_other_shipped_program_times_identically_under_both_modes(name):
-    _program_case(name)
+@pytest.mark.parametrize("mode", [0, 1, 2], ids=["uniform", "intra-warp", "inter-warp"])
+def test_the_divergence_labs_loops_in_both_paths_time_identically(mode):
+    """The divergence lab's kernel: a loop on each path of a branch, diverged back edges every iteration."""
+    runs = {}
+    for reconvergence in ("ipdom", "its"):
+        gpu = gpusim.GPU("h100-sxm", sms=1, reconvergence=reconvergence)
+        kernel = gpu.load(LAB_PROGRAMS_DIR / "branches.ptx")["branches"]
+        out = gpu.zeros(4 * 256, np.float32)
+        runs[reconvergence] = gpu.launch(kernel, grid=4, block=256, args=[out, np.int32(mode), np.int32(16)])
+        runs[reconvergence].out = out.get()
+    np.testing.assert_array_equal(runs["ipdom"].out, runs["its"].out)
+    assert_same_run(runs["ipdom"], runs["its"])
