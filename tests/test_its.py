@@ -114,6 +114,34 @@ def test_a_shuffle_after_the_lock_joins_the_groups_the_lock_split(timing):
     np.testing.assert_array_equal(partner, seen[np.arange(N_THREADS) ^ 1])
 
 
+@TIMING
+def test_a_lock_inside_a_branch_then_a_shuffle_after_the_join(timing):
+    """Lanes with tid % 3 == 0 take the lock inside an if; a full-warp shfl.down after the if's join must
+    wait for the groups the lock split off (which gave the join up) and for the lanes that skipped the if."""
+    gpu = make_gpu("its")
+    lock, counter = gpu.zeros(1, np.int32), gpu.zeros(1, np.int32)
+    seen, partner = gpu.zeros(N_THREADS, np.int32), gpu.zeros(N_THREADS, np.int32)
+    launch(gpu, "lock_nested.ptx", "lock_in_branch", [lock, counter, seen, partner], timing)
+    seen, partner = seen.get(), partner.get()
+    index = np.arange(N_THREADS)
+    takers = (index % 64) % 3 == 0
+    assert counter.get()[0] == takers.sum()
+    assert sorted(seen[takers].tolist()) == list(range(takers.sum()))
+    assert (seen[~takers] == -1).all()
+    lane = index % 32
+    np.testing.assert_array_equal(partner, np.where(lane < 31, seen[np.minimum(index + 1, N_THREADS - 1)], seen))
+
+
+@TIMING
+def test_every_thread_takes_the_lock_several_times(timing):
+    gpu = make_gpu("its")
+    rounds = 3
+    lock, counter, total = gpu.zeros(1, np.int32), gpu.zeros(1, np.int32), gpu.zeros(N_THREADS, np.int32)
+    launch(gpu, "lock_nested.ptx", "lock_repeatedly", [lock, counter, total, np.int32(rounds)], timing)
+    assert counter.get()[0] == rounds * N_THREADS
+    assert int(total.get().sum()) == sum(range(rounds * N_THREADS))   # every count seen exactly once
+
+
 # ------------------------------------------------------------------ producer / consumer in one warp
 
 
