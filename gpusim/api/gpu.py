@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from gpusim.arch.config import GPUConfig, load_config
+from gpusim.arch.reconvergence import check_reconvergence
 from gpusim.errors import (
     ConfigError,
     GpusimError,
@@ -196,7 +197,8 @@ class GPU:
     """A simulated GPU: a config, device memory, and launches."""
 
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
-                 synccheck: bool = True, printf: str = "print", **overrides):
+                 synccheck: bool = True, printf: str = "print", reconvergence: str | None = None,
+                 **overrides):
         for flag, value in (("initcheck", initcheck), ("synccheck", synccheck)):
             if not isinstance(value, bool):
                 raise ConfigError(f"{flag} must be True or False, got {value!r}", field=flag)
@@ -215,6 +217,7 @@ class GPU:
         'capture': only to run.stdout."""
         self.initcheck = initcheck
         self.synccheck = synccheck     # False: exited or skipping threads no longer count (Volta hardware)
+        self.reconvergence = check_reconvergence(reconvergence, self.config)   # "ipdom" or "its"
         self._load_allocations: list[int] = []
         self.heap = DeviceHeap(self.config.dram_bytes, initcheck=initcheck)
         self._l2_state = None

@@ -221,4 +221,3 @@ MOD_SHIFTAMT = 1 << 30    # bfind.shiftamt: return the left-shift amount instead
 OP_CALL = 101       # call of a .func: push a frame and a SIMT call entry (gpusim.ptx.calls)
 OP_FRET = 102       # the return row at the end of a .func
 OP_VPRINTF = 103    # call.uni vprintf: record a printf in the launch's printf buffer
-OP_WARPSYNC = 104   # bar.warp.sync membermask: checked like the other warp-wide .sync ops

@@ -179,7 +179,6 @@ FORMS: tuple[Form, ...] = (
          dep=DEP_FIXED),
     Form(name="vprintf", op=c.OP_VPRINTF, types="any", pipe=PIPE_BRANCH, latency="call_latency_cycles",
          dep=DEP_FIXED),
-    Form(name="bar.warp.sync", op=c.OP_WARPSYNC, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED),
     # textures: the fetch is timed by the memory model through L1 (gpusim.engine.memory.texture_path); the
     # TEX unit's issue slot is modelled as the LSU's
     Form(name="tex", op=c.OP_TEX, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),

@@ -133,3 +133,11 @@ BAR_SYNC, BAR_ARRIVE, BAR_RED_POPC, BAR_RED_AND, BAR_RED_OR = 1, 2, 3, 4, 5
 REDUX_ADD, REDUX_MIN, REDUX_MAX, REDUX_AND, REDUX_OR, REDUX_XOR = 1, 2, 3, 4, 5, 6
 REDUX_CODES = {".add": REDUX_ADD, ".min": REDUX_MIN, ".max": REDUX_MAX, ".and": REDUX_AND,
                ".or": REDUX_OR, ".xor": REDUX_XOR}
+
+# ---------------------------------------------------------------- independent thread scheduling (reconvergence="its")
+# F_MODS of a bra in the code an ITS launch runs (ptx/its_code.py): a backward branch, where a diverged
+# group that spins yields to the warp's other groups
+BRA_ITS_BACKWARD = 1
+# F_AUX of a nop lowered from bar.warp.sync (its member mask in source slot 0, F_NSRC 0 so that IPDOM times
+# it as the nop it was): under ITS a barrier for the named lanes
+NOP_WARPSYNC = 1

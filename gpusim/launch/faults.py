@@ -107,6 +107,15 @@ def _sync_error(m, program, head, block, thread, line, lane, other) -> WarpSyncE
     elif sub == S.SYNC_INACTIVE_MEMBER:
         why = (f"lane {lane}'s member mask 0x{named:08x} names lane {other}, which has not exited but does not "
                "execute this instruction (it diverged or is predicated off)")
+        if int(m.launch[S.L_RECONVERGENCE]) == S.RECONV_IPDOM:
+            why += ("; under reconvergence='ipdom' the lanes of a warp meet only where the SIMT stack "
+                    "reconverges (GPU(..., reconvergence='its') waits for the named lanes, as Volta and later do)")
+    elif sub == S.SYNC_NEVER_ARRIVES:
+        at = group_pc(m, int(m.err[S.E_WARP]), other)
+        why = (f"lane {lane} (member mask 0x{named:08x}) waits here for lane {other}, which is blocked at "
+               f"{where(program, at)}; every group of the warp waits at a warp-synchronous instruction, so lane "
+               f"{other} can never arrive (reconvergence='its' joins a data-exchanging warp op only at one "
+               "instruction: shuffle on both sides of a branch after it instead)")
     else:
         mine = int(m.members[other]) & 0xFFFFFFFF & ~int(m.exited[int(m.err[S.E_WARP])])
         named &= ~int(m.exited[int(m.err[S.E_WARP])])
@@ -115,6 +124,42 @@ def _sync_error(m, program, head, block, thread, line, lane, other) -> WarpSyncE
     return WarpSyncError(f"warp synchronization error (as compute-sanitizer's synccheck): {head}: {why}; the "
                          "PTX ISA leaves this undefined", kernel=program.name, block=block, thread=thread,
                          line=line, address=other)
+
+
+def group_pc(m, w: int, lane: int) -> int:
+    """The pc lane ``lane`` of warp slot ``w`` is at: that of the highest SIMT entry holding it, -1 if none."""
+    for e in range(int(m.sp[w]), -1, -1):
+        if (int(m.stk_mask[w, e]) >> lane) & 1:
+            return int(m.stk_pc[w, e])
+    return -1
+
+
+def _lanes(mask: int) -> str:
+    return _ranges([lane for lane in range(32) if (mask >> lane) & 1])
+
+
+def divergence_report(m, program) -> str:
+    """Lanes of an unfinished warp that wait to reconverge while the others run (the first such warp): a
+    spin on a lane of the same warp under IPDOM looks like this at the cycle limit. Empty when none."""
+    for w in range(m.sp.shape[0]):
+        sp = int(m.sp[w])
+        if sp <= 0:
+            continue
+        above = int(m.stk_mask[w, sp])
+        for e in range(sp - 1, -1, -1):
+            own = int(m.stk_mask[w, e]) & ~above
+            above |= int(m.stk_mask[w, e])
+            if own:
+                text = (f"warp {int(m.warp_index[w])} of block {thread_of(m, m.launch, w, 0)[0]} is diverged: lanes "
+                        f"{_lanes(int(m.stk_mask[w, sp]))} run at {where(program, int(m.stk_pc[w, sp]))} while lanes "
+                        f"{_lanes(own)} wait to reconverge at {where(program, int(m.stk_pc[w, e]))}")
+                if int(m.launch[S.L_RECONVERGENCE]) == S.RECONV_IPDOM:
+                    text += (". Under reconvergence='ipdom' (the SIMT stack) the waiting lanes run only when the "
+                             "others get there: if those spin for a waiting lane (a spin lock whose holder waits "
+                             "here), they never do; GPU(..., reconvergence='its') schedules threads "
+                             "independently, as Volta and later GPUs do")
+                return text
+    return ""
 
 
 def activity_report(m, program, shown: int = 8) -> str:
@@ -134,6 +179,9 @@ def activity_report(m, program, shown: int = 8) -> str:
         lines.append(f"  warp {int(m.warp_index[w])}: {where(program, int(m.stk_pc[w, m.sp[w]]))}")
     if len(live) > shown:
         lines.append(f"  ... and {len(live) - shown} more")
+    diverged = divergence_report(m, program)
+    if diverged:
+        lines.append(diverged)
     return "\n".join(lines)
 
 

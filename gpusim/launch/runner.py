@@ -23,6 +23,7 @@ from gpusim.launch.printf import deliver_printf
 from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
 from gpusim.launch.slices import drive
+from gpusim.ptx.its_code import ITS_EXTRA_STACK, engine_code
 
 DEFAULT_MAX_WARP_INSTRUCTIONS = 1_000_000_000
 """A functional run's limit unless ``launch(..., max_warp_instructions=N)`` gives one: 50 times the largest
@@ -88,6 +89,9 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     check_cooperative(heap, config, program, n_blocks, occ, cooperative=cooperative, timing=timing)
     launch = launch_array(config, grid3, block3, occ, total_shared, shared_bytes, program, heap.data.size)
     launch[S.L_SYNCCHECK] = 1 if getattr(gpu, "synccheck", True) else 0
+    if getattr(gpu, "reconvergence", "ipdom") == "its":
+        launch[S.L_RECONVERGENCE] = S.RECONV_ITS
+        launch[S.L_STACK_DEPTH] += ITS_EXTRA_STACK      # groups split off at spins and warp syncs
     common = dict(kernel=kernel, program=program, config=config, grid=grid3, block=block3,
                   shared_bytes=total_shared, regs_per_thread=regs_per_thread, regs_source=regs_source,
                   occupancy=occ)
@@ -98,11 +102,12 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
                            params=params, launch=launch, n_inst=program.n_inst,
                            printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
         limit = max_warp_instructions or DEFAULT_MAX_WARP_INSTRUCTIONS
+        code = engine_code(program, launch[S.L_RECONVERGENCE] == S.RECONV_ITS)
         ctl, fw = F.make_functional_state(int(launch[S.L_WARPS_PER_BLOCK]))
         reporter = ProgressReporter(progress, program.name, n_blocks)
 
         def call(budget):
-            return run_functional(m, program.code, n_blocks, limit, ctl, fw, budget)
+            return run_functional(m, code, n_blocks, limit, ctl, fw, budget)
 
         def on_slice():
             reporter.report(ctl[F.FC_BLOCK], ctl[F.FC_EXECUTED], None)

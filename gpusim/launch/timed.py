@@ -22,11 +22,12 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.timing import TIMED_DEADLOCK, TIMED_ERROR, TIMED_LIMIT, TIMED_SLICE, run_timed
 from gpusim.errors import DeadlockError, SimulationLimitError
-from gpusim.launch.faults import activity_report, raise_engine_error, thread_of, translating, where
+from gpusim.launch.faults import activity_report, divergence_report, raise_engine_error, thread_of, translating, where
 from gpusim.launch.printf import deliver_printf
 from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
 from gpusim.launch.slices import drive
+from gpusim.ptx.its_code import engine_code
 
 DEFAULT_TRACE_CAPACITY = 2_000_000
 """Rows per trace table with ``trace=True``; ``trace=N`` sets another capacity. A longer run is cut there."""
@@ -120,9 +121,10 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     ms = T.MemorySystem(l1=l1, l2=l2_state(gpu), servers=servers, mshr=mshr, params=mparams, rates=rates,
                               counters=mcounters)
     reporter = ProgressReporter(progress, program.name, n_blocks)
+    code = engine_code(program, launch[S.L_RECONVERGENCE] == S.RECONV_ITS)
 
     def call(budget):
-        return run_timed(ts, m, ms, program.code, budget)
+        return run_timed(ts, m, ms, code, budget)
 
     def on_slice():
         reporter.report(ts.ctr[T.TC_BLOCKS_DONE], ts.pipe_issues.sum(), ts.loop[T.LP_CYCLE])
@@ -185,7 +187,9 @@ def _limit_report(ts, m, program, config, n_blocks, cycle) -> str:
             f"GPU('{config.name}', max_cycles=N), or max_cycles in the [launch] table of a config TOML "
             f"(gpusim run --config FILE)")
     activity = activity_report(m, program).split("\n")[:4]    # the most executed instructions
-    return "\n".join([head] + activity + [_stuck_report(ts, m, program, cycle, header=False, title=True)])
+    diverged = divergence_report(m, program)
+    return "\n".join([head] + activity + [_stuck_report(ts, m, program, cycle, header=False, title=True)]
+                     + ([diverged] if diverged else []))
 
 
 def _stuck_report(ts, m, program, cycle, header=True, title=False) -> str:

@@ -146,11 +146,14 @@ def _lower_sync(fl, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
         b.add_src(fl.src(ins, ins.operands[0], c.T_U32))
         row[L.F_ISA] = isa.isa_row(c.OP_NANOSLEEP, c.T_NONE)
         return
-    if ".warp" in words:          # bar.warp.sync membermask: its mask checked as shfl.sync's (warpops.py)
-        _expect_operands(ins, 1)
-        row[L.F_OP] = c.OP_WARPSYNC
-        b.add_src(fl.src(ins, ins.operands[0], c.T_U32))
-        row[L.F_ISA] = isa.isa_row(c.OP_WARPSYNC, c.T_NONE)
+    if ".warp" in words:          # bar.warp.sync membermask: lanes of a warp run in lockstep here
+        row[L.F_OP] = c.OP_NOP
+        row[L.F_ISA] = isa.isa_row(c.OP_NOP, c.T_NONE)
+        if len(ins.operands) == 1:    # kept for reconvergence="its" (a barrier of the named lanes there)
+            row[L.F_AUX] = L.NOP_WARPSYNC
+            b.add_src(fl.src(ins, ins.operands[0], c.T_B32))
+            b.n_src = 0               # not a source under IPDOM: a nop there, timed as before
+            row[L.F_NSRC] = 0
         return
     kind = _take(words, {".sync": L.BAR_SYNC, ".arrive": L.BAR_ARRIVE, ".red": 0}, ins, "barrier kind")
     if kind == 0 and ".sync" in ins.mods:

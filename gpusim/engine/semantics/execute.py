@@ -22,6 +22,15 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu import alu_eval
 from gpusim.engine.semantics.calls import exec_call, exec_return, exec_vprintf
 from gpusim.engine.semantics.fastpath import fast_alu
+from gpusim.engine.semantics.its import (
+    ITS_BLOCKED,
+    ITS_GO_ON,
+    ITS_OVERFLOW,
+    back_edge,
+    its_warp_op,
+    its_warpsync,
+    warpsync_missing,
+)
 from gpusim.engine.semantics.memops import atomic_update, extend_loaded, read_element, resolve, write_element
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import (
@@ -297,6 +306,8 @@ def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, m
     row = code[pc]
     op = row[L.F_OP]
     if op == c.OP_BRA:
+        if row[L.F_MODS] != 0 and sp > 0:
+            return -1          # ITS: a diverged group's back edge (its.back_edge), in step_warp
         mask = guard_mask(regs, row, w, active)
         if mask != active and mask != 0 and sp + 2 >= stk_pc.shape[1]:
             return -1          # a divergence that overflows the stack: step_warp reports it
@@ -362,6 +373,17 @@ def _barrier_skipped_by_exit(m, w):
 
 
 @compiled_only
+def _its_stop(m, result, pc, w):
+    """The status of an ITS warp-synchronous instruction that did not complete: the group waits (another
+    is on top now), or an error."""
+    if result == ITS_BLOCKED:
+        return STATUS_OK
+    if result == ITS_OVERFLOW:
+        return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
+    return fail(m, S.ERR_SYNC, pc, w, m.err[S.E_LANE], m.err[S.E_ADDRESS])
+
+
+@compiled_only
 def step_warp(m, code, w):
     """Execute the next instruction of warp slot ``w``. Returns a STATUS_* code."""
     sp = m.sp[w]
@@ -377,6 +399,8 @@ def step_warp(m, code, w):
             exec_alu(m, row, w, mask)
     elif op == c.OP_BRA:
         if not branch(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w, pc, row[L.F_TARGET], row[L.F_RECONV], mask, active):
+            return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
+        if row[L.F_MODS] & L.BRA_ITS_BACKWARD and mask != 0 and back_edge(m, w, pc) < 0:
             return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
         return STATUS_OK if m.sp[w] >= 0 else STATUS_EXITED
     elif op == c.OP_LD or op == c.OP_ST or op == c.OP_ATOM or op == c.OP_RED:
@@ -424,10 +448,22 @@ def step_warp(m, code, w):
         return status if status != STATUS_OK or m.sp[w] >= 0 else STATUS_EXITED
     elif op == c.OP_VPRINTF:
         exec_vprintf(m, row, w, mask)
-    elif (op >= c.OP_SHFL and op <= c.OP_REDUX) or op == c.OP_WARPSYNC:
+    elif op >= c.OP_SHFL and op <= c.OP_REDUX:
         bad = warp_op(m, row, w, mask)
         if bad >= 0:
-            return fail(m, S.ERR_SYNC, pc, w, bad, m.err[S.E_ADDRESS])
+            if m.launch[S.L_RECONVERGENCE] != S.RECONV_ITS or m.err[S.E_SUB] != S.SYNC_INACTIVE_MEMBER:
+                return fail(m, S.ERR_SYNC, pc, w, bad, m.err[S.E_ADDRESS])
+            result = its_warp_op(m, code, row, pc, w, mask)
+            if result != ITS_GO_ON:
+                return _its_stop(m, result, pc, w)
+    elif op == c.OP_NOP and row[L.F_AUX] == L.NOP_WARPSYNC:
+        if m.launch[S.L_RECONVERGENCE] == S.RECONV_ITS:
+            result = its_warpsync(m, code, row, pc, w, mask)
+            if result != ITS_GO_ON:
+                return _its_stop(m, result, pc, w)
+        elif mask != 0 and warpsync_missing(m, row, w, mask) != 0:
+            # IPDOM: lanes meet only where the stack reconverges; named lanes elsewhere never arrive here
+            return fail(m, S.ERR_SYNC, pc, w, m.err[S.E_LANE], m.err[S.E_ADDRESS])
     m.stk_pc[w, sp] = pc + 1
     normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
     if m.sp[w] < 0:

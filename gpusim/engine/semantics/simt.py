@@ -31,6 +31,8 @@ def init_warp(m, w, lane_mask):
     m.stk_mask[w, 0] = lane_mask
     m.exited[w] = 0xFFFFFFFF ^ lane_mask
     m.bar_arrivals[w] = 0
+    m.its_wait[w] = 0
+    m.its_sig[w, :] = 0
 
 
 @compiled_only

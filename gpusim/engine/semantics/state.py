@@ -40,6 +40,8 @@ shfl_preds     [32] uint64                  scratch: shuffle predicates
 members        [32] int64                   scratch: each lane's member-mask group (warp-wide ops)
 printf8, 64    [F] uint8, uint64 views      the launch's printf records (engine/semantics/calls.py)
 printf_ctl     [4] int64                    printf buffer: bytes used, records dropped, records kept
+its_wait       [W] int64                    ITS: lanes blocked at a warp-synchronous instruction (its.py)
+its_sig        [W, ITS_SIG_SLOTS] uint64    ITS: state signature at a diverged group's last back edges
 =============  ===========================  ==============================================
 """
 
@@ -64,6 +66,7 @@ MACHINE_FIELDS = [
     "launch", "pc_counts", "err", "bar_arrivals", "lane_addr", "mem_req", "snap", "clock", "shfl_values", "shfl_preds",
     "members",
     "printf8", "printf64", "printf_ctl",      # device printf (issue 12: calls)
+    "its_wait", "its_sig",      # independent thread scheduling (engine/semantics/its.py)
 ]
 Machine = namedtuple("Machine", MACHINE_FIELDS)
 
@@ -84,7 +87,10 @@ L_STACK_DEPTH = 16
 L_MAX_WARPS_PER_SM = 17
 L_SYNCCHECK = 18          # 1: report a block-wide bar.sync some threads skip (GPU(synccheck=...))
 L_CALL_DEPTH = 19         # max_call_depth: nested calls a thread may be inside (issue 12: calls)
-LAUNCH_FIELDS = 20
+L_RECONVERGENCE = 20      # RECONV_IPDOM or RECONV_ITS (GPU(reconvergence=...))
+LAUNCH_FIELDS = 21
+RECONV_IPDOM, RECONV_ITS = 0, 1
+ITS_SIG_SLOTS = 8         # back-edge signatures kept per warp, indexed by the branch's pc
 
 # err[] layout and error kinds
 E_KIND, E_PC, E_WARP, E_LANE, E_ADDRESS, E_EXTRA, E_SUB = 0, 1, 2, 3, 4, 5, 6
@@ -102,6 +108,7 @@ ERR_CALL_DEPTH = 9        # a call past max_call_depth (address: the depth it wo
 # textures (gpusim.engine.semantics.texture): a bad handle or a mismatched fetch (E_SUB: TEXERR_* of
 # gpusim.arch.texture_layout)
 ERR_TEXTURE = 10
+SYNC_NEVER_ARRIVES = 4    # ITS: every group of the warp is blocked at a warp-synchronous instruction
 
 # mem_req[] layout
 MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -172,4 +179,6 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         shfl_preds=np.zeros(WARP_SIZE, dtype=np.uint64),
         members=np.zeros(WARP_SIZE, dtype=np.int64),
         printf8=printf, printf64=printf.view(np.uint64), printf_ctl=np.zeros(4, dtype=np.int64),
+        its_wait=np.zeros(warp_slots, dtype=np.int64),
+        its_sig=np.zeros((warp_slots, ITS_SIG_SLOTS), dtype=np.uint64),
     )

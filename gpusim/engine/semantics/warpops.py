@@ -1,4 +1,4 @@
-"""Warp-wide operations: shfl.sync, vote.sync, activemask, match.sync, redux.sync, bar.warp.sync.
+"""Warp-wide operations: shfl.sync, vote.sync, activemask, match.sync, redux.sync.
 
 Semantics follow the PTX ISA pseudo-code. Lanes of a warp execute in lockstep
 here, so every source lane's value is read before any lane writes (the
@@ -16,8 +16,7 @@ predicated off — the hardware would wait for it, or read garbage), and two
 members that name different masks (masks that differ only in exited lanes
 are the same group). A shuffle whose source lane is outside the
 reading lane's group (or out of range) returns the reading lane's own value
-(PTX leaves it undefined; this choice is deterministic). ``bar.warp.sync`` (``__syncwarp``) has only the
-member-mask checks: lanes of a warp run in lockstep here, so there is nothing to wait for.
+(PTX leaves it undefined; this choice is deterministic). ``bar.warp.sync`` (``__syncwarp``) is checked in execute.py/its.py.
 """
 
 from __future__ import annotations
@@ -218,7 +217,7 @@ def warp_op(m, row, w, mask):
         return -1
     if mask == 0:
         return -1
-    bad = _members(m, row, w, mask, 3 if op == c.OP_SHFL else (0 if op == c.OP_WARPSYNC else 1))
+    bad = _members(m, row, w, mask, 3 if op == c.OP_SHFL else 1)
     if bad >= 0:
         return bad
     if op == c.OP_SHFL:
