@@ -187,7 +187,10 @@ OP_SAD = 44
 OP_FNS = 45
 OP_BFIND = 46
 OP_SET = 47
-OP_LAST_ALU = 47
+# ---- added by the conformance corpus (tests/corpus): integer dot products of packed bytes/halves
+OP_DP4A = 48
+OP_DP2A = 49
+OP_LAST_ALU = 49
 
 # Memory, control and warp-level operations, handled by the engine itself.
 OP_LD = 60
@@ -212,3 +215,6 @@ OP_NOP = 90
 
 # ---------------------------------------------------------------- added by the ALU semantics (alu.py)
 MOD_SHIFTAMT = 1 << 30    # bfind.shiftamt: return the left-shift amount instead of the bit position
+
+# ---------------------------------------------------------------- added by the conformance corpus (dp2a)
+MOD_DP2A_HI = 1 << 31    # dp2a.hi: bytes 2-3 of b (else .lo: bytes 0-1)
