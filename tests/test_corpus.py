@@ -441,6 +441,29 @@ def _walsh(ctx: Ctx):
     assert_close("Walsh-Hadamard transform", data.get(), x.astype(np.float64) @ hadamard.T, bound)
 
 
+@case("fp16_scalar_product", "CUDA samples: fp16ScalarProduct", ("fp16_scalar_product", "fp16_fma"))
+def _fp16(ctx: Ctx):
+    n2, grid, block = 1000, 3, 128
+    a = ctx.uniform(-1, 1, 2 * n2).astype(np.float16)
+    b = ctx.uniform(-1, 1, 2 * n2).astype(np.float16)
+    partial = ctx.gpu.zeros(grid, np.float32)
+    da, db = ctx.dev(a), ctx.dev(b)
+    ctx.launch("fp16_scalar_product", "fp16_scalar_product", grid, block, da, db, partial, np.int32(n2))
+    # Each product is rounded to half (mul.f16x2: relative 2^-11), then summed in float32.
+    products = (a.astype(np.float64) * b).reshape(n2, 2)
+    halves = products.astype(np.float16).astype(np.float64)   # numpy rounds to nearest even, as mul.rn does
+    owner = (np.arange(n2) % (grid * block)) // block
+    exact = np.array([halves[owner == k].sum() for k in range(grid)])
+    magnitude = np.array([np.abs(halves[owner == k]).sum() for k in range(grid)])
+    assert_close("partial dot products", partial.get(), exact, gamma(2 * n2) * magnitude)
+    c = ctx.uniform(-1, 1, 2 * n2).astype(np.float16)
+    out = ctx.gpu.zeros((n2, 2), np.float32)
+    ctx.launch("fp16_scalar_product", "fp16_fma", blocks(n2, 128), 128, da, db, ctx.dev(c), out, np.int32(n2))
+    # fma.rn.f16x2: a * b + c rounded once to half; float64 holds a * b + c exactly (22-bit products).
+    fused = (a.astype(np.float64) * b + c).astype(np.float16).astype(np.float32)
+    assert_equal("half fma", out.get().ravel(), fused)
+
+
 # ---------------------------------------------------------------------------------------------- finance
 def _cnd(d):
     """The kernel's cumulative normal: Abramowitz-Stegun 26.2.17, evaluated in float64."""
@@ -772,7 +795,7 @@ def _needleman_wunsch(ctx: Ctx):
     assert_equal("alignment scores", s.get(), expected)
 
 
-@case("kmeans", "Rodinia: kmeans", ("kmeans_assign",))
+@case("kmeans", "Rodinia: kmeans", ("kmeans_assign", "kmeans_accumulate"))
 def _kmeans(ctx: Ctx):
     points, clusters, features = 500, 5, 4
     centres = ctx.uniform(-3, 3, (clusters, features))
@@ -795,6 +818,14 @@ def _kmeans(ctx: Ctx):
     assert int(changed.get()[0]) == points
     ctx.launch("kmeans", "kmeans_assign", blocks(points, 256), 256, *args)
     assert int(changed.get()[0]) == points, "a second pass with the same centres moved points"
+
+    sums, counts = ctx.gpu.zeros((clusters, features), np.float32), ctx.gpu.zeros(clusters, np.int32)
+    ctx.launch("kmeans", "kmeans_accumulate", blocks(points, 128), 128, args[0], membership, sums, counts,
+               np.int32(points), np.int32(features))
+    assert_equal("points per cluster", counts.get(), np.bincount(chosen, minlength=clusters))
+    exact = np.array([x[chosen == k].astype(np.float64).sum(axis=0) for k in range(clusters)])
+    magnitude = np.array([np.abs(x[chosen == k]).astype(np.float64).sum(axis=0) for k in range(clusters)])
+    assert_close("feature sums (float atomics, any order)", sums.get(), exact, gamma(points) * magnitude)
 
 
 @case("lud", "Rodinia: lud (diagonal tiles)", ("lud_tile",))

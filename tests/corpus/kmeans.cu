@@ -29,3 +29,14 @@ extern "C" __global__ void kmeans_assign(const float *features, const float *clu
     }
     if (threadIdx.x == 0 && block_changes[0]) atomicAdd(changed, block_changes[0]);
 }
+
+// k-means update step: per-cluster feature sums and point counts with float and integer global atomics
+// (the host divides). Written for gpusim's conformance corpus.
+extern "C" __global__ void kmeans_accumulate(const float *features, const int *membership, float *sums,
+                                             int *counts, int n_points, int n_features) {
+    int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n_points) return;
+    int c = membership[p];
+    atomicAdd(&counts[c], 1);
+    for (int f = 0; f < n_features; ++f) atomicAdd(&sums[c * n_features + f], features[f * n_points + p]);
+}
