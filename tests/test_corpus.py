@@ -322,6 +322,86 @@ case("filter_positive_cg", "CUDA samples: warpAggregatedAtomicsCG",
      ("filter_positive_cg",))(_filter_case("filter_positive_cg"))
 
 
+@case("atomic_intrinsics", "CUDA samples: simpleAtomicIntrinsics", ("atomic_intrinsics", "float_atomic_max"))
+def _atomic_intrinsics(ctx: Ctx):
+    grid, block = 4, 64
+    threads = grid * block
+    g0 = np.array([5, -1, -7, 1000, 0, 3, 0xFF, 0, 0x55], np.int32)
+    u0 = np.array([0, 500], np.uint32)
+    g, u = ctx.dev(g0), ctx.dev(u0)
+    ctx.launch("atomic_intrinsics", "atomic_intrinsics", grid, block, g, u)
+    got, got_u = g.get(), u.get()
+    tids = np.arange(threads)
+    inc, dec = int(u0[0]), int(u0[1])
+    for _ in range(threads):                    # inc/dec: each step's result does not depend on who
+        inc = 0 if inc >= 17 else inc + 1
+        dec = 137 if dec == 0 or dec > 137 else dec - 1
+    assert got[0] == g0[0] + 10 * threads, "atomicAdd"
+    assert 0 <= got[1] < threads, "atomicExch leaves some thread's id"
+    assert got[2] == max(g0[2], threads - 1) and got[3] == min(g0[3], 0), "atomicMax / atomicMin"
+    assert list(got_u) == [inc, dec], f"atomicInc / atomicDec: {list(got_u)}, expected {[inc, dec]}"
+    assert 0 <= got[4] < threads, "atomicCAS chain"
+    assert got[5] == g0[5] - 10 * threads, "atomicSub"
+    assert got[6] == g0[6] & np.bitwise_and.reduce(2 * tids + 7), "atomicAnd"
+    lane_bits = np.bitwise_or.reduce(np.uint32(1) << (tids % 32).astype(np.uint32))
+    assert np.uint32(got[7]) == np.uint32(g0[7]) | lane_bits, "atomicOr"
+    assert got[8] == g0[8] ^ np.bitwise_xor.reduce(tids), "atomicXor"
+    n = 1000
+    x = ctx.uniform(-100, 100, n)
+    result = ctx.dev(np.array([-1e30], np.float32))
+    ctx.launch("atomic_intrinsics", "float_atomic_max", blocks(n, 128), 128, ctx.dev(x), result, np.int32(n))
+    assert result.get()[0] == x.max(), "atomicCAS-loop float max"
+
+
+@case("median3x3", "CUDA samples / image filters: median (per-thread local array)", ("median3x3",))
+def _median(ctx: Ctx):
+    width, height = 30, 20
+    img = ctx.uniform(0, 1, (height, width))
+    img[5, 5:9] = 7.0                            # ties
+    out = ctx.gpu.zeros((height, width), np.float32)
+    ctx.launch("median_filter", "median3x3", *_grid2(width, height), ctx.dev(img), out, np.int32(width),
+               np.int32(height))
+    padded = np.pad(img, 1, mode="edge")
+    windows = np.stack([padded[dy:dy + height, dx:dx + width] for dy in range(3) for dx in range(3)])
+    assert_equal("medians", out.get(), np.median(windows, axis=0).astype(np.float32))
+
+
+@case("hash_mix64", "64-bit integer kernels (MurmurHash3 fmix64, modular products)", ("fmix64", "mod_mul"))
+def _hash64(ctx: Ctx):
+    n = 300
+    keys = ctx.rng.integers(0, 2 ** 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    out = ctx.gpu.zeros(n, np.uint64)
+    ctx.launch("hash_mix64", "fmix64", blocks(n, 128), 128, ctx.dev(keys), out, np.int32(n))
+    k = keys.copy()
+    with np.errstate(over="ignore"):
+        k ^= k >> np.uint64(33)
+        k *= np.uint64(0xFF51AFD7ED558CCD)
+        k ^= k >> np.uint64(33)
+        k *= np.uint64(0xC4CEB9FE1A85EC53)
+        k ^= k >> np.uint64(33)
+    assert_equal("fmix64", out.get(), k)
+    a, b = (ctx.rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32) for _ in range(2))
+    m = ctx.rng.integers(1, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+    prod, high = ctx.gpu.zeros(n, np.uint32), ctx.gpu.zeros(n, np.uint64)
+    ctx.launch("hash_mix64", "mod_mul", blocks(n, 128), 128, ctx.dev(a), ctx.dev(b), ctx.dev(m), prod, high,
+               np.int32(n))
+    ai, bi, mi = (list(map(int, v)) for v in (a, b, m))
+    assert_equal("a * b mod m", prod.get(), np.array([x * y % z for x, y, z in zip(ai, bi, mi, strict=True)],
+                                                     np.uint32))
+    wide = [(((x << 32) | y) * ((y << 32) | z)) >> 64 for x, y, z in zip(ai, bi, mi, strict=True)]
+    assert_equal("__umul64hi", high.get(), np.array(wide, np.uint64))
+
+
+@case("vector_add_float4", "CUDA samples: vectorAdd (float4, __ldg)", ("vector_add_float4",))
+def _vector_add4(ctx: Ctx):
+    n = 1003                                     # a 3-element scalar tail
+    a, b = ctx.uniform(-1, 1, n), ctx.uniform(-1, 1, n)
+    c = ctx.gpu.zeros(n, np.float32)
+    ctx.launch("vector_add_float4", "vector_add_float4", blocks(n // 4, 64), 64, ctx.dev(a), ctx.dev(b), c,
+               np.int32(n))
+    assert_equal("a + b", c.get(), a + b)        # one float32 rounding, as numpy's
+
+
 # ---------------------------------------------------------------------------------------------- sorting
 def _network_sort_case(kernel: str):
     def run(ctx: Ctx):
@@ -773,8 +853,13 @@ def _bfs_queue(ctx: Ctx):
     assert_equal("BFS distances", dist.get(), levels)
 
 
-@case("needleman_wunsch", "Rodinia: nw", ("nw_tiles",))
-def _needleman_wunsch(ctx: Ctx):
+def _needleman_wunsch_case(kernel: str):
+    def run(ctx: Ctx):
+        _needleman_wunsch(ctx, kernel)
+    return run
+
+
+def _needleman_wunsch(ctx: Ctx, kernel: str):
     n, penalty, ts = 48, 10, 16
     tiles = n // ts
     similarity = ctx.rng.integers(-5, 6, (n, n)).astype(np.int32)
@@ -790,9 +875,14 @@ def _needleman_wunsch(ctx: Ctx):
     for diagonal in range(2 * tiles - 1):
         first = max(0, diagonal - (tiles - 1))
         count = min(diagonal, tiles - 1) - first + 1
-        ctx.launch("needleman_wunsch", "nw_tiles", count, ts, s, sim, np.int32(n), np.int32(penalty),
+        ctx.launch("needleman_wunsch", kernel, count, ts, s, sim, np.int32(n), np.int32(penalty),
                    np.int32(diagonal), np.int32(first))
     assert_equal("alignment scores", s.get(), expected)
+
+
+case("needleman_wunsch", "Rodinia: nw", ("nw_tiles",))(_needleman_wunsch_case("nw_tiles"))
+case("needleman_wunsch_triangles", "Rodinia: nw (two triangles per tile)",
+     ("nw_tiles_triangles",))(_needleman_wunsch_case("nw_tiles_triangles"))
 
 
 @case("kmeans", "Rodinia: kmeans", ("kmeans_assign", "kmeans_accumulate"))
