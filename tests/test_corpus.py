@@ -721,6 +721,41 @@ def _sobol(ctx: Ctx):
     assert list(out.get()[0, :4]) == [0.0, 0.5, 0.75, 0.25]
 
 
+@case("nbody", "CUDA samples: nbody", ("nbody_accelerations",))
+def _nbody(ctx: Ctx):
+    n, block, softening2 = 200, 64, 0.01
+    bodies = np.concatenate([ctx.uniform(-1, 1, (n, 3)), ctx.uniform(0.5, 1, (n, 1))], axis=1).astype(np.float32)
+    acc = ctx.gpu.zeros((n, 3), np.float32)
+    ctx.launch("nbody", "nbody_accelerations", blocks(n, block), block, ctx.dev(bodies), acc, np.int32(n),
+               np.float32(softening2), shared=block * 16)
+    b = _f64(bodies)
+    r = b[None, :, :3] - b[:, None, :3]                        # r[i, j] = x_j - x_i
+    terms = r * (b[None, :, 3] * ((r ** 2).sum(axis=2) + np.float32(softening2)) ** -1.5)[:, :, None]
+    # Per term: rsqrt.approx.f32's relative error (2^-22.9, PTX ISA) enters cubed, plus a dozen roundings;
+    # then the sum of n terms.
+    bound = (3 * 2.0 ** -22.9 + gamma(12) + gamma(n)) * np.abs(terms).sum(axis=1)
+    assert_close("accelerations", acc.get(), terms.sum(axis=1), bound)
+
+
+@case("fast_math", "CUDA fast-math intrinsics (__expf, __logf, __sinf, __cosf, __fdividef, rsqrtf)",
+      ("fast_math",))
+def _fast_math(ctx: Ctx):
+    n = 1000
+    x, y = ctx.uniform(-3, 3, n), ctx.uniform(0.1, 10, n)
+    out = ctx.gpu.zeros((6, n), np.float32)
+    ctx.launch("fast_math", "fast_math", blocks(n, 128), 128, ctx.dev(x), ctx.dev(y), out, np.int32(n))
+    got, a, b = out.get(), _f64(x), _f64(y)
+    # The PTX ISA's bounds for the approximate instructions (docs/semantics.md lists them), plus the
+    # roundings around them: __expf multiplies by log2(e) first (its rounding moves the result by |a| u
+    # relative), __logf multiplies lg2's result by ln 2.
+    assert_close("__expf", got[0], np.exp(a), (2.0 ** -22 + 2 * U + np.abs(a) * U) * np.exp(a))
+    assert_close("__logf", got[1], np.log(b), 2.0 ** -22.6 * math.log(2) + (2.0 ** -22 + U) * np.abs(np.log(b)))
+    assert_close("__sinf", got[2], np.sin(a), 2.0 ** -20.9)
+    assert_close("__cosf", got[3], np.cos(a), 2.0 ** -20.9)
+    assert_close("__fdividef", got[4], a / b, 2 * 2.0 ** -23 * np.abs(a / b))
+    assert_close("rsqrtf", got[5], b ** -0.5, 2.0 ** -22.9 * b ** -0.5)
+
+
 # ---------------------------------------------------------------------------------------------- Rodinia
 @case("hotspot", "Rodinia: hotspot", ("hotspot_step",))
 def _hotspot(ctx: Ctx):
