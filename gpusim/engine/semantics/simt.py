@@ -30,6 +30,7 @@ def init_warp(m, w, lane_mask):
     m.stk_mask[w, 0] = lane_mask
     m.exited[w] = 0xFFFFFFFF ^ lane_mask
     m.bar_arrivals[w] = 0
+    m.bar_red[w, :] = 0
 
 
 @compiled_only

@@ -37,6 +37,7 @@ clock          [1] int64                    the current cycle (for %clock)
 shfl_values    [32] uint64                  scratch: shuffle results before they are written
 shfl_preds     [32] uint64                  scratch: shuffle predicates
 members        [32] int64                   scratch: each lane's member-mask group (warp-wide ops)
+bar_red        [W, 8] int64                 bar.red per warp: phase, generation, two records (barrier_reduce.py)
 =============  ===========================  ==============================================
 """
 
@@ -60,6 +61,7 @@ MACHINE_FIELDS = [
     "param8", "param16", "param32", "param64",
     "launch", "pc_counts", "err", "bar_arrivals", "lane_addr", "mem_req", "snap", "clock", "shfl_values", "shfl_preds",
     "members",
+    "bar_red",   # conformance corpus: bar.red records (engine/semantics/barrier_reduce.py)
 ]
 Machine = namedtuple("Machine", MACHINE_FIELDS)
 
@@ -156,4 +158,5 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         shfl_values=np.zeros(WARP_SIZE, dtype=np.uint64),
         shfl_preds=np.zeros(WARP_SIZE, dtype=np.uint64),
         members=np.zeros(WARP_SIZE, dtype=np.int64),
+        bar_red=np.zeros((warp_slots, 8), dtype=np.int64),
     )
