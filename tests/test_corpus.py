@@ -292,7 +292,6 @@ def _warp_votes(ctx: Ctx):
 
 @case("block_votes", "CUDA samples: simpleVoteIntrinsics (__syncthreads_count/and/or)", ("block_votes",))
 def _block_votes(ctx: Ctx):
-    _kernel_or_skip(ctx, "vote", "block_votes")   # bar.red: not modelled yet (see docs/kernels.md)
     n, block, nb, x, predicate = _vote_input(ctx)
     src = ctx.dev(x)
     counts, ands, ors = (ctx.gpu.zeros(nb, np.int32) for _ in range(3))
