@@ -50,7 +50,7 @@ def entry(body: str, params: str = ".param .u64 p_a, .param .u32 p_n") -> str:
     ("  mov.u32 %r1, %foo;", "", False),
     ("  ld.global.v8.u32 {%r1, %r2}, [%rd1];", "", False),
     ("  add.u32 %r1, %r2, 1", "", False),
-    ("  bar.red.popc.u32 %r1, 0, %p1;", "bar.red", True),
+    ("  bar.red.xor.pred %p2, 0, %p1;", "reduction", False),
 ])
 def test_bad_ptx_names_file_line_and_column(gpu, line_text, message, unsupported):
     text = entry(line_text)

@@ -187,7 +187,10 @@ OP_SAD = 44
 OP_FNS = 45
 OP_BFIND = 46
 OP_SET = 47
-OP_LAST_ALU = 47
+# ---- added by the conformance corpus (tests/corpus): integer dot products of packed bytes/halves
+OP_DP4A = 48
+OP_DP2A = 49
+OP_LAST_ALU = 49
 
 # Memory, control and warp-level operations, handled by the engine itself.
 OP_LD = 60
@@ -221,3 +224,5 @@ MOD_SHIFTAMT = 1 << 30    # bfind.shiftamt: return the left-shift amount instead
 OP_CALL = 101       # call of a .func: push a frame and a SIMT call entry (gpusim.ptx.calls)
 OP_FRET = 102       # the return row at the end of a .func
 OP_VPRINTF = 103    # call.uni vprintf: record a printf in the launch's printf buffer
+# ---------------------------------------------------------------- added by the conformance corpus (dp2a)
+MOD_DP2A_HI = 1 << 31    # dp2a.hi: bytes 2-3 of b (else .lo: bytes 0-1)

@@ -108,6 +108,7 @@ FORMS: tuple[Form, ...] = (
     _alu("popc", c.OP_POPC), _alu("clz", c.OP_CLZ), _alu("brev", c.OP_BREV), _alu("bfe", c.OP_BFE),
     _alu("bfi", c.OP_BFI), _alu("prmt", c.OP_PRMT), _alu("lop3", c.OP_LOP3), _alu("shf", c.OP_SHF),
     _alu("bfind", c.OP_BFIND), _alu("fns", c.OP_FNS),
+    _imad("dp4a", c.OP_DP4A), _imad("dp2a", c.OP_DP2A),    # conformance corpus: IDP runs on the IMAD path
     _alu("selp", c.OP_SELP, "any"), _alu("slct", c.OP_SLCT, "any"),
     _alu("setp.int", c.OP_SETP), _alu("set.int", c.OP_SET),
     _alu("setp.f32", c.OP_SETP, "f32"), _alu("set.f32", c.OP_SET, "f32"),

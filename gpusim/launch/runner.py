@@ -135,7 +135,7 @@ def _check_status(status, m, program, bad_block, limit, executed, n_blocks, give
         lines = []
         for w in range(m.sp.shape[0]):
             if m.sp[w] >= 0:
-                pc = int(m.stk_pc[w, m.sp[w]]) - 1
+                pc = int(m.stk_pc[w, m.sp[w]]) - (0 if m.bar_red[w, 0] else 1)   # a waiting bar.red keeps its pc
                 lines.append(f"  warp {int(m.warp_index[w])}: waits at the barrier at {where(program, pc)}")
         raise DeadlockError(f"kernel '{program.name}' block {bad_block}: a barrier can never complete "
                             f"(warps that exited or wait elsewhere never arrive):\n" + "\n".join(lines))

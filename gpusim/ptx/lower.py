@@ -65,6 +65,7 @@ _ALU_OPS = {
     "ex2": c.OP_EX2, "lg2": c.OP_LG2, "sin": c.OP_SIN, "cos": c.OP_COS, "tanh": c.OP_TANH,
     "testp": c.OP_TESTP, "copysign": c.OP_COPYSIGN, "lop3": c.OP_LOP3, "shf": c.OP_SHF,
     "mul24": c.OP_MUL24, "mad24": c.OP_MAD24, "sad": c.OP_SAD, "bfind": c.OP_BFIND, "fns": c.OP_FNS,
+    "dp4a": c.OP_DP4A, "dp2a": c.OP_DP2A,   # conformance corpus: integer dot products
 }
 SUPPORTED_OPCODES = sorted(set(_ALU_OPS) | {
     "ld", "ldu", "st", "atom", "red", "cvta", "prefetch", "prefetchu", "bra", "ret", "exit", "bar",
@@ -390,6 +391,7 @@ _ALU_ARITY = {  # op -> number of source operands (None = variable, checked by t
     c.OP_CVT: 1, c.OP_RCP: 1, c.OP_SQRT: 1, c.OP_RSQRT: 1, c.OP_EX2: 1, c.OP_LG2: 1, c.OP_SIN: 1,
     c.OP_COS: 1, c.OP_TANH: 1, c.OP_TESTP: 1, c.OP_COPYSIGN: 2, c.OP_LOP3: 4, c.OP_SHF: 3, c.OP_MUL24: 2,
     c.OP_MAD24: 3, c.OP_SAD: 3, c.OP_BFIND: 1, c.OP_FNS: 3,
+    c.OP_DP4A: 3, c.OP_DP2A: 3,
 }
 
 
@@ -408,6 +410,9 @@ def _lower_alu(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods, o
         mods |= _take(words, c.TESTP_CODES, ins, "test", required=True) << c.MOD_TESTP_SHIFT
     if op == c.OP_PRMT:
         mods |= _take(words, c.PRMT_CODES, ins, "mode") << c.MOD_PRMT_SHIFT
+    if op == c.OP_DP2A:
+        half = _take(words, {".lo": 1, ".hi": 2}, ins, "half", required=True)
+        mods |= c.MOD_DP2A_HI if half == 2 else 0
     if op == c.OP_SHF:
         direction = _take(words, {".l": 1, ".r": 2}, ins, "direction", required=True)
         mode = _take(words, {".wrap": 1, ".clamp": 2}, ins, "mode", required=True)
@@ -416,10 +421,12 @@ def _lower_alu(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods, o
         raise _err(ins, "carry-chain arithmetic (.cc / addc / subc) is not supported", unsupported=True)
     _reject_leftovers(ins, words)
 
-    if op in (c.OP_CVT, c.OP_SET, c.OP_SLCT):
+    if op in (c.OP_CVT, c.OP_SET, c.OP_SLCT, c.OP_DP4A, c.OP_DP2A):
         if len(m.types) != 2:
             raise _err(ins, f"'{ins.opcode}' needs two type modifiers (destination and source)")
         ty, ty2 = m.types
+        if op in (c.OP_DP4A, c.OP_DP2A) and not {ty, ty2} <= {c.T_U32, c.T_S32}:
+            raise _err(ins, f"'{ins.opcode}' takes .u32 or .s32 operand types, found {''.join(ins.mods)}")
     else:
         ty = _one_type(ins, m)
     row[L.F_OP] = op
@@ -493,6 +500,8 @@ def _source_type(op: int, index: int, ty: int, ty2: int) -> int:
         return ty2
     if op == c.OP_PRMT:
         return c.T_B32
+    if op in (c.OP_DP4A, c.OP_DP2A):     # a: atype, b: btype, c: s32 unless both are unsigned
+        return (ty, ty2, c.T_U32 if ty == ty2 == c.T_U32 else c.T_S32)[index]
     return ty
 
 

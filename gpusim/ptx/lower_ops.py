@@ -158,8 +158,11 @@ def _lower_sync(fl, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
     kind = _take(words, {".sync": L.BAR_SYNC, ".arrive": L.BAR_ARRIVE, ".red": 0}, ins, "barrier kind")
     if kind == 0 and ".sync" in ins.mods:
         kind = L.BAR_SYNC
+    if kind == 0 and ".red" in ins.mods:
+        _lower_barrier_reduction(fl, ins, b, m, [w for w in words if w != ".aligned"])
+        return
     if kind == 0:
-        raise _err(ins, "barrier reductions (bar.red) are not supported", unsupported=True)
+        raise _err(ins, f"'{ins.opcode}' needs .sync, .arrive or .red")
     _reject_leftovers(ins, words)
     _expect_operands(ins, (1, 2))
     row[L.F_OP] = c.OP_BAR
@@ -235,3 +238,29 @@ def _lower_warp(fl, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
         b.add_src(fl.src(ins, operands[1], ty))
         b.add_src(fl.src(ins, operands[2], c.T_U32))
     row[L.F_ISA] = isa.isa_row(row[L.F_OP], c.T_NONE)
+
+
+def _lower_barrier_reduction(fl, ins: ast.Instruction, b: _Row, m: _Mods, words: list) -> None:
+    """bar.red.popc.u32 d, a{, b}, {!}c  /  bar.red.{and,or}.pred p, a{, b}, {!}c (conformance corpus).
+
+    Sources: the barrier id, the thread count when given, the predicate last (barrier_reduce.py)."""
+    row = b.row
+    kind = _take(words, {".popc": L.BAR_RED_POPC, ".and": L.BAR_RED_AND, ".or": L.BAR_RED_OR}, ins,
+                 "reduction", required=True)
+    _reject_leftovers(ins, words)
+    want = c.T_U32 if kind == L.BAR_RED_POPC else c.T_PRED
+    if len(m.types) != 1 or m.types[0] != want:
+        raise _err(ins, f"bar.red{'.popc' if kind == L.BAR_RED_POPC else ''} needs the type "
+                   f"{'.u32' if want == c.T_U32 else '.pred'}")
+    _expect_operands(ins, (3, 4))
+    row[L.F_OP] = c.OP_BAR
+    row[L.F_AUX] = kind
+    row[L.F_TY] = want
+    b.set_dsts(fl.dst(ins, ins.operands[0]))
+    for operand in ins.operands[1:-1]:
+        b.add_src(fl.src(ins, operand, c.T_U32))
+    b.add_src(fl.src(ins, ins.operands[-1], c.T_PRED))
+    ident = ins.operands[1]
+    if isinstance(ident, ast.Imm) and not (isinstance(ident.value, int) and 0 <= ident.value <= 15):
+        raise _err(ins, f"barrier id {ident.value} is out of range: PTX has barriers 0 to 15")
+    row[L.F_ISA] = isa.isa_row(c.OP_BAR, c.T_NONE)

@@ -49,6 +49,7 @@ from gpusim.arch.codes import (
     MOD_BOOL_SHIFT,
     MOD_CMP_MASK,
     MOD_CMP_SHIFT,
+    MOD_DP2A_HI,
     MOD_FTZ,
     MOD_MUL_MASK,
     MOD_MUL_SHIFT,
@@ -65,6 +66,8 @@ from gpusim.arch.codes import (
     OP_CNOT,
     OP_CVT,
     OP_DIV,
+    OP_DP2A,
+    OP_DP4A,
     OP_FMA,
     OP_FNS,
     OP_LOP3,
@@ -101,6 +104,7 @@ from gpusim.arch.codes import (
 )
 from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.semantics.alu_convert import convert, is_float_type
+from gpusim.engine.semantics.alu_dot import dot_product_accumulate
 from gpusim.engine.semantics.alu_float import float_op, load_float
 from gpusim.engine.semantics.alu_int import (
     bit_field_extract,
@@ -313,4 +317,6 @@ def alu_eval(op, ty, ty2, mods, a, b, c, d):
         return float_op(op, ty, mods, a, b, c)
     if ty == T_F16X2 or ty == T_BF16X2:
         return packed_half_op(op, ty, mods, a, b, c)
+    if op == OP_DP4A or op == OP_DP2A:
+        return dot_product_accumulate(op == OP_DP2A, ty, ty2, (mods & MOD_DP2A_HI) != 0, a, b, c)
     return integer_op(op, ty, mods, a, b, c, d)

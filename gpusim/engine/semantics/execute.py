@@ -21,6 +21,7 @@ from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu import alu_eval
 from gpusim.engine.semantics.calls import exec_call, exec_return, exec_vprintf
+from gpusim.engine.semantics.barrier_reduce import RED_PHASE, barrier_reduce
 from gpusim.engine.semantics.fastpath import fast_alu
 from gpusim.engine.semantics.its import (
     ITS_BLOCKED,
@@ -368,6 +369,8 @@ def _barrier_skipped_by_exit(m, w):
     first = w - m.warp_index[w]
     for v in range(first, first + m.launch[S.L_WARPS_PER_BLOCK]):
         if v != w and m.bar_arrivals[v] > k and m.sp[v] >= 0:
+            if m.bar_red[v, RED_PHASE] != 0:
+                return m.stk_pc[v, m.sp[v]]          # a bar.red keeps its pc while it waits
             return max(m.stk_pc[v, m.sp[v]] - 1, 0)
     return -1
 
@@ -424,6 +427,11 @@ def step_warp(m, code, w):
         return STATUS_EXITED if top < 0 else STATUS_OK
     elif op == c.OP_CVTA:
         exec_cvta(m, row, w, mask)
+    elif op == c.OP_BAR and row[L.F_AUX] >= L.BAR_RED_POPC:      # bar.red (conformance corpus)
+        if mask != 0 and m.bar_red[w, RED_PHASE] == 0 and row[L.F_NSRC] <= 2 and m.launch[S.L_SYNCCHECK] != 0:
+            if _barrier_check(m, pc, w, mask) != STATUS_OK:
+                return STATUS_ERROR
+        return barrier_reduce(m, row, pc, w, mask, sp)
     elif op == c.OP_BAR:
         status = STATUS_BARRIER if mask != 0 else STATUS_OK
         first = 0

@@ -33,6 +33,7 @@ def init_warp(m, w, lane_mask):
     m.bar_arrivals[w] = 0
     m.its_wait[w] = 0
     m.its_sig[w, :] = 0
+    m.bar_red[w, :] = 0
 
 
 @compiled_only

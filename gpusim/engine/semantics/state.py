@@ -42,6 +42,7 @@ printf8, 64    [F] uint8, uint64 views      the launch's printf records (engine/
 printf_ctl     [4] int64                    printf buffer: bytes used, records dropped, records kept
 its_wait       [W] int64                    ITS: lanes blocked at a warp-synchronous instruction (its.py)
 its_sig        [W, ITS_SIG_SLOTS] uint64    ITS: state signature at a diverged group's last back edges
+bar_red        [W, 8] int64                 bar.red per warp: phase, generation, two records (barrier_reduce.py)
 =============  ===========================  ==============================================
 """
 
@@ -67,6 +68,7 @@ MACHINE_FIELDS = [
     "members",
     "printf8", "printf64", "printf_ctl",      # device printf (issue 12: calls)
     "its_wait", "its_sig",      # independent thread scheduling (engine/semantics/its.py)
+    "bar_red",   # conformance corpus: bar.red records (engine/semantics/barrier_reduce.py)
 ]
 Machine = namedtuple("Machine", MACHINE_FIELDS)
 
@@ -181,4 +183,5 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         printf8=printf, printf64=printf.view(np.uint64), printf_ctl=np.zeros(4, dtype=np.int64),
         its_wait=np.zeros(warp_slots, dtype=np.int64),
         its_sig=np.zeros((warp_slots, ITS_SIG_SLOTS), dtype=np.uint64),
+        bar_red=np.zeros((warp_slots, 8), dtype=np.int64),
     )
