@@ -79,3 +79,31 @@ def test_cp_async_wait_group_waits_for_the_copy():
     run = gpu.launch(mod["cp_async_zero_fill"], grid=1, block=32, args=[src, dst, np.int32(16)])
     assert run.stalls["long_scoreboard"] >= gpu.config.dram_latency_cycles
     assert run.cycles >= gpu.config.dram_latency_cycles
+
+
+def _ldmatrix_wavefronts(row_offsets: list[int], banks: int = 32, bank_bytes: int = 4) -> int:
+    """Wavefronts of one 8 x 16-byte ldmatrix matrix: the most distinct 4-byte words any bank serves."""
+    per_bank: dict[int, set] = {}
+    for offset in row_offsets:
+        for word in range(offset // bank_bytes, (offset + 16) // bank_bytes):
+            per_bank.setdefault(word % banks, set()).add(word)
+    return max(len(words) for words in per_bank.values())
+
+
+def test_ldmatrix_wavefronts_follow_the_row_addresses():
+    """ldmatrix.x4 of a 16 x 16 f16 tile (rows 32 bytes apart) and .x2 of an 8 x 16 one: the row addresses
+    of each 8 x 8 matrix decide its bank conflicts (computed here from the kernel's addressing)."""
+    gpu = gpusim.GPU("h100-sxm", sms=1)
+    mod = gpu.load(HERE / "mma_sync.ptx")
+    a = np.ones((16, 16), np.float16)
+    b = np.ones((8, 16), np.float16)
+    d = gpu.zeros(128, np.float32)
+    run = gpu.launch(mod["ldmatrix_cp_async_mma"], grid=1, block=32,
+                     args=[gpu.to_device(a), gpu.to_device(b), d, np.int32(0)])
+    a_rows = [((lane % 16) * 16 + (lane // 16) * 8) * 2 for lane in range(32)]         # bytes, kernel's formula
+    b_rows = [512 + ((lane % 8) * 16 + ((lane // 8) % 2) * 8) * 2 for lane in range(16)]
+    expected = sum(_ldmatrix_wavefronts(a_rows[8 * j:8 * j + 8]) for j in range(4)) + \
+        sum(_ldmatrix_wavefronts(b_rows[8 * j:8 * j + 8]) for j in range(2))
+    assert expected == 12        # every matrix 2-way conflicted: 8 rows 32 bytes apart span the banks twice
+    assert run.metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == expected
+    assert run.metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == expected - (4 + 2)
