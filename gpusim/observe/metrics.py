@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.arch import codes as c
 from gpusim.arch import isa as I
 from gpusim.arch import layout as L
 
@@ -55,6 +56,42 @@ def pipe_mix(program, pc_counts: np.ndarray) -> dict[str, int]:
     return {name: int(pc_counts[: program.n_inst, 0][pipes == p].sum()) for p, name in enumerate(I.PIPE_NAMES)}
 
 
+TENSOR_SOURCE_NAMES = {c.T_F16: "fp16", c.T_BF16: "bf16", c.T_TF32: "tf32", c.T_S8: "int8", c.T_U8: "int8",
+                       c.T_E4M3: "fp8", c.T_E5M2: "fp8"}
+TENSOR_DEST_NAMES = {c.T_F32: "fp32", c.T_F16: "fp16", c.T_S32: "int32"}
+TENSOR_FLOP_METRICS = tuple(f"gpusim__tensor_flops_src_{s}_dst_{d}.sum" for s, d in (
+    ("fp16", "fp32"), ("fp16", "fp16"), ("bf16", "fp32"), ("tf32", "fp32"), ("int8", "int32"), ("fp8", "fp32"),
+    ("fp8", "fp16")))
+"""FLOPs (2 per multiply-add; integer ops for int8) of mma/wmma per input and accumulator type (issue 14)."""
+
+
+def tensor_counts(program, pc_counts: np.ndarray, config) -> dict[str, float]:
+    """Tensor-core metrics from the executed instructions (issue 14): SASS-level HMMA/IMMA instructions (a
+    wmma.mma counts as the HMMAs it is priced as), FLOPs per source/destination type, and the tensor pipe's
+    busy cycles (warp-instructions x the form's interval from the config)."""
+    out = {name: 0 for name in TENSOR_FLOP_METRICS}
+    out.update({"sm__inst_executed_pipe_tensor_op_hmma.sum": 0, "sm__inst_executed_pipe_tensor_op_imma.sum": 0,
+                "gpusim__tensor_flops.sum": 0, "gpusim__tensor_hmma_busy_cycles": 0,
+                "gpusim__tensor_imma_busy_cycles": 0})
+    if not program.n_inst:
+        return out
+    code = program.code
+    tensor_pcs = [pc for pc in range(program.n_inst) if I.FORMS[int(code[pc, L.F_ISA])].pipe == I.PIPE_TENSOR]
+    for pc in tensor_pcs:
+        form = I.FORMS[int(code[pc, L.F_ISA])]
+        executed = int(pc_counts[pc, 2]) // 32          # .aligned: a warp-instruction runs all 32 lanes
+        source = TENSOR_SOURCE_NAMES.get(int(code[pc, L.F_TY2]), "fp16")
+        dest = TENSOR_DEST_NAMES.get(int(code[pc, L.F_TY]), "fp32")
+        flops = executed * form.tensor_flops
+        out[f"gpusim__tensor_flops_src_{source}_dst_{dest}.sum"] += flops
+        out["gpusim__tensor_flops.sum"] += flops
+        integer = source == "int8"
+        out[f"sm__inst_executed_pipe_tensor_op_{'imma' if integer else 'hmma'}.sum"] += executed * form.hmma_count
+        busy = int(pc_counts[pc, 0]) * I.form_interval(form, config, 1)
+        out[f"gpusim__tensor_{'imma' if integer else 'hmma'}_busy_cycles"] += busy
+    return out
+
+
 def derive_metrics(run) -> dict:
     config = run.config
     program = run.program
@@ -82,7 +119,12 @@ def derive_metrics(run) -> dict:
     m["gpusim__fp32_flops.sum"] = fp32_flops
     m["gpusim__fp64_flops.sum"] = fp64_flops
     m["gpusim__fp16_flops.sum"] = fp16_flops
-    m["gpusim__flops.sum"] = fp32_flops + fp64_flops + fp16_flops
+    tensor = tensor_counts(program, counts, config)
+    tensor_flops = tensor["gpusim__tensor_flops.sum"]
+    for name in (*TENSOR_FLOP_METRICS, "gpusim__tensor_flops.sum", "sm__inst_executed_pipe_tensor_op_hmma.sum",
+                 "sm__inst_executed_pipe_tensor_op_imma.sum"):
+        m[name] = tensor[name]
+    m["gpusim__flops.sum"] = fp32_flops + fp64_flops + fp16_flops + tensor_flops
     if not run.timing:
         return m
     c = run.counters
@@ -138,10 +180,19 @@ def derive_metrics(run) -> dict:
                            + (c["shared_load_wavefronts"] + c["shared_store_wavefronts"])
                            * config.shared_banks * config.shared_bank_bytes,
                            active_cycles * config.l1_bytes_per_cycle_per_sm),
-        "gpusim__flop_per_second": _ratio(fp32_flops + fp64_flops + fp16_flops, seconds),
+        "gpusim__flop_per_second": _ratio(fp32_flops + fp64_flops + fp16_flops + tensor_flops, seconds),
+        "gpusim__tensor_flop_per_second": _ratio(tensor_flops, seconds),
+        "gpusim__tensor_flops_per_cycle_per_sm": _ratio(tensor_flops, cycles * config.sms),
+        "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active":
+            100.0 * _ratio(tensor["gpusim__tensor_hmma_busy_cycles"], active_cycles * nsp),
+        "sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_active":
+            100.0 * _ratio(tensor["gpusim__tensor_imma_busy_cycles"], active_cycles * nsp),
+        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active":
+            100.0 * _ratio(tensor["gpusim__tensor_hmma_busy_cycles"] + tensor["gpusim__tensor_imma_busy_cycles"],
+                           active_cycles * nsp),
         "gpusim__fp32_flop_per_second": _ratio(fp32_flops, seconds),
         "gpusim__dram_bytes_per_second": _ratio(dram_bytes, seconds),
-        "gpusim__arithmetic_intensity": _ratio(fp32_flops + fp64_flops + fp16_flops, dram_bytes),
+        "gpusim__arithmetic_intensity": _ratio(fp32_flops + fp64_flops + fp16_flops + tensor_flops, dram_bytes),
         "gpusim__warp_instructions_per_cycle": _ratio(warp_inst, cycles),
     })
     intervals = I.pipe_intervals(config)

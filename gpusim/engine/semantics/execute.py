@@ -47,6 +47,7 @@ from gpusim.engine.semantics.simt import (
     normalize,
 )
 from gpusim.engine.semantics.texture import exec_texture
+from gpusim.engine.semantics.tensor import tensor_op
 from gpusim.engine.semantics.warpops import warp_op
 
 U64_0 = np.uint64(0)
@@ -456,6 +457,10 @@ def step_warp(m, code, w):
         return status if status != STATUS_OK or m.sp[w] >= 0 else STATUS_EXITED
     elif op == c.OP_VPRINTF:
         exec_vprintf(m, row, w, mask)
+    elif op >= c.OP_FIRST_TENSOR and op <= c.OP_LAST_TENSOR:
+        status = tensor_op(m, row, pc, w, mask)
+        if status != STATUS_OK:
+            return status
     elif op >= c.OP_SHFL and op <= c.OP_REDUX:
         bad = warp_op(m, row, w, mask)
         if bad >= 0:

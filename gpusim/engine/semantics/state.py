@@ -43,6 +43,7 @@ printf_ctl     [4] int64                    printf buffer: bytes used, records d
 its_wait       [W] int64                    ITS: lanes blocked at a warp-synchronous instruction (its.py)
 its_sig        [W, ITS_SIG_SLOTS] uint64    ITS: state signature at a diverged group's last back edges
 bar_red        [W, 8] int64                 bar.red per warp: phase, generation, two records (barrier_reduce.py)
+tensor_scratch [1536] float64               scratch: A, B, C of a tensor instruction (semantics/tensor.py)
 =============  ===========================  ==============================================
 """
 
@@ -69,6 +70,7 @@ MACHINE_FIELDS = [
     "printf8", "printf64", "printf_ctl",      # device printf (issue 12: calls)
     "its_wait", "its_sig",      # independent thread scheduling (engine/semantics/its.py)
     "bar_red",   # conformance corpus: bar.red records (engine/semantics/barrier_reduce.py)
+    "tensor_scratch",   # tensor cores (issue 14)
 ]
 Machine = namedtuple("Machine", MACHINE_FIELDS)
 
@@ -121,6 +123,7 @@ MR_TEXTURE = 4
 MR_TEX_SECTORS = 11
 LANE_ADDR_TEXTURE = 32
 TEXTURE_MAX_SECTORS = 256      # 32 lanes x 8 texels of a 3D linear fetch
+MR_NO_L1 = 12   # tensor cores (issue 14): 1 when the request bypasses L1 (cp.async.cg); the timing model clears it
 
 
 def _views(buffer: np.ndarray) -> tuple:
@@ -174,7 +177,7 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         err=np.zeros(8, dtype=np.int64),
         bar_arrivals=np.zeros(warp_slots, dtype=np.int64),
         lane_addr=np.zeros(LANE_ADDR_TEXTURE + TEXTURE_MAX_SECTORS, dtype=np.int64),
-        mem_req=np.zeros(12, dtype=np.int64),
+        mem_req=np.zeros(13, dtype=np.int64),
         snap=np.zeros(WARP_SIZE, dtype=np.uint64),
         clock=np.zeros(1, dtype=np.int64),
         shfl_values=np.zeros(WARP_SIZE, dtype=np.uint64),
@@ -184,4 +187,5 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         its_wait=np.zeros(warp_slots, dtype=np.int64),
         its_sig=np.zeros((warp_slots, ITS_SIG_SLOTS), dtype=np.uint64),
         bar_red=np.zeros((warp_slots, 8), dtype=np.int64),
+        tensor_scratch=np.zeros(1536, dtype=np.float64),
     )
