@@ -83,11 +83,14 @@ class Ctx:
         return self.modules[file][name]
 
     def launch(self, file: str, name: str, grid, block, *args, shared: int = 0):
-        run = self.gpu.launch(self.kernel(file, name), grid=grid, block=block, args=list(args),
-                              shared_bytes=shared, timing=self.timing)
+        return self.launch_kernel(self.kernel(file, name), grid, block, *args, shared=shared)
+
+    def launch_kernel(self, kernel, grid, block, *args, shared: int = 0):
+        run = self.gpu.launch(kernel, grid=grid, block=block, args=list(args), shared_bytes=shared,
+                              timing=self.timing)
         self.launches += 1
         if self.timing:
-            assert run.cycles > 0 and run.seconds > 0, f"{name}: a timed run without time"
+            assert run.cycles > 0 and run.seconds > 0, f"{kernel.name}: a timed run without time"
         return run
 
     def dev(self, array):
@@ -1284,8 +1287,7 @@ def _texture(ctx: Ctx):
     tex = ctx.gpu.texture(image, filter="linear", address="clamp", normalized=False)
     out = ctx.gpu.zeros((height, width), np.float32)
     grid, block = _grid2(width, height, 8, 8)
-    ctx.gpu.launch(kernel, grid, block, [out, tex, np.int32(width), np.int32(height), np.float32(scale)],
-                   timing=ctx.timing)
+    ctx.launch_kernel(kernel, grid, block, out, tex, np.int32(width), np.int32(height), np.float32(scale))
     # Linear filtering at unnormalized (u, v): x = u - 0.5, i = floor(x), weights frac(x) (9-bit fixed
     # point; here 0, .25, .5, .75: exact), clamped addressing.
     ys, xs = np.mgrid[0:height, 0:width].astype(np.float64) * scale
@@ -1305,7 +1307,7 @@ def _printf(ctx: Ctx):
     kernel = _kernel_or_skip(ctx, "printf_kernel", "print_values")
     n = 40
     values = ctx.uniform(-2, 2, n)
-    run = ctx.gpu.launch(kernel, 2, 32, [ctx.dev(values), np.int32(n)], timing=ctx.timing)
+    run = ctx.launch_kernel(kernel, 2, 32, ctx.dev(values), np.int32(n))
     expected = [f"thread {i} value {2 * float(v):.3f} bits {int(values.view(np.uint32)[i]):08x}"
                 for i, v in enumerate(values)]
     assert sorted(run.stdout.splitlines()) == sorted(expected)
