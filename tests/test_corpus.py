@@ -404,6 +404,43 @@ def _vector_add4(ctx: Ctx):
     assert_equal("a + b", c.get(), a + b)        # one float32 rounding, as numpy's
 
 
+@case("mixed_types", "audio / physics / image kernels: 16-bit, signed division, float and double atomics",
+      ("pcm_gain", "periodic_index", "weighted_histogram", "segmented_scan16"))
+def _mixed_types(ctx: Ctx):
+    n = 1000
+    samples = ctx.rng.integers(-32768, 32768, n).astype(np.int16)
+    samples[:6] = [-32768, 32767, 3, -3, 5, -5]
+    gain = 1.5                                    # 1.5 * odd numbers: exact halves, rounded to even
+    out = ctx.gpu.zeros(n, np.int16)
+    ctx.launch("mixed_types", "pcm_gain", blocks(n, 128), 128, ctx.dev(samples), out, np.float32(gain), np.int32(n))
+    assert_equal("PCM gain", out.get(), np.clip(np.rint(samples * np.float32(gain)), -32768, 32767).astype(np.int16))
+
+    offsets = ctx.rng.integers(-1000, 1000, n).astype(np.int32)
+    period = 37
+    wrapped, quotients = ctx.gpu.zeros(n, np.int32), ctx.gpu.zeros(n, np.int32)
+    ctx.launch("mixed_types", "periodic_index", blocks(n, 128), 128, ctx.dev(offsets), wrapped, quotients,
+               np.int32(period), np.int32(n))
+    assert_equal("periodic index", wrapped.get(), np.mod(offsets, period))
+    assert_equal("truncating quotient", quotients.get(), np.trunc(offsets / period).astype(np.int32))
+
+    n_bins = 50
+    bins, weights = ctx.rng.integers(0, n_bins, n).astype(np.int32), ctx.uniform(0, 1, n)
+    hist, total = ctx.gpu.zeros(n_bins, np.float32), ctx.gpu.zeros(1, np.float64)
+    ctx.launch("mixed_types", "weighted_histogram", 3, 128, ctx.dev(bins), ctx.dev(weights), hist, total,
+               np.int32(n), np.int32(n_bins), shared=n_bins * 4)
+    exact = np.bincount(bins, weights=weights.astype(np.float64), minlength=n_bins)
+    assert_close("weighted histogram (float atomics)", hist.get(), exact, gamma(n) * exact)
+    assert_close("total (double atomics)", total.get(), [weights.astype(np.float64).sum()],
+                 n * 2.0 ** -53 * weights.sum())
+
+    values = ctx.rng.integers(-100, 100, n).astype(np.int32)
+    scanned = ctx.gpu.zeros(n, np.int32)
+    ctx.launch("mixed_types", "segmented_scan16", blocks(n, 128), 128, ctx.dev(values), scanned, np.int32(n))
+    padded = np.zeros(blocks(n, 16) * 16, np.int64)
+    padded[:n] = values
+    assert_equal("16-lane segmented scan", scanned.get(), np.cumsum(padded.reshape(-1, 16), axis=1).ravel()[:n])
+
+
 # ---------------------------------------------------------------------------------------------- sorting
 def _network_sort_case(kernel: str):
     def run(ctx: Ctx):
