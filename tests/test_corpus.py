@@ -83,11 +83,14 @@ class Ctx:
         return self.modules[file][name]
 
     def launch(self, file: str, name: str, grid, block, *args, shared: int = 0):
-        run = self.gpu.launch(self.kernel(file, name), grid=grid, block=block, args=list(args),
-                              shared_bytes=shared, timing=self.timing)
+        return self.launch_kernel(self.kernel(file, name), grid, block, *args, shared=shared)
+
+    def launch_kernel(self, kernel, grid, block, *args, shared: int = 0):
+        run = self.gpu.launch(kernel, grid=grid, block=block, args=list(args), shared_bytes=shared,
+                              timing=self.timing)
         self.launches += 1
         if self.timing:
-            assert run.cycles > 0 and run.seconds > 0, f"{name}: a timed run without time"
+            assert run.cycles > 0 and run.seconds > 0, f"{kernel.name}: a timed run without time"
         return run
 
     def dev(self, array):
@@ -399,6 +402,43 @@ def _vector_add4(ctx: Ctx):
     ctx.launch("vector_add_float4", "vector_add_float4", blocks(n // 4, 64), 64, ctx.dev(a), ctx.dev(b), c,
                np.int32(n))
     assert_equal("a + b", c.get(), a + b)        # one float32 rounding, as numpy's
+
+
+@case("mixed_types", "audio / physics / image kernels: 16-bit, signed division, float and double atomics",
+      ("pcm_gain", "periodic_index", "weighted_histogram", "segmented_scan16"))
+def _mixed_types(ctx: Ctx):
+    n = 1000
+    samples = ctx.rng.integers(-32768, 32768, n).astype(np.int16)
+    samples[:6] = [-32768, 32767, 3, -3, 5, -5]
+    gain = 1.5                                    # 1.5 * odd numbers: exact halves, rounded to even
+    out = ctx.gpu.zeros(n, np.int16)
+    ctx.launch("mixed_types", "pcm_gain", blocks(n, 128), 128, ctx.dev(samples), out, np.float32(gain), np.int32(n))
+    assert_equal("PCM gain", out.get(), np.clip(np.rint(samples * np.float32(gain)), -32768, 32767).astype(np.int16))
+
+    offsets = ctx.rng.integers(-1000, 1000, n).astype(np.int32)
+    period = 37
+    wrapped, quotients = ctx.gpu.zeros(n, np.int32), ctx.gpu.zeros(n, np.int32)
+    ctx.launch("mixed_types", "periodic_index", blocks(n, 128), 128, ctx.dev(offsets), wrapped, quotients,
+               np.int32(period), np.int32(n))
+    assert_equal("periodic index", wrapped.get(), np.mod(offsets, period))
+    assert_equal("truncating quotient", quotients.get(), np.trunc(offsets / period).astype(np.int32))
+
+    n_bins = 50
+    bins, weights = ctx.rng.integers(0, n_bins, n).astype(np.int32), ctx.uniform(0, 1, n)
+    hist, total = ctx.gpu.zeros(n_bins, np.float32), ctx.gpu.zeros(1, np.float64)
+    ctx.launch("mixed_types", "weighted_histogram", 3, 128, ctx.dev(bins), ctx.dev(weights), hist, total,
+               np.int32(n), np.int32(n_bins), shared=n_bins * 4)
+    exact = np.bincount(bins, weights=weights.astype(np.float64), minlength=n_bins)
+    assert_close("weighted histogram (float atomics)", hist.get(), exact, gamma(n) * exact)
+    assert_close("total (double atomics)", total.get(), [weights.astype(np.float64).sum()],
+                 n * 2.0 ** -53 * weights.sum())
+
+    values = ctx.rng.integers(-100, 100, n).astype(np.int32)
+    scanned = ctx.gpu.zeros(n, np.int32)
+    ctx.launch("mixed_types", "segmented_scan16", blocks(n, 128), 128, ctx.dev(values), scanned, np.int32(n))
+    padded = np.zeros(blocks(n, 16) * 16, np.int64)
+    padded[:n] = values
+    assert_equal("16-lane segmented scan", scanned.get(), np.cumsum(padded.reshape(-1, 16), axis=1).ravel()[:n])
 
 
 # ---------------------------------------------------------------------------------------------- sorting
@@ -1284,8 +1324,7 @@ def _texture(ctx: Ctx):
     tex = ctx.gpu.texture(image, filter="linear", address="clamp", normalized=False)
     out = ctx.gpu.zeros((height, width), np.float32)
     grid, block = _grid2(width, height, 8, 8)
-    ctx.gpu.launch(kernel, grid, block, [out, tex, np.int32(width), np.int32(height), np.float32(scale)],
-                   timing=ctx.timing)
+    ctx.launch_kernel(kernel, grid, block, out, tex, np.int32(width), np.int32(height), np.float32(scale))
     # Linear filtering at unnormalized (u, v): x = u - 0.5, i = floor(x), weights frac(x) (9-bit fixed
     # point; here 0, .25, .5, .75: exact), clamped addressing.
     ys, xs = np.mgrid[0:height, 0:width].astype(np.float64) * scale
@@ -1305,7 +1344,7 @@ def _printf(ctx: Ctx):
     kernel = _kernel_or_skip(ctx, "printf_kernel", "print_values")
     n = 40
     values = ctx.uniform(-2, 2, n)
-    run = ctx.gpu.launch(kernel, 2, 32, [ctx.dev(values), np.int32(n)], timing=ctx.timing)
+    run = ctx.launch_kernel(kernel, 2, 32, ctx.dev(values), np.int32(n))
     expected = [f"thread {i} value {2 * float(v):.3f} bits {int(values.view(np.uint32)[i]):08x}"
                 for i, v in enumerate(values)]
     assert sorted(run.stdout.splitlines()) == sorted(expected)
