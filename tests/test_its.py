@@ -66,9 +66,14 @@ def test_its_code_marks_exactly_the_backward_branches_and_gives_syncwarp_its_mas
         assert (code[warpsync, L.F_NSRC] == 0).all() and (marked[warpsync, L.F_NSRC] == 1).all()
         assert int(backward.sum()) == (0 if kernel == "syncwarp_cross" else 1)
         assert int(warpsync.sum()) == (2 if kernel == "syncwarp_cross" else 0)
+        for pc in np.flatnonzero(backward):   # these loops are contiguous: the rows from the target to pc
+            rows = code[code[pc, L.F_TARGET]:pc + 1]
+            written = {int(d) for row in rows for d in row[L.F_DST0:L.F_DST0 + row[L.F_NDST]] if d >= 0}
+            assert marked[pc, L.F_SIZE] == sum(1 << (d % 64) for d in written)
         rest = np.ones(code.shape[1], bool)
-        rest[[L.F_MODS, L.F_NSRC]] = False
+        rest[[L.F_MODS, L.F_NSRC, L.F_SIZE]] = False
         np.testing.assert_array_equal(marked[:, rest], code[:, rest])
+        np.testing.assert_array_equal(marked[~backward, L.F_SIZE], code[~backward, L.F_SIZE])
 
 
 # ------------------------------------------------------------------ spin lock

@@ -407,7 +407,7 @@ def step_warp(m, code, w):
     elif op == c.OP_BRA:
         if not branch(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w, pc, row[L.F_TARGET], row[L.F_RECONV], mask, active):
             return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
-        if row[L.F_MODS] & L.BRA_ITS_BACKWARD and mask != 0 and back_edge(m, w, pc) < 0:
+        if row[L.F_MODS] & L.BRA_ITS_BACKWARD and mask != 0 and back_edge(m, w, pc, row[L.F_SIZE]) < 0:
             return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
         return STATUS_OK if m.sp[w] >= 0 else STATUS_EXITED
     elif op == c.OP_LD or op == c.OP_ST or op == c.OP_ATOM or op == c.OP_RED:

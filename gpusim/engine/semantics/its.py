@@ -99,10 +99,11 @@ def switch_group(m, w):
 
 
 @compiled_only
-def back_edge(m, w, pc):
+def back_edge(m, w, pc, written):
     """Warp ``w``'s top group has just taken the backward branch at ``pc``. When the warp is diverged
     and the group is in the state it was in at its last pass here, it spins: switch to another group.
-    Returns ``switch_group``'s result (0 when nothing changed)."""
+    ``written``: the registers its loop can write (bit ``index % 64``; the others cannot change between
+    two passes). Returns ``switch_group``'s result (0 when nothing changed)."""
     sp = m.sp[w]
     if sp <= 0:
         return 0
@@ -113,6 +114,8 @@ def back_edge(m, w, pc):
     h = (h ^ np.uint64(mask)) * FNV_PRIME
     regs = m.regs
     for r in range(regs.shape[1]):
+        if not (written >> (r & 63)) & 1:
+            continue
         for lane in range(32):
             if (mask >> lane) & 1:
                 h = (h ^ regs[w, r, lane]) * FNV_PRIME
