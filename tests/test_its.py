@@ -147,6 +147,16 @@ def test_every_thread_takes_the_lock_several_times(timing):
     assert int(total.get().sum()) == sum(range(rounds * N_THREADS))   # every count seen exactly once
 
 
+@TIMING
+def test_a_barrier_after_the_lock_waits_for_every_group_of_each_warp(timing):
+    gpu = make_gpu("its")
+    lock, counter, after = gpu.zeros(1, np.int32), gpu.zeros(1, np.int32), gpu.zeros(N_THREADS, np.int32)
+    launch(gpu, "spin_lock.ptx", "spin_lock_then_barrier", [lock, counter, after], timing, grid=1,
+           block=N_THREADS)
+    # one block: after __syncthreads() every thread of it has incremented the counter
+    np.testing.assert_array_equal(after.get(), np.full(N_THREADS, N_THREADS))
+
+
 # ------------------------------------------------------------------ producer / consumer in one warp
 
 

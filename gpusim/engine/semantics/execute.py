@@ -26,6 +26,7 @@ from gpusim.engine.semantics.its import (
     ITS_GO_ON,
     ITS_OVERFLOW,
     back_edge,
+    its_bar,
     its_warp_op,
     its_warpsync,
     warpsync_missing,
@@ -429,6 +430,10 @@ def step_warp(m, code, w):
     elif op == c.OP_CVTA:
         exec_cvta(m, row, w, mask)
     elif op == c.OP_BAR:
+        if mask != 0 and m.launch[S.L_RECONVERGENCE] == S.RECONV_ITS and row[L.F_AUX] != L.BAR_ARRIVE:
+            result, mask = its_bar(m, code, pc, w, mask, _real_lanes(m, w))   # the warp's groups meet first
+            if result != ITS_GO_ON:
+                return _its_stop(m, result, pc, w)
         status = STATUS_BARRIER if mask != 0 else STATUS_OK
         first = 0
         while first < 31 and not (mask >> first) & 1:
