@@ -66,9 +66,14 @@ def test_its_code_marks_exactly_the_backward_branches_and_gives_syncwarp_its_mas
         assert (code[warpsync, L.F_NSRC] == 0).all() and (marked[warpsync, L.F_NSRC] == 1).all()
         assert int(backward.sum()) == (0 if kernel == "syncwarp_cross" else 1)
         assert int(warpsync.sum()) == (2 if kernel == "syncwarp_cross" else 0)
+        for pc in np.flatnonzero(backward):   # these loops are contiguous: the rows from the target to pc
+            rows = code[code[pc, L.F_TARGET]:pc + 1]
+            written = {int(d) for row in rows for d in row[L.F_DST0:L.F_DST0 + row[L.F_NDST]] if d >= 0}
+            assert marked[pc, L.F_SIZE] == sum(1 << (d % 64) for d in written)
         rest = np.ones(code.shape[1], bool)
-        rest[[L.F_MODS, L.F_NSRC]] = False
+        rest[[L.F_MODS, L.F_NSRC, L.F_SIZE]] = False
         np.testing.assert_array_equal(marked[:, rest], code[:, rest])
+        np.testing.assert_array_equal(marked[~backward, L.F_SIZE], code[~backward, L.F_SIZE])
 
 
 # ------------------------------------------------------------------ spin lock
@@ -140,6 +145,16 @@ def test_every_thread_takes_the_lock_several_times(timing):
     launch(gpu, "lock_nested.ptx", "lock_repeatedly", [lock, counter, total, np.int32(rounds)], timing)
     assert counter.get()[0] == rounds * N_THREADS
     assert int(total.get().sum()) == sum(range(rounds * N_THREADS))   # every count seen exactly once
+
+
+@TIMING
+def test_a_barrier_after_the_lock_waits_for_every_group_of_each_warp(timing):
+    gpu = make_gpu("its")
+    lock, counter, after = gpu.zeros(1, np.int32), gpu.zeros(1, np.int32), gpu.zeros(N_THREADS, np.int32)
+    launch(gpu, "spin_lock.ptx", "spin_lock_then_barrier", [lock, counter, after], timing, grid=1,
+           block=N_THREADS)
+    # one block: after __syncthreads() every thread of it has incremented the counter
+    np.testing.assert_array_equal(after.get(), np.full(N_THREADS, N_THREADS))
 
 
 # ------------------------------------------------------------------ producer / consumer in one warp

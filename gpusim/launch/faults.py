@@ -12,6 +12,7 @@ import contextlib
 
 import numpy as np
 
+from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.engine.semantics import state as S
 from gpusim.errors import (
@@ -112,10 +113,13 @@ def _sync_error(m, program, head, block, thread, line, lane, other) -> WarpSyncE
                     "reconverges (GPU(..., reconvergence='its') waits for the named lanes, as Volta and later do)")
     elif sub == S.SYNC_NEVER_ARRIVES:
         at = group_pc(m, int(m.err[S.E_WARP]), other)
-        why = (f"lane {lane} (member mask 0x{named:08x}) waits here for lane {other}, which is blocked at "
-               f"{where(program, at)}; every group of the warp waits at a warp-synchronous instruction, so lane "
-               f"{other} can never arrive (reconvergence='its' joins a data-exchanging warp op only at one "
-               "instruction: shuffle on both sides of a branch after it instead)")
+        why = (f"lane {lane} (waiting for lanes 0x{named:08x}) waits here for lane {other}, which is blocked "
+               f"at {where(program, at)}; every group of the warp waits at a synchronizing instruction, so lane "
+               f"{other} can never arrive")
+        pc = int(m.err[S.E_PC])
+        if 0 <= pc < program.n_inst and c.OP_SHFL <= int(program.code[pc, L.F_OP]) <= c.OP_REDUX:
+            why += (" (reconvergence='its' joins a data-exchanging warp op only at one instruction: shuffle "
+                    "after the branch's join instead of on both sides)")
     else:
         mine = int(m.members[other]) & 0xFFFFFFFF & ~int(m.exited[int(m.err[S.E_WARP])])
         named &= ~int(m.exited[int(m.err[S.E_WARP])])

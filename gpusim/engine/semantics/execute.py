@@ -28,6 +28,7 @@ from gpusim.engine.semantics.its import (
     ITS_GO_ON,
     ITS_OVERFLOW,
     back_edge,
+    its_bar,
     its_warp_op,
     its_warpsync,
     warpsync_missing,
@@ -404,7 +405,7 @@ def step_warp(m, code, w):
     elif op == c.OP_BRA:
         if not branch(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w, pc, row[L.F_TARGET], row[L.F_RECONV], mask, active):
             return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
-        if row[L.F_MODS] & L.BRA_ITS_BACKWARD and mask != 0 and back_edge(m, w, pc) < 0:
+        if row[L.F_MODS] & L.BRA_ITS_BACKWARD and mask != 0 and back_edge(m, w, pc, row[L.F_SIZE]) < 0:
             return fail(m, S.ERR_STACK_OVERFLOW, pc, w, 0, 0)
         return STATUS_OK if m.sp[w] >= 0 else STATUS_EXITED
     elif op == c.OP_LD or op == c.OP_ST or op == c.OP_ATOM or op == c.OP_RED:
@@ -434,6 +435,10 @@ def step_warp(m, code, w):
                 return STATUS_ERROR
         return barrier_reduce(m, row, pc, w, mask, sp)
     elif op == c.OP_BAR:
+        if mask != 0 and m.launch[S.L_RECONVERGENCE] == S.RECONV_ITS and row[L.F_AUX] != L.BAR_ARRIVE:
+            result, mask = its_bar(m, code, pc, w, mask, _real_lanes(m, w))   # the warp's groups meet first
+            if result != ITS_GO_ON:
+                return _its_stop(m, result, pc, w)
         status = STATUS_BARRIER if mask != 0 else STATUS_OK
         first = 0
         while first < 31 and not (mask >> first) & 1:

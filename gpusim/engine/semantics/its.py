@@ -24,16 +24,17 @@ reordering it at three kinds of points:
   the warp is blocked, none can arrive: a ``WarpSyncError`` (``SYNC_NEVER_ARRIVES``).
 * **``bar.warp.sync``** (``__syncwarp(mask)``): a barrier for the named lanes, at any ``bar.warp.sync``
   of the kernel (CUDA lets the two sides of a branch sync with each other): the group blocks until the
-  named live lanes have all arrived at one.
+  named live lanes have all arrived at one. A block-wide ``bar.sync`` (``its_bar``) is the same for all
+  the warp's live lanes: the warp arrives at the block's barrier when its last group gets to one.
 
 Non-communicating code never meets any of the three (a loop that repeats its state exactly would never
 end), so it runs in the same order, with the same issues, cycles and counters, as under IPDOM.
 
 Simplifications: joint execution of a data-exchanging warp op needs the same instruction (two
 ``shfl.sync`` on the two sides of a branch that name each other's lanes end in the ``WarpSyncError``);
-groups released together stay separate groups until their next convergence point; a block-wide
-``bar.sync`` counts the warp, as under IPDOM; a loop that waits while its registers change every
-iteration (it counts its tries, reads ``%clock``) is not recognized as waiting.
+groups released together stay separate groups until their next convergence point; a loop that waits
+while its registers change every iteration (it counts its tries, reads ``%clock``) is not recognized as
+waiting.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ ITS_GO_ON = 0       # executed: the group continues at the next instruction
 ITS_BLOCKED = 1     # the group waits there; another group is on top now
 ITS_FAILED = -1     # a member-mask error (m.err filled: E_LANE, E_EXTRA, E_ADDRESS, E_SUB)
 ITS_OVERFLOW = -2   # no room on the stack to split a group off
+# where a group blocked elsewhere waits for the same thing (blocked_at)
+AT_SAME, AT_WARPSYNC, AT_BAR = 0, 1, 2
 
 
 @compiled_only
@@ -99,10 +102,11 @@ def switch_group(m, w):
 
 
 @compiled_only
-def back_edge(m, w, pc):
+def back_edge(m, w, pc, written):
     """Warp ``w``'s top group has just taken the backward branch at ``pc``. When the warp is diverged
     and the group is in the state it was in at its last pass here, it spins: switch to another group.
-    Returns ``switch_group``'s result (0 when nothing changed)."""
+    ``written``: the registers its loop can write (bit ``index % 64``; the others cannot change between
+    two passes). Returns ``switch_group``'s result (0 when nothing changed)."""
     sp = m.sp[w]
     if sp <= 0:
         return 0
@@ -113,6 +117,8 @@ def back_edge(m, w, pc):
     h = (h ^ np.uint64(mask)) * FNV_PRIME
     regs = m.regs
     for r in range(regs.shape[1]):
+        if not (written >> (r & 63)) & 1:
+            continue
         for lane in range(32):
             if (mask >> lane) & 1:
                 h = (h ^ regs[w, r, lane]) * FNV_PRIME
@@ -125,14 +131,22 @@ def back_edge(m, w, pc):
 
 
 @compiled_only
-def _is_warpsync(code, pc):
-    return code[pc, L.F_OP] == c.OP_NOP and code[pc, L.F_AUX] == L.NOP_WARPSYNC
+def _same_kind(code, pc, at, kind):
+    """Whether a group blocked at ``at`` waits at the same barrier as one at ``pc``: the same instruction
+    (``AT_SAME``), or any ``bar.warp.sync`` (``AT_WARPSYNC``) or block-wide ``bar.sync`` (``AT_BAR``)."""
+    if at == pc:
+        return True
+    if kind == AT_WARPSYNC:
+        return code[at, L.F_OP] == c.OP_NOP and code[at, L.F_AUX] == L.NOP_WARPSYNC
+    if kind == AT_BAR:
+        return code[at, L.F_OP] == c.OP_BAR and code[at, L.F_AUX] != L.BAR_ARRIVE
+    return False
 
 
 @compiled_only
-def blocked_at(m, code, w, pc, any_warpsync):
-    """Lanes of warp ``w``'s groups below the top that are blocked at ``pc`` (or, with ``any_warpsync``,
-    at any ``bar.warp.sync``)."""
+def blocked_at(m, code, w, pc, kind):
+    """Lanes of warp ``w``'s groups below the top that are blocked at ``pc`` or an instruction of the same
+    ``kind`` (``_same_kind``)."""
     sp = m.sp[w]
     above = m.stk_mask[w, sp]
     lanes = 0
@@ -140,8 +154,7 @@ def blocked_at(m, code, w, pc, any_warpsync):
         own = m.stk_mask[w, e] & ~above & m.its_wait[w]
         above |= m.stk_mask[w, e]
         if own != 0:
-            at = m.stk_pc[w, e]
-            if at == pc or (any_warpsync and _is_warpsync(code, at)):
+            if _same_kind(code, pc, m.stk_pc[w, e], kind):
                 lanes |= own
     return lanes
 
@@ -180,7 +193,7 @@ def its_warp_op(m, code, row, pc, w, mask):
     """A shfl/vote/match/redux ``.sync`` whose member masks name live lanes outside the top group
     ``mask`` (``warp_op`` found it, ``m.err`` says which lane): run it together with the groups blocked at
     this instruction when that completes every mask, else block."""
-    waiting = blocked_at(m, code, w, pc, False)
+    waiting = blocked_at(m, code, w, pc, AT_SAME)
     if waiting != 0:
         if warp_op(m, row, w, mask | waiting) < 0:
             release(m, w, waiting)
@@ -232,7 +245,7 @@ def its_warpsync(m, code, row, pc, w, mask):
         return ITS_FAILED
     if missing == 0:
         return ITS_GO_ON
-    waiting = blocked_at(m, code, w, pc, True)
+    waiting = blocked_at(m, code, w, pc, AT_WARPSYNC)
     if missing & ~waiting == 0:
         release(m, w, waiting & missing)
         return ITS_GO_ON
@@ -241,3 +254,28 @@ def its_warpsync(m, code, row, pc, w, mask):
         other += 1
     m.err[S.E_ADDRESS] = other
     return _block(m, w, mask)
+
+
+@compiled_only
+def its_bar(m, code, pc, w, mask, real):
+    """A block-wide ``bar.sync``/``barrier.sync`` by the top group ``mask`` of a warp whose threads are
+    ``real``: the warp arrives once all its live lanes have reached one (releasing the groups blocked at
+    one), else the group blocks. Returns (result, the lanes that arrive)."""
+    live = real & ~m.exited[w]
+    missing = live & ~mask
+    if missing == 0:
+        return ITS_GO_ON, mask
+    waiting = blocked_at(m, code, w, pc, AT_BAR)
+    if missing & ~waiting == 0:
+        release(m, w, waiting)
+        return ITS_GO_ON, mask | waiting
+    first = 0
+    while not (mask >> first) & 1:
+        first += 1
+    other = 0
+    while not ((missing & ~waiting) >> other) & 1:
+        other += 1
+    m.err[S.E_LANE] = first
+    m.err[S.E_EXTRA] = live
+    m.err[S.E_ADDRESS] = other
+    return _block(m, w, mask), mask

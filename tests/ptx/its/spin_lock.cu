@@ -27,3 +27,18 @@ extern "C" __global__ void spin_lock_then_shuffle(int *lock, int *counter, int *
     seen[i] = value;
     partner[i] = __shfl_xor_sync(0xffffffffu, value, 1);
 }
+
+// The lock, then __syncthreads(): under independent thread scheduling the groups the lock split arrive at
+// the block's barrier one after the other, and the warp counts as arrived when its last group does.
+extern "C" __global__ void spin_lock_then_barrier(int *lock, int *counter, int *after)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    while (atomicCAS(lock, 0, 1) != 0) {
+    }
+    int value = *(volatile int *)counter;
+    *(volatile int *)counter = value + 1;
+    __threadfence();
+    atomicExch(lock, 0);
+    __syncthreads();
+    after[i] = *(volatile int *)counter;
+}
