@@ -298,7 +298,7 @@ def exec_texture(m, row, pc, w, mask):
             _write(m, w, lane, row, 3, acc3, raw3, float_result)
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_GLOBAL
-    req[S.MR_KIND] = S.MR_TEXTURE if count > 0 else 0
+    req[S.MR_KIND] = S.MR_TEXTURE      # timed even with no texel read (all border): the TEX stage's latency
     req[S.MR_SIZE] = texel_bytes
     req[S.MR_VEC] = 1
     req[S.MR_MASK] = mask
