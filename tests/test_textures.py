@@ -284,9 +284,16 @@ def test_a_fetch_costs_the_memory_latency_plus_the_texture_latency(module, extra
         texture = rows[rows[:, T.MT_KIND] == 4]
         assert len(texture) == 1
         latencies.append(int(texture[0, T.MT_DONE] - texture[0, T.MT_ISSUE]))
+    border = gpu.texture(np.zeros(4, np.float32), address="border")     # every texel outside: no memory
+    run = gpu.launch(mod["fetch_index"], 1, 1, [border, gpu.to_device(np.full(1, -5, np.int32)),
+                                                gpu.zeros((1, 4), np.float32), np.int32(1)], trace=True)
+    rows = run.trace.raw_memory
+    texture = rows[rows[:, T.MT_KIND] == 4]
+    latencies.append(int(texture[0, T.MT_DONE] - texture[0, T.MT_ISSUE]))
     config = gpu.config
     assert latencies == [config.dram_latency_cycles + config.texture_latency_cycles,
-                         config.l2_latency_cycles + config.texture_latency_cycles]
+                         config.l2_latency_cycles + config.texture_latency_cycles, config.texture_latency_cycles]
+    assert texture[0, T.MT_SECTORS] == 0
 
 
 # ------------------------------------------------------------------ errors

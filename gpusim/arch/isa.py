@@ -187,7 +187,7 @@ FORMS: tuple[Form, ...] = (
          dep=DEP_FIXED),
     Form(name="vprintf", op=c.OP_VPRINTF, types="any", pipe=PIPE_BRANCH, latency="call_latency_cycles",
          dep=DEP_FIXED),
-    # textures: the fetch is timed by the memory model through L1 (gpusim.engine.memory.texture_path); the
+    # textures: the fetch is timed by the memory model through L1 (gpusim.engine.sm.texture_timing); the
     # TEX unit's issue slot is modelled as the LSU's
     Form(name="tex", op=c.OP_TEX, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
     Form(name="tld4", op=c.OP_TLD4, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),

@@ -11,10 +11,13 @@ Between slices Python can show progress and raise a pending KeyboardInterrupt.
 
 Simplification: blocks run one after another, so a kernel whose blocks wait on
 each other (a spin-lock across blocks) cannot finish here; it ends in a
-``SimulationLimitError`` rather than a hang. Within a block a warp runs at most
-``WARP_QUANTUM`` instructions before the next warp gets its turn, so a warp that
-spins on another warp of its block (the barrier of a cooperative-groups tile
-larger than a warp, an intra-block spin lock) lets that warp progress.
+``SimulationLimitError`` rather than a hang. Within a block a warp's turn ends at
+its first instruction off the fast path (shared memory, atomics, warp-wide ops,
+...: everything but fast ALU forms, branches and 4-byte global accesses) after
+``WARP_QUANTUM`` instructions, so a warp that spins on another warp of its block
+through shared memory or atomics (the barrier of a cooperative-groups tile larger
+than a warp, a spin lock on atomicCAS) lets that warp progress; a spin made only
+of fast-path instructions (a loop on a plain global load) does not yield.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.barriers import release_barriers
 from gpusim.engine.semantics.execute import step_fast, step_warp
-from gpusim.engine.semantics.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, init_warp
+from gpusim.engine.semantics.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, STATUS_OK, init_warp
 
 RUN_OK = 0
 RUN_ERROR = 1
@@ -35,10 +38,10 @@ RUN_SLICE = 4       # the slice's budget ran out: call again to go on
 
 # ctl[] indices: where the loop stands between calls
 FC_BLOCK, FC_STARTED, FC_WARP, FC_EXECUTED, FC_BLOCK_EXECUTED = 0, 1, 2, 3, 4
-FC_QUANTUM = 5      # instructions the current warp has run in its turn
+FC_TURN_END = 5     # the executed count at which the current warp's turn ends (0: none begun)
 N_FC = 6
 WARP_QUANTUM = 256
-"""Warp-instructions a warp runs before the next warp of its block gets its turn (a time slice)."""
+"""Warp-instructions after which a warp's turn ends at its next instruction off the fast path."""
 # fw[] rows, one column per warp of the block: at a barrier, its id and thread count, exited
 FW_WAITING, FW_BAR_ID, FW_BAR_COUNT, FW_DONE = 0, 1, 2, 3
 N_FW = 4
@@ -96,7 +99,8 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
     stop = min(max_warp_instructions, executed + budget)
     block = ctl[FC_BLOCK]
     first_warp = ctl[FC_WARP]     # a resumed slice goes on with the warp the last one stopped at
-    ran = ctl[FC_QUANTUM]
+    turn_end = ctl[FC_TURN_END]
+    resume_turn = turn_end > 0    # the warp a resumed slice goes on with keeps the rest of its turn
     while block < n_blocks:
         if ctl[FC_STARTED] == 0:
             start_block(m, block, 0, 0, wpb, tpb, block % nsm, 0)
@@ -109,13 +113,17 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
             for w in range(first_warp, wpb):
                 if done[w] or waiting[w]:
                     continue
+                if resume_turn:
+                    resume_turn = False
+                else:
+                    turn_end = executed + WARP_QUANTUM
                 while True:
                     if executed >= stop:
                         ctl[FC_BLOCK] = block
                         ctl[FC_WARP] = w
                         ctl[FC_EXECUTED] = executed
                         ctl[FC_BLOCK_EXECUTED] = block_executed
-                        ctl[FC_QUANTUM] = ran
+                        ctl[FC_TURN_END] = turn_end
                         if executed >= max_warp_instructions:
                             return RUN_LIMIT, executed, block
                         return RUN_SLICE, executed, block
@@ -124,9 +132,12 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                                        lane_addr, heap_bytes, code, w)
                     if status < 0:
                         status = step_warp(m, code, w)
+                        if status == STATUS_OK and executed >= turn_end:
+                            executed += 1     # its turn is over (checked off the fast path only, so the
+                            block_executed += 1    # fast path costs what it did): the next warp runs
+                            break
                     executed += 1
                     block_executed += 1
-                    ran += 1
                     if status == STATUS_ERROR:
                         ctl[FC_EXECUTED] = executed
                         return RUN_ERROR, executed, block
@@ -138,9 +149,6 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                         bar_id[w] = m.mem_req[S.MR_BAR_ID]
                         bar_count[w] = m.mem_req[S.MR_BAR_COUNT]
                         break
-                    if ran >= WARP_QUANTUM:     # its turn is over: the next warp runs
-                        break
-                ran = 0
             first_warp = 0
             live = 0
             runnable = 0

@@ -18,7 +18,7 @@ What it models (CUDA Programming Guide, appendix "Texture Fetching"; PTX ISA, "T
 
 For the timing model the distinct 32-byte sectors of every texel read are left, sorted, in
 ``m.lane_addr[LANE_ADDR_TEXTURE:]`` with their count in ``mem_req[MR_TEX_SECTORS]``: a texture fetch is a
-global-memory read of those sectors through L1 (``gpusim.engine.memory.texture_path``).
+global-memory read of those sectors through L1 (``gpusim.engine.sm.texture_timing``).
 
 Simplifications: no mipmaps, layered or cube textures, no anisotropic filtering, no sRGB; the filter
 arithmetic is exact apart from the 9-bit weights (hardware interpolates at lower internal precision).
@@ -298,7 +298,7 @@ def exec_texture(m, row, pc, w, mask):
             _write(m, w, lane, row, 3, acc3, raw3, float_result)
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_GLOBAL
-    req[S.MR_KIND] = S.MR_TEXTURE if count > 0 else 0
+    req[S.MR_KIND] = S.MR_TEXTURE      # timed even with no texel read (all border): the TEX stage's latency
     req[S.MR_SIZE] = texel_bytes
     req[S.MR_VEC] = 1
     req[S.MR_MASK] = mask
