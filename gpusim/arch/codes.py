@@ -42,12 +42,19 @@ TYPE_CODES = {
     "b64": T_B64, "u64": T_U64, "s64": T_S64, "f64": T_F64,
     "pred": T_PRED, "f16x2": T_F16X2, "bf16x2": T_BF16X2,
 }
+# ---- tensor cores (issue 14): tf32 (an f32 with a 10-bit mantissa) and the OCP FP8 formats, single and packed
+T_TF32 = 20
+T_E4M3 = 21
+T_E5M2 = 22
+T_E4M3X2 = 23
+T_E5M2X2 = 24
+TYPE_CODES.update({"tf32": T_TF32, "e4m3": T_E4M3, "e5m2": T_E5M2, "e4m3x2": T_E4M3X2, "e5m2x2": T_E5M2X2})
 TYPE_NAMES = {code: name for name, code in TYPE_CODES.items()}
 
 # size in bytes per type code (index = code); pred counts as 1 byte in memory-free contexts
-TYPE_BYTES = (0, 1, 1, 1, 2, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8, 1, 4, 4)
-TYPE_SIGNED = (0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0)
-TYPE_FLOAT = (0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1)
+TYPE_BYTES = (0, 1, 1, 1, 2, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8, 1, 4, 4) + (4, 1, 1, 2, 2)      # + tensor types
+TYPE_SIGNED = (0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0) + (0, 0, 0, 0, 0)
+TYPE_FLOAT = (0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1) + (1, 1, 1, 1, 1)
 
 # ---------------------------------------------------------------- rounding (mods bits 0-3)
 RND_DEFAULT = 0   # what the instruction does with no rounding modifier
@@ -209,6 +216,21 @@ OP_ACTIVEMASK = 82
 OP_MATCH = 83
 OP_REDUX = 84
 OP_NOP = 90
+
+# ---------------------------------------------------------------- tensor cores (issue 14)
+# Warp-wide matrix instructions, cp.async; semantics in gpusim.engine.semantics.tensor, lowering in
+# gpusim.ptx.lower_tensor. All of them run through step_warp (never the fast path).
+OP_MMA = 100          # mma.sync.aligned
+OP_LDMATRIX = 101
+OP_STMATRIX = 102
+OP_CP_ASYNC = 103     # cp.async.{ca,cg}.shared.global
+OP_CP_COMMIT = 104    # cp.async.commit_group
+OP_CP_WAIT = 105      # cp.async.wait_group N / wait_all (F_AUX = N; wait_all: 0)
+OP_WMMA_LOAD = 106
+OP_WMMA_STORE = 107
+OP_WMMA_MMA = 108
+OP_FIRST_TENSOR = 100
+OP_LAST_TENSOR = 108
 
 # ---------------------------------------------------------------- added by the ALU semantics (alu.py)
 MOD_SHIFTAMT = 1 << 30    # bfind.shiftamt: return the left-shift amount instead of the bit position

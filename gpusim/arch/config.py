@@ -95,6 +95,36 @@ class GPUConfig:
     sfu_lanes_per_sm: int = _spec("pipes", "lanes", "special-function (rsqrt, sin, ex2) lanes per SM")
     lsu_lanes_per_sm: int = _spec("pipes", "lanes", "load/store address lanes per SM")
     tensor_flops_per_cycle_per_sm: int = _spec("pipes", "FLOP/cycle", "dense FP16 tensor-core rate per SM")
+    # ---- tensor cores (issue 14): dense peaks per precision, and the mma.sync timing per class (0: the GPU
+    # has no such instruction; a kernel that uses it is refused at launch). docs/tensor-cores.md
+    tensor_tf32_flops_per_cycle_per_sm: int = _spec("pipes", "FLOP/cycle", "dense TF32 tensor-core rate per "
+                                                    "SM (0: none)", minimum=0)
+    tensor_int8_ops_per_cycle_per_sm: int = _spec("pipes", "OP/cycle", "dense INT8 tensor-core rate per SM "
+                                                  "(0: none)", minimum=0)
+    tensor_fp8_flops_per_cycle_per_sm: int = _spec("pipes", "FLOP/cycle", "dense FP8 tensor-core rate per SM "
+                                                   "(0: none)", minimum=0)
+    mma_f16_m16n8k16_interval_cycles: int = _spec("pipes", "cycles", "tensor pipe busy per mma.sync "
+                                                  "m16n8k16 f16/bf16 (f32 accumulate), per sub-partition",
+                                                  minimum=0)
+    mma_f16_m16n8k16_latency_cycles: int = _spec("pipes", "cycles", "mma.sync m16n8k16 f16/bf16 result",
+                                                 minimum=0)
+    mma_f16_m16n8k8_interval_cycles: int = _spec("pipes", "cycles", "tensor pipe busy per mma.sync m16n8k8 "
+                                                 "f16/bf16 (f32 accumulate)", minimum=0)
+    mma_f16_m16n8k8_latency_cycles: int = _spec("pipes", "cycles", "mma.sync m16n8k8 f16/bf16 result",
+                                                minimum=0)
+    mma_tf32_m16n8k8_interval_cycles: int = _spec("pipes", "cycles", "tensor pipe busy per mma.sync m16n8k8 "
+                                                  "tf32", minimum=0)
+    mma_tf32_m16n8k8_latency_cycles: int = _spec("pipes", "cycles", "mma.sync m16n8k8 tf32 result", minimum=0)
+    mma_int8_m16n8k32_interval_cycles: int = _spec("pipes", "cycles", "tensor pipe busy per mma.sync "
+                                                   "m16n8k32 s8/u8", minimum=0)
+    mma_int8_m16n8k32_latency_cycles: int = _spec("pipes", "cycles", "mma.sync m16n8k32 s8/u8 result",
+                                                  minimum=0)
+    mma_fp8_m16n8k32_interval_cycles: int = _spec("pipes", "cycles", "tensor pipe busy per mma.sync "
+                                                  "m16n8k32 e4m3/e5m2 (f32 accumulate)", minimum=0)
+    mma_fp8_m16n8k32_latency_cycles: int = _spec("pipes", "cycles", "mma.sync m16n8k32 e4m3/e5m2 result",
+                                                 minimum=0)
+    mma_f16_accumulate_rate_factor: int = _spec("pipes", "x", "how many times faster an f16-accumulate "
+                                                "mma runs than an f32-accumulate one (GeForce: 2)")
     fp32_latency_cycles: int = _spec("pipes", "cycles", "dependent FP32 add/mul/FMA")
     int32_latency_cycles: int = _spec("pipes", "cycles", "dependent INT32 add/logic/shift")
     imad_latency_cycles: int = _spec("pipes", "cycles", "dependent 32-bit integer multiply(-add)")

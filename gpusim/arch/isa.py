@@ -34,11 +34,13 @@ PIPE_LSU = 5      # global/local memory (LG path of L1TEX)
 PIPE_MIO = 6      # shared memory, shuffles, shared atomics
 PIPE_BRANCH = 7
 PIPE_BARRIER = 8
-N_PIPES = 9
-PIPE_NAMES = ("none", "fma", "alu", "fp64", "sfu", "lsu", "mio", "branch", "barrier")
-# config field giving each pipe's lanes per SM (PIPE_NONE/BRANCH/BARRIER issue at one per cycle)
+PIPE_TENSOR = 9   # tensor cores (issue 14): HMMA/IMMA; busy per form (Form.interval), not per lane count
+N_PIPES = 10
+PIPE_NAMES = ("none", "fma", "alu", "fp64", "sfu", "lsu", "mio", "branch", "barrier", "tensor")
+# config field giving each pipe's lanes per SM (PIPE_NONE/BRANCH/BARRIER issue at one per cycle; the
+# tensor pipe's busy cycles come from each form's interval field)
 PIPE_LANE_FIELDS = (None, "fp32_lanes_per_sm", "int32_lanes_per_sm", "fp64_lanes_per_sm",
-                    "sfu_lanes_per_sm", "lsu_lanes_per_sm", "lsu_lanes_per_sm", None, None)
+                    "sfu_lanes_per_sm", "lsu_lanes_per_sm", "lsu_lanes_per_sm", None, None, None)
 
 DEP_FIXED = 0
 DEP_SHORT = 1
@@ -70,6 +72,11 @@ class Form:
     latency: str | None        # config field with the result latency; None = memory model
     dep: int                   # DEP_* class of a consumer's wait on this result
     flop_kind: int = FLOP_NONE
+    # ---- tensor cores (issue 14)
+    interval: str | None = None   # config field: pipe busy cycles per warp-instruction (None: the pipe's)
+    hmma_count: int = 1           # the form is this many back-to-back instructions of `interval`/`latency`
+    f16_accumulate: bool = False  # f16 accumulator: interval divided by mma_f16_accumulate_rate_factor
+    tensor_flops: int = 0         # FLOPs per warp-instruction (2 per multiply-add)
 
 
 def _alu(name: str, op: int, types: str = "int") -> Form:
@@ -175,6 +182,43 @@ FORMS: tuple[Form, ...] = (
          dep=DEP_SHORT),
 )
 
+
+
+def _mma(name: str, op: int, field_prefix: str, flops: int, hmma_count: int = 1, f16_accumulate: bool = False
+         ) -> Form:
+    return Form(name=name, op=op, types="any", pipe=PIPE_TENSOR, latency=field_prefix + "_latency_cycles",
+                dep=DEP_FIXED, interval=field_prefix + "_interval_cycles", hmma_count=hmma_count,
+                f16_accumulate=f16_accumulate, tensor_flops=flops)
+
+
+# ---- tensor cores (issue 14): one form per timing class (shape x input class x accumulator); the lowering
+# picks them by name (gpusim.ptx.lower_tensor). A wmma form is priced as the HMMA sequence it compiles to.
+TENSOR_FORMS: tuple[Form, ...] = (
+    _mma("mma.m16n8k16.f16", c.OP_MMA, "mma_f16_m16n8k16", 4096),
+    _mma("mma.m16n8k16.f16.f16acc", c.OP_MMA, "mma_f16_m16n8k16", 4096, f16_accumulate=True),
+    _mma("mma.m16n8k8.f16", c.OP_MMA, "mma_f16_m16n8k8", 2048),
+    _mma("mma.m16n8k8.f16.f16acc", c.OP_MMA, "mma_f16_m16n8k8", 2048, f16_accumulate=True),
+    _mma("mma.m16n8k8.tf32", c.OP_MMA, "mma_tf32_m16n8k8", 2048),
+    _mma("mma.m16n8k32.int8", c.OP_MMA, "mma_int8_m16n8k32", 8192),
+    _mma("mma.m16n8k32.fp8", c.OP_MMA, "mma_fp8_m16n8k32", 8192),
+    _mma("mma.m16n8k32.fp8.f16acc", c.OP_MMA, "mma_fp8_m16n8k32", 8192, f16_accumulate=True),
+    _mma("wmma.mma.f16", c.OP_WMMA_MMA, "mma_f16_m16n8k16", 8192, hmma_count=2),
+    _mma("wmma.mma.f16.f16acc", c.OP_WMMA_MMA, "mma_f16_m16n8k16", 8192, hmma_count=2, f16_accumulate=True),
+    _mma("wmma.mma.tf32", c.OP_WMMA_MMA, "mma_tf32_m16n8k8", 4096, hmma_count=2),
+    _mma("wmma.mma.int8", c.OP_WMMA_MMA, "mma_int8_m16n8k32", 8192),
+    Form(name="ldmatrix", op=c.OP_LDMATRIX, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),
+    Form(name="stmatrix", op=c.OP_STMATRIX, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),
+    Form(name="wmma.load", op=c.OP_WMMA_LOAD, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+    Form(name="wmma.load.shared", op=c.OP_WMMA_LOAD, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),
+    Form(name="wmma.store", op=c.OP_WMMA_STORE, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+    Form(name="wmma.store.shared", op=c.OP_WMMA_STORE, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),
+    Form(name="cp.async", op=c.OP_CP_ASYNC, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+    Form(name="cp.async.commit_group", op=c.OP_CP_COMMIT, types="any", pipe=PIPE_NONE, latency=None,
+         dep=DEP_FIXED),
+    Form(name="cp.async.wait_group", op=c.OP_CP_WAIT, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED),
+)
+FORMS = FORMS + TENSOR_FORMS
+
 _INDEX: dict[tuple[int, str], int] = {}
 for _i, _form in enumerate(FORMS):
     _INDEX.setdefault((_form.op, _form.types), _i)
@@ -213,17 +257,42 @@ I_PIPE = 0
 I_DEP = 1
 I_FLOP_KIND = 2
 I_LATENCY = 3     # filled per config by isa_array(config); -1 = from the memory model
-N_ISA_FIELDS = 4
+I_INTERVAL = 4    # cycles the form keeps its pipe busy per warp-instruction (tensor cores, issue 14)
+N_ISA_FIELDS = 5
+
+
+def form_interval(form: Form, config, default: int) -> int:
+    """Pipe busy cycles per warp-instruction of ``form`` (``default``: its pipe's); 0 when the config says the
+    GPU has no such tensor instruction."""
+    if form.interval is None:
+        return default
+    base = int(getattr(config, form.interval))
+    if form.f16_accumulate and base:
+        base = -(-base // int(config.mma_f16_accumulate_rate_factor))
+    return base * form.hmma_count
+
+
+def form_latency(form: Form, config) -> int:
+    """Result latency of ``form`` in cycles (-1: from the memory model). A form of several HMMAs finishes
+    its last one ``interval`` cycles after the one before."""
+    if form.latency is None:
+        return -1
+    latency = int(getattr(config, form.latency))
+    if form.hmma_count > 1:
+        latency += form_interval(form, config, 1) // form.hmma_count * (form.hmma_count - 1)
+    return latency
 
 
 def isa_array(config) -> np.ndarray:
-    """FORMS as an int64 matrix with latencies resolved from ``config``."""
+    """FORMS as an int64 matrix with latencies and pipe intervals resolved from ``config``."""
     table = np.zeros((len(FORMS), N_ISA_FIELDS), dtype=np.int64)
+    intervals = pipe_intervals(config)
     for i, form in enumerate(FORMS):
         table[i, I_PIPE] = form.pipe
         table[i, I_DEP] = form.dep
         table[i, I_FLOP_KIND] = form.flop_kind
-        table[i, I_LATENCY] = -1 if form.latency is None else int(getattr(config, form.latency))
+        table[i, I_LATENCY] = form_latency(form, config)
+        table[i, I_INTERVAL] = max(1, form_interval(form, config, int(intervals[form.pipe])))
     return table
 
 

@@ -26,10 +26,10 @@ F_MODS = 3       # MOD_* bitfield
 F_GUARD = 4      # guard predicate register index, -1 when unguarded
 F_GUARD_NEG = 5  # 1 when the guard is @!%p
 F_NDST = 6       # number of destination registers
-F_DST0 = 7       # destination register indices F_DST0..F_DST0+3 (-1 unused; -2 a sink '_')
+# columns 7-10 and 12-21 held the destinations and sources before the tensor instructions (issue 14) needed
+# up to 8 destinations and 24 sources; they moved to the end of the row (F_DST0, F_SK0 below) and these
+# columns are free
 F_NSRC = 11      # number of source operands
-F_SK0 = 12       # source kinds at F_SK0 + 2*i, values at F_SK0 + 2*i + 1, i < MAX_SRC
-MAX_SRC = 5
 F_SPACE = 22     # memory space (SP_*)
 F_VEC = 23       # vector width of a memory access / pack (1, 2, 4)
 F_ABASE = 24     # address base register, -1 for an absolute address
@@ -41,7 +41,26 @@ F_AUX = 29       # atom/red op, shfl mode, vote mode, barrier kind ...
 F_SIZE = 30      # access size in bytes per element
 F_ISA = 31       # row of gpusim.arch.isa.ISA_TABLE
 F_SRCLINE = 32   # CUDA source line from .loc, 0 when none
-N_FIELDS = 33
+# ---- tensor cores (issue 14): destinations and sources, contiguous at the end of the row so that the
+# scoreboard's loops over F_NDST / F_NSRC cover a warp-wide matrix instruction's many registers
+MAX_DST = 8
+F_DST0 = 33      # destination register indices F_DST0..F_DST0+MAX_DST-1 (-1 unused; -2 a sink '_')
+MAX_SRC = 24
+F_SK0 = 41       # source kinds at F_SK0 + 2*i, values at F_SK0 + 2*i + 1, i < MAX_SRC
+MAX_PLAIN_SRC = 5  # sources of every instruction but the tensor ones
+N_FIELDS = 89
+# Tensor-instruction fields, in columns no other instruction uses (gpusim.ptx.lower_tensor writes them,
+# gpusim.engine.semantics.tensor reads them; docs/tensor-cores.md)
+F_TC_BTYPE = 7        # mma/wmma.mma: type of B (F_TY is D's, F_TY2 A's)
+F_TC_CTYPE = 8        # mma/wmma.mma: type of C
+F_TC_SHAPE = 9        # m << 16 | n << 8 | k (wmma.load/store: rows << 16 | cols << 8 of the fragment's matrix)
+F_TC_FLAGS = 10       # TC_* bits
+F_TC_COUNT = 12       # ldmatrix/stmatrix: matrices; wmma.load/store: registers; wmma.mma: na | nb<<8 | nc<<16 | nd<<24
+F_TC_SRC_OFFSET = 13  # cp.async: byte offset of the global source address
+TC_TRANS = 1          # ldmatrix/stmatrix .trans
+TC_COL_MAJOR = 2      # wmma.load/store .col
+TC_BYPASS_L1 = 4      # cp.async.cg
+TC_WAIT_ALL = 8       # cp.async.wait_all (commit, then wait for every group)
 
 # ---------------------------------------------------------------- source kinds
 SK_NONE = 0

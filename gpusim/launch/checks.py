@@ -17,6 +17,7 @@ from gpusim.arch import codes as c
 from gpusim.arch.occupancy import occupancy
 from gpusim.errors import LaunchError
 from gpusim.launch.device_memory import DeviceArray
+from gpusim.ptx.lower_tensor import check_tensor_support
 
 _INT_RANGES = {
     "u8": (0, 0xFF), "s8": (-0x80, 0x7F), "b8": (-0x80, 0xFF),
@@ -106,6 +107,7 @@ def _arg_bytes(kernel: str, index: int, slot, value) -> bytes:
 
 def check_resources(config, program, threads_per_block: int, regs_per_thread: int, shared_bytes: int):
     """The occupancy of a launch; LaunchError when a block cannot run at all."""
+    check_tensor_support(program, config)     # tensor instructions this GPU lacks (issue 14)
     total_shared = program.dynamic_shared_offset + shared_bytes if shared_bytes else program.shared_static_bytes
     if total_shared > config.max_shared_bytes_per_block:
         raise LaunchError(f"too many resources requested for launch: kernel '{program.name}' needs "

@@ -38,6 +38,7 @@ from gpusim.ptx.lower_common import (
     imm_bits,
 )
 from gpusim.ptx.lower_ops import _lower_control, _lower_cvta, _lower_memory, _lower_sync, _lower_warp
+from gpusim.ptx.lower_tensor import TENSOR_OPCODES, lower_tensor
 from gpusim.ptx.operands import TEXTURE_OPCODES
 from gpusim.ptx.regs import estimate_registers
 
@@ -54,7 +55,8 @@ _ALU_OPS = {
 }
 SUPPORTED_OPCODES = sorted(set(_ALU_OPS) | {
     "ld", "ldu", "st", "atom", "red", "cvta", "prefetch", "prefetchu", "bra", "ret", "exit", "bar",
-    "barrier", "membar", "fence", "nanosleep", "trap", "shfl", "vote", "activemask", "match", "redux"})
+    "barrier", "membar", "fence", "nanosleep", "trap", "shfl", "vote", "activemask", "match", "redux",
+    "mma", "ldmatrix", "stmatrix", "cp.async", "wmma"})
 
 # the type of each source operand, when it differs from the instruction type
 _U32_SOURCES = {  # op -> indices of sources that are u32 whatever the instruction type
@@ -352,6 +354,8 @@ def _lower_instruction(fl: _FunctionLowering, ins: ast.Instruction, label_pc: di
             _lower_sync(fl, ins, b, m, op)
         elif op in ("shfl", "vote", "activemask", "match", "redux"):
             _lower_warp(fl, ins, b, m, op)
+        elif op in TENSOR_OPCODES:
+            lower_tensor(fl, ins, b, label_pc)
         elif op in TEXTURE_OPCODES:
             raise _err(ins, f"texture and surface instructions are not supported ('{op}{''.join(ins.mods)}': "
                        "texture objects, texture references and surfaces are not modelled; read the data "
@@ -434,6 +438,8 @@ def _lower_alu(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods, o
         b.add_src(fl.src(ins, operands[1], ty))
         row[L.F_ISA] = isa.isa_row(op, ty)
         return
+    if op == c.OP_CVT and ty in _PAIR_TYPES and ty2 == c.T_F32:
+        arity = 2      # cvt.rn.f16x2.f32 d, a, b (tensor cores, issue 14: and bf16x2, e4m3x2, e5m2x2)
     _expect_operands(ins, tuple(1 + a for a in ((arity,) if isinstance(arity, int) else arity)))
     b.set_dsts(fl.dst(ins, operands[0]))
     for i, operand in enumerate(operands[1:]):
@@ -445,6 +451,7 @@ def _lower_alu(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods, o
 
 
 _HALF_TYPES = (c.T_F16, c.T_BF16, c.T_F16X2, c.T_BF16X2)
+_PAIR_TYPES = (c.T_F16X2, c.T_BF16X2, c.T_E4M3X2, c.T_E5M2X2)
 
 
 def _cvt_variant(op: int, ty: int, ty2: int) -> str | None:

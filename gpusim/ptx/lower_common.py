@@ -134,7 +134,7 @@ class _Row:
 
     def __init__(self, n_fields: int):
         self.row = [0] * n_fields
-        for i in range(4):
+        for i in range(L.MAX_DST):
             self.row[L.F_DST0 + i] = -1
         self.row[L.F_GUARD] = -1
         self.row[L.F_ABASE] = -1
@@ -150,7 +150,7 @@ class _Row:
         self.row[L.F_NSRC] = self.n_src
 
     def set_dsts(self, regs: list[int]) -> None:
-        if len(regs) > 4:
+        if len(regs) > L.MAX_DST:
             raise ValueError("too many destinations")
         for i, r in enumerate(regs):
             self.row[L.F_DST0 + i] = r

@@ -102,6 +102,7 @@ from gpusim.arch.codes import (
 from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.semantics.alu_convert import convert, is_float_type
 from gpusim.engine.semantics.alu_float import float_op, load_float
+from gpusim.engine.semantics.alu_tensor_types import convert_tensor_type, is_tensor_type
 from gpusim.engine.semantics.alu_int import (
     bit_field_extract,
     bit_field_insert,
@@ -300,6 +301,8 @@ def alu_eval(op, ty, ty2, mods, a, b, c, d):
     if op == OP_SLCT:
         return select_by_sign(a, b, c, ty2, mods)
     if op == OP_CVT:
+        if is_tensor_type(ty) or is_tensor_type(ty2):     # tf32 / FP8 (issue 14)
+            return convert_tensor_type(ty, ty2, mods, a, b)
         if ty == T_F16X2 or ty == T_BF16X2:
             # cvt.f16x2.f32 d, a, b: a converted into the high half, b into the low half
             half = T_F16 if ty == T_F16X2 else T_BF16

@@ -34,6 +34,7 @@ from gpusim.engine.semantics.simt import (
     exit_lanes,
     normalize,
 )
+from gpusim.engine.semantics.tensor import tensor_op
 from gpusim.engine.semantics.warpops import warp_op
 
 U64_0 = np.uint64(0)
@@ -421,6 +422,10 @@ def step_warp(m, code, w):
     elif op == c.OP_TRAP:
         if mask != 0:
             return fail(m, S.ERR_TRAP, pc, w, 0, 0)
+    elif op >= c.OP_FIRST_TENSOR and op <= c.OP_LAST_TENSOR:
+        status = tensor_op(m, row, pc, w, mask)
+        if status != STATUS_OK:
+            return status
     elif op >= c.OP_SHFL and op <= c.OP_REDUX:
         bad = warp_op(m, row, w, mask)
         if bad >= 0:

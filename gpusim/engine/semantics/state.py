@@ -37,6 +37,7 @@ clock          [1] int64                    the current cycle (for %clock)
 shfl_values    [32] uint64                  scratch: shuffle results before they are written
 shfl_preds     [32] uint64                  scratch: shuffle predicates
 members        [32] int64                   scratch: each lane's member-mask group (warp-wide ops)
+tensor_scratch [1536] float64               scratch: A, B, C of a tensor instruction (semantics/tensor.py)
 =============  ===========================  ==============================================
 """
 
@@ -60,6 +61,7 @@ MACHINE_FIELDS = [
     "param8", "param16", "param32", "param64",
     "launch", "pc_counts", "err", "bar_arrivals", "lane_addr", "mem_req", "snap", "clock", "shfl_values", "shfl_preds",
     "members",
+    "tensor_scratch",   # tensor cores (issue 14)
 ]
 Machine = namedtuple("Machine", MACHINE_FIELDS)
 
@@ -98,6 +100,7 @@ SYNC_NOT_MEMBER, SYNC_INACTIVE_MEMBER, SYNC_MASK_MISMATCH = 1, 2, 3
 MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8
 MR_ACTIVE, MR_PRED_ON = 9, 10
 MR_LOAD, MR_STORE, MR_ATOMIC = 1, 2, 3
+MR_NO_L1 = 11   # tensor cores (issue 14): 1 when the request bypasses L1 (cp.async.cg); the timing model clears it
 
 
 def _views(buffer: np.ndarray) -> tuple:
@@ -156,4 +159,5 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         shfl_values=np.zeros(WARP_SIZE, dtype=np.uint64),
         shfl_preds=np.zeros(WARP_SIZE, dtype=np.uint64),
         members=np.zeros(WARP_SIZE, dtype=np.int64),
+        tensor_scratch=np.zeros(1536, dtype=np.float64),
     )

@@ -221,7 +221,9 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
             mp.ctr[T.TC_GLD_REQ] += 1
             mp.ctr[T.TC_GLD_SECTORS] += n
             mp.ctr[T.TC_GLD_IDEAL] += ideal
-        done, wait = global_load(mp.sectors, n, sm, cycle, prm[T.TP_USE_L1] != 0, ms.l1, ms.l2, ms.servers,
+        use_l1 = prm[T.TP_USE_L1] != 0 and req[S.MR_NO_L1] == 0     # cp.async.cg bypasses L1
+        req[S.MR_NO_L1] = 0
+        done, wait = global_load(mp.sectors, n, sm, cycle, use_l1, ms.l1, ms.l2, ms.servers,
                                  ms.mshr, ms.params, ms.rates, ms.counters)
         if wait > 0:
             mp.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
@@ -249,7 +251,7 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
 
 
 @compiled_only
-def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, pipe_interval, reg_ready, reg_dep,
+def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, cp_state, reg_ready, reg_dep,
                w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready):
     """Book the timing of the instruction at ``pc`` that warp ``w`` issued at ``cycle``: pipe occupancy,
     when its destinations are ready (``memory_ready`` for memory instructions, else the form's latency),
@@ -259,7 +261,7 @@ def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, p
     latency = isa[form, I.I_LATENCY]
     dep = isa[form, I.I_DEP]
     pipe_issues[pipe] += 1
-    hold_pipe(pipe_free, pipe_busy_acc, pipe_busy_t0, sub, pipe, cycle, cycle + pipe_interval[pipe])
+    hold_pipe(pipe_free, pipe_busy_acc, pipe_busy_t0, sub, pipe, cycle, cycle + isa[form, I.I_INTERVAL])
     ready = cycle + max(latency, 1) if memory_ready < 0 else memory_ready
     for i in range(code[pc, L.F_NDST]):
         d = code[pc, L.F_DST0 + i]
@@ -282,3 +284,40 @@ def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, p
             nanoseconds = code[pc, L.F_SK0 + 1]
         w_wake[w] = cycle + max(1, nanoseconds * clock_mhz // 1000)
         w_reason[w] = ST.SLEEPING
+    elif op >= c.OP_CP_ASYNC and op <= c.OP_CP_WAIT:
+        book_async_copy(cp_state, code, w_wake, w_reason, op, pc, w, cycle, memory_ready)
+
+
+@compiled_only
+def book_async_copy(cp_state, code, w_wake, w_reason, op, pc, w, cycle, memory_ready):
+    """cp.async groups of warp ``w`` (tensor cores, issue 14): a copy extends the open group to its data's
+    arrival; commit_group closes it; wait_group N holds the warp (as long_scoreboard: the copies are L1TEX
+    requests) until every committed group but the newest N has arrived. ``cp_state[w]``: CP_* columns,
+    then a ring of the last CP_RING groups' arrival cycles (older ones folded into CP_FLOOR)."""
+    if op == c.OP_CP_ASYNC:
+        if memory_ready > cp_state[w, T.CP_OPEN]:
+            cp_state[w, T.CP_OPEN] = memory_ready
+        return
+    wait_all = (code[pc, L.F_TC_FLAGS] & L.TC_WAIT_ALL) != 0
+    if op == c.OP_CP_COMMIT or wait_all:
+        count = cp_state[w, T.CP_COUNT]
+        slot = T.CP_RING0 + count % T.CP_RING
+        if count >= T.CP_RING and cp_state[w, slot] > cp_state[w, T.CP_FLOOR]:
+            cp_state[w, T.CP_FLOOR] = cp_state[w, slot]
+        cp_state[w, slot] = cp_state[w, T.CP_OPEN]
+        cp_state[w, T.CP_OPEN] = 0
+        cp_state[w, T.CP_COUNT] = count + 1
+        if op == c.OP_CP_COMMIT:
+            return
+    keep = 0 if wait_all else code[pc, L.F_AUX]
+    count = cp_state[w, T.CP_COUNT]
+    until = 0
+    if keep < count:
+        until = cp_state[w, T.CP_FLOOR]
+        for i in range(max(0, count - T.CP_RING), count - keep):
+            t = cp_state[w, T.CP_RING0 + i % T.CP_RING]
+            if t > until:
+                until = t
+    if until > cycle + 1:
+        w_wake[w] = until
+        w_reason[w] = ST.LONG_SCOREBOARD

@@ -82,6 +82,7 @@ def dispatch_block(ts, m, sm, bslot_local, block, cycle, age):
         ts.w_cached[w] = 0
         ts.w_parked[w] = 0
         ts.reg_ready[w, :] = 0
+        ts.cp_state[w, :] = 0
         sub = sm * prm[T.TP_NSP] + (w - sm * slots) % prm[T.TP_NSP]
         ts.sub_next[sub] = min(ts.sub_next[sub], cycle)
     ts.b_block[bslot] = block
@@ -318,6 +319,7 @@ def run_timed(ts, m, ms, code, budget):
     isa = ts.isa
     pipe_issues = ts.pipe_issues
     pipe_interval = ts.pipe_interval
+    cp_state = ts.cp_state
     clock_mhz = prm[T.TP_CLOCK_MHZ]
     # lazy accounting of ready warps needs one bit per warp of a sub-partition, and no interval trace
     # (a parked warp's not_selected / throttle cycles are charged in total, not as intervals)
@@ -499,7 +501,7 @@ def run_timed(ts, m, ms, code, budget):
                 if mem_req[S.MR_KIND] != 0:
                     memory_ready = memory_timing(mp, ms, best, sm, sub, pc, cycle)
                 record_issue(issue_trace, issue_trace_n, cycle, best, pc, mem_req, stall_before, warp_block[best])
-                book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, pipe_interval, reg_ready,
+                book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, cp_state, reg_ready,
                            reg_dep, w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, best, sub, cycle,
                            memory_ready)
                 sched_last[sub] = best

@@ -59,6 +59,7 @@ issue_trace, .._n  [cap, 7], [2]         issued warp-instructions (IT_*) when tr
 shared_path        [NSM] float64         next-free instant of each SM's shared-memory data path (a server)
 loop               [N_LP]                the timed loop between two calls (LP_*): started, the cycle it
                                          resumes at, the next block to dispatch, the next dispatch age
+cp_state           [W, CP_FIELDS]        cp.async groups per warp (issue.book_async_copy; issue 14)
 =================  ====================  ===============================================
 """
 
@@ -83,6 +84,7 @@ TIMINGSTATE_FIELDS = [
     "stalls", "pc_stalls", "pc_mem", "pipe_issues", "ctr", "sectors", "lane_ops", "bank_scratch", "addrs",
     "trace", "trace_n", "mem_trace", "mem_trace_n", "last_sectors",
     "issue_trace", "issue_trace_n", "shared_path", "loop",
+    "cp_state",   # tensor cores (issue 14)
 ]
 TimingState = namedtuple("TimingState", TIMINGSTATE_FIELDS)
 
@@ -122,6 +124,12 @@ TC_LG_THROTTLE_CYCLES = 20
 TC_END_CYCLE = 21
 TC_BLOCKS_DONE = 22
 N_TC = 23
+
+# cp_state[] columns (tensor cores, issue 14): the open group's arrival, groups committed, the arrival of
+# every group older than the ring, then the ring of the newest CP_RING committed groups' arrivals
+CP_OPEN, CP_COUNT, CP_FLOOR, CP_RING0 = 0, 1, 2, 3
+CP_RING = 16
+CP_FIELDS = CP_RING0 + CP_RING
 
 # loop[] indices: where the timed loop stands between two calls (timing.run_timed runs in slices)
 LP_STARTED, LP_CYCLE, LP_NEXT_BLOCK, LP_AGE = 0, 1, 2, 3
@@ -200,4 +208,5 @@ def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: 
         issue_trace_n=np.zeros(2, dtype=np.int64),
         shared_path=np.zeros(nsm, dtype=np.float64),
         loop=np.zeros(N_LP, dtype=np.int64),
+        cp_state=np.zeros((warps, CP_FIELDS), dtype=np.int64),
     )
