@@ -1,5 +1,6 @@
 """The decode lab against bounds derived from the config: DRAM bandwidth at batch 1, the FP32 peak and the
-ridge point (peak / sustained bandwidth) for the batch sweep."""
+ridge point (peak / sustained bandwidth) for the batch sweep on the CUDA cores (``math="fp32"``); the
+tensor-core sweep (the default) against the mma.sync ridge, and 8-bit weights halving the bytes per token."""
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ def ridge(config):
 @pytest.fixture(scope="module")
 def result():
     return decode.run(progress=False, sms=1, gemv_rows=1024, gemv_k=2048, sweep_rows=1024, sweep_k=1024,
-                      batches=BATCHES)
+                      batches=BATCHES, math="fp32")
 
 
 @pytest.fixture(scope="module")
@@ -127,4 +128,8 @@ def test_unsupported_shapes_are_launch_errors(gpu_and_module):
     with pytest.raises(LaunchError, match="k=1000"):
         decode.serve_batch(gpu, module, weights, np.zeros((1, 1000), np.float32))
     with pytest.raises(LaunchError, match="sweep_k=1000"):
-        decode.run(progress=False, sweep_k=1000)
+        decode.run(progress=False, sweep_k=1000, math="fp32")
+    with pytest.raises(LaunchError, match="k=1001"):  # the tensor GEMM's rows are 16-byte cp.async chunks
+        decode.run(progress=False, sweep_k=1001)
+    with pytest.raises(LaunchError, match="math='fp16'"):
+        decode.run(progress=False, math="fp16")

@@ -29,9 +29,21 @@ PIPE_METRICS = {
     "alu": "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
     "fp64": "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
     "sfu": "sm__pipe_xu_cycles_active.avg.pct_of_peak_sustained_active",
+    "tensor": "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",  # tensor cores (issue 14)
 }
 """Math pipe -> its busy-cycles metric: issues x cycles per warp-instruction / (A x P) (Nsight calls the
-SFU the XU)."""
+SFU the XU). The tensor pipe's cycles per warp-instruction are each form's own (the config's interval per
+mma shape and type), so its busy cycles are summed per instruction: 100 % is the rate mma.sync attains."""
+TENSOR_CLASS_OF_INTERVAL = {
+    "mma_f16_m16n8k16_interval_cycles": "fp16",
+    "mma_f16_m16n8k8_interval_cycles": "fp16",
+    "mma_tf32_m16n8k8_interval_cycles": "tf32",
+    "mma_int8_m16n8k32_interval_cycles": "int8",
+    "mma_fp8_m16n8k32_interval_cycles": "fp8",
+}
+"""A tensor form's timing class (its config interval field) -> the input class its FLOPs count under
+(FP16 and BF16 share one class: one rate, one field)."""
+TENSOR_CLASSES = ("fp16", "tf32", "int8", "fp8")
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -53,6 +65,26 @@ def pipe_mix(program, pc_counts: np.ndarray) -> dict[str, int]:
     pipes = np.array([I.FORMS[f].pipe for f in program.code[:, L.F_ISA]], dtype=np.int64) \
         if program.n_inst else np.zeros(0, np.int64)
     return {name: int(pc_counts[: program.n_inst, 0][pipes == p].sum()) for p, name in enumerate(I.PIPE_NAMES)}
+
+
+def tensor_counts(program, pc_counts: np.ndarray, config) -> tuple[dict[str, int], int]:
+    """({class: tensor FLOPs}, tensor-pipe busy cycles summed over sub-partitions) of a run: each tensor
+    form's FLOPs per warp-instruction and interval (gpusim.arch.isa) times its warp-instructions."""
+    flops = dict.fromkeys(TENSOR_CLASSES, 0)
+    busy = 0
+    if not program.n_inst:
+        return flops, busy
+    intervals = I.isa_array(config)[:, I.I_INTERVAL]
+    for pc in range(program.n_inst):
+        form_index = int(program.code[pc, L.F_ISA])
+        form = I.FORMS[form_index]
+        issued = int(pc_counts[pc, 0])
+        if form.pipe != I.PIPE_TENSOR or not issued:
+            continue
+        busy += issued * int(intervals[form_index])
+        if form.tensor_flops:
+            flops[TENSOR_CLASS_OF_INTERVAL[form.interval]] += issued * form.tensor_flops
+    return flops, busy
 
 
 def derive_metrics(run) -> dict:
@@ -82,7 +114,13 @@ def derive_metrics(run) -> dict:
     m["gpusim__fp32_flops.sum"] = fp32_flops
     m["gpusim__fp64_flops.sum"] = fp64_flops
     m["gpusim__fp16_flops.sum"] = fp16_flops
-    m["gpusim__flops.sum"] = fp32_flops + fp64_flops + fp16_flops
+    tensor_by_class, tensor_busy = tensor_counts(program, counts, config)
+    tensor_flops = sum(tensor_by_class.values())
+    for name, value in tensor_by_class.items():
+        m[f"gpusim__tensor_{name}_flops.sum"] = value
+    m["gpusim__tensor_flops.sum"] = tensor_flops
+    m["gpusim__flops.sum"] = fp32_flops + fp64_flops + fp16_flops + tensor_flops
+    all_flops = m["gpusim__flops.sum"]
     if not run.timing:
         return m
     c = run.counters
@@ -136,17 +174,19 @@ def derive_metrics(run) -> dict:
                            + (c["shared_load_wavefronts"] + c["shared_store_wavefronts"])
                            * config.shared_banks * config.shared_bank_bytes,
                            active_cycles * config.l1_bytes_per_cycle_per_sm),
-        "gpusim__flop_per_second": _ratio(fp32_flops + fp64_flops + fp16_flops, seconds),
+        "gpusim__flop_per_second": _ratio(all_flops, seconds),
+        "gpusim__tensor_flop_per_second": _ratio(tensor_flops, seconds),
         "gpusim__fp32_flop_per_second": _ratio(fp32_flops, seconds),
         "gpusim__dram_bytes_per_second": _ratio(dram_bytes, seconds),
-        "gpusim__arithmetic_intensity": _ratio(fp32_flops + fp64_flops + fp16_flops, dram_bytes),
+        "gpusim__arithmetic_intensity": _ratio(all_flops, dram_bytes),
         "gpusim__warp_instructions_per_cycle": _ratio(warp_inst, cycles),
     })
     intervals = I.pipe_intervals(config)
     for pipe, name in enumerate(I.PIPE_NAMES):
         if name in PIPE_METRICS:
-            busy = c[f"pipe_{name}_issues"] * int(intervals[pipe])
+            busy = tensor_busy if pipe == I.PIPE_TENSOR else c[f"pipe_{name}_issues"] * int(intervals[pipe])
             m[PIPE_METRICS[name]] = 100.0 * _ratio(busy, active_cycles * nsp)
+    m["sm__inst_executed_pipe_tensor.sum"] = c["pipe_tensor_issues"]
     for name, value in run.stalls.items():
         m[f"smsp__pcsamp_warps_issue_stalled_{name}.sum"] = value
     return m
