@@ -8,24 +8,25 @@
 // the A and B slices go global -> shared with cp.async (16 bytes per request, zero-fill past the edges)
 // into one of STAGES shared buffers while the warps compute on another (commit_group / wait_group keep
 // STAGES - 1 slices in flight); ldmatrix.x4 loads the fragments from shared memory; shared rows are padded
-// by 16 bytes so that the 8 rows an ldmatrix matrix reads fall in 8 distinct groups of 4 banks.
+// by 16 bytes so that the 8 rows an ldmatrix matrix reads fall in 8 distinct groups of 4 banks (row strides of
+// 80 and 48 bytes both do).
 //
 // The same tile, in bytes, serves the 8-bit types: an m16n8k32 s8 or e4m3 mma consumes 32 bytes of K per
 // row, as m16n8k16 bf16 does, so ldmatrix's b16 view loads their fragments unchanged (PTX ISA, "Matrix
 // Fragments for mma.m16n8k32"). gemm_s8_mma accumulates in s32 (C is int32), gemm_e4m3_mma in fp32.
-// Launch: grid (ceil(N / 128), ceil(M / 128)), 128 threads, no dynamic shared memory.
+// The *_4stage kernels (the labs') keep 3 slices in flight instead of 1 and write bf16 outputs (see below).
+// Launch: grid (ceil(N / 128), ceil(M / 128)), 128 threads, no dynamic shared memory. The grid walks the
+// N tiles of one M tile first, so the blocks that share an A tile run together.
 #include <cstdint>
+#include <cuda_bf16.h>
 
 #define BM 128
 #define BN 128
-#define BK_BYTES 64                    // one K slice: 32 bf16 or 64 8-bit elements per row
-#define ROW_BYTES (BK_BYTES + 16)      // padded shared row
 #define THREADS 128
 #define WARP_M 64
 #define WARP_N 64
 #define MI (WARP_M / 16)               // m16 tiles per warp
 #define NI (WARP_N / 8)                // n8 tiles per warp
-#define CHUNKS_PER_ROW (BK_BYTES / 16)
 
 __device__ __forceinline__ uint32_t shared_address(const void* pointer)
 {
@@ -86,10 +87,20 @@ struct E4m3 {
     }
 };
 
-template <typename T, int STAGES>
-__device__ __forceinline__ void gemm_tile(const uint8_t* A, const uint8_t* B, typename T::Acc* C, int m, int n,
-                                          int k)
+__device__ __forceinline__ void store(float* out, float value) { *out = value; }
+__device__ __forceinline__ void store(int* out, int value) { *out = value; }
+__device__ __forceinline__ void store(uint16_t* out, float value)
 {
+    *out = __bfloat16_as_ushort(__float2bfloat16_rn(value));
+}
+
+// BK_BYTES: one K slice per stage, 64 bytes (32 bf16 or 64 8-bit elements per row) or 32; rows padded by 16 bytes
+template <typename T, int STAGES, int BK_BYTES, typename Out>
+__device__ __forceinline__ void gemm_tile(const uint8_t* A, const uint8_t* B, Out* C, int m, int n, int k)
+{
+    constexpr int ROW_BYTES = BK_BYTES + 16;
+    constexpr int CHUNKS_PER_ROW = BK_BYTES / 16;
+    static_assert(BK_BYTES % 32 == 0 && STAGES >= 2, "a slice holds whole mma K steps; at least two stages");
     __shared__ __align__(128) uint8_t a_tile[STAGES][BM][ROW_BYTES];
     __shared__ __align__(128) uint8_t b_tile[STAGES][BN][ROW_BYTES];
     const int tid = threadIdx.x;
@@ -188,27 +199,51 @@ __device__ __forceinline__ void gemm_tile(const uint8_t* A, const uint8_t* B, ty
                 int row = first_row + warp_row + 16 * i + lane / 4 + 8 * (r / 2);
                 int col = first_col + warp_col + 8 * j + 2 * (lane % 4) + r % 2;
                 if (row < m && col < n) {
-                    C[(size_t)row * n + col] = acc[i][j][r];
+                    store(&C[(size_t)row * n + col], acc[i][j][r]);
                 }
             }
         }
     }
 }
 
+// The program's kernels: double buffering (2 stages of 64-byte K slices, 40 KiB of shared memory)
 extern "C" __global__ void __launch_bounds__(THREADS)
     gemm_bf16_mma(const uint16_t* A, const uint16_t* B, float* C, int m, int n, int k)
 {
-    gemm_tile<Bf16, 2>(reinterpret_cast<const uint8_t*>(A), reinterpret_cast<const uint8_t*>(B), C, m, n, k);
+    gemm_tile<Bf16, 2, 64>(reinterpret_cast<const uint8_t*>(A), reinterpret_cast<const uint8_t*>(B), C, m, n, k);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
     gemm_s8_mma(const int8_t* A, const int8_t* B, int* C, int m, int n, int k)
 {
-    gemm_tile<S8, 2>(reinterpret_cast<const uint8_t*>(A), reinterpret_cast<const uint8_t*>(B), C, m, n, k);
+    gemm_tile<S8, 2, 64>(reinterpret_cast<const uint8_t*>(A), reinterpret_cast<const uint8_t*>(B), C, m, n, k);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
     gemm_e4m3_mma(const uint8_t* A, const uint8_t* B, float* C, int m, int n, int k)
 {
-    gemm_tile<E4m3, 2>(A, B, C, m, n, k);
+    gemm_tile<E4m3, 2, 64>(A, B, C, m, n, k);
+}
+
+// The labs' kernels (gpusim/labs/tensor_gemm.py): 4 stages of 32-byte K slices (48 KiB, the most static shared
+// memory a block may have), so 3 slices are in flight while one is computed: enough to cover a DRAM latency
+// (834 cycles on H100) with the 192 mma-pipe cycles per slice per warp; 2 stages leave it exposed on every
+// slice whose A tile comes from DRAM. Floating-point outputs in bf16 (round to nearest even), as a layer
+// that feeds the next one writes them.
+extern "C" __global__ void __launch_bounds__(THREADS)
+    gemm_bf16_mma_4stage(const uint16_t* A, const uint16_t* B, uint16_t* C, int m, int n, int k)
+{
+    gemm_tile<Bf16, 4, 32>(reinterpret_cast<const uint8_t*>(A), reinterpret_cast<const uint8_t*>(B), C, m, n, k);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    gemm_s8_mma_4stage(const int8_t* A, const int8_t* B, int* C, int m, int n, int k)
+{
+    gemm_tile<S8, 4, 32>(reinterpret_cast<const uint8_t*>(A), reinterpret_cast<const uint8_t*>(B), C, m, n, k);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    gemm_e4m3_mma_4stage(const uint8_t* A, const uint8_t* B, uint16_t* C, int m, int n, int k)
+{
+    gemm_tile<E4m3, 4, 32>(A, B, C, m, n, k);
 }

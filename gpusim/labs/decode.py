@@ -1,10 +1,10 @@
 """Lab `decode`: one token of LLM decode is a GEMV bounded by weight bytes / DRAM bandwidth; batching
 reuses every weight byte until the arithmetic, not the bandwidth, sets the step time.
 
-``math="tensor"`` (the default) runs the batch sweep (experiment 4) on tensor cores, with BF16 weights and
-INT8/FP8 ones: gpusim.labs.decode_tensor, whose docstring has the details; its knee is the tensor ridge
-(hundreds of sequences). ``math="fp32"`` runs the sweep described below, on the CUDA cores, whose knee is
-the FP32 ridge (~20). Experiments 1-3 are the same in both.
+``math="tensor"`` (the default) runs the batch sweep (experiment 4) on tensor cores, on a slice of
+``tensor_sms`` SMs, with BF16 weights and INT8/FP8 ones: gpusim.labs.decode_tensor, whose docstring has the
+details; its knee is the tensor ridge (a hundred sequences and more). ``math="fp32"`` runs the sweep
+described below, on the CUDA cores, whose knee is the FP32 ridge (~20). Experiments 1-3 are the same in both.
 
 Kernels in programs/labs/decode_gemv.cu. Four experiments on a slice of ``sms`` SMs:
 
@@ -72,9 +72,9 @@ FLOPS_PER_MAC = 2
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 MODEL_PARAMS = 70e9
 MATH = ("tensor", "fp32")
-TENSOR_SWEEP_SIZE = 2048
-"""Default rows and K of the tensor sweep's BF16 layer (8 MB): large enough that at batch 1024 the FLOPs, not
-the activations' and outputs' bytes, set the step time."""
+TENSOR_SWEEP_SIZE = 1024
+"""Default rows and K of the tensor sweep's BF16 layer (2 MB): at batch 512 the activations (1 MB) still fit the
+L2 of the tensor sweep's slice, so they are read from DRAM once."""
 FP32_SWEEP_SIZE = 1024
 
 
@@ -180,6 +180,7 @@ def run(
     batches: tuple = (),
     model_params: float = MODEL_PARAMS,
     math: str = "tensor",
+    tensor_sms: int = 4,
 ) -> LabResult:
     """Batch-1 GEMV (fp16, int8), the tokens/s extrapolation and the batch sweep (``math``: on tensor cores
     in BF16/INT8/FP8, or in FP32 on the CUDA cores). Unset sizes (None) and batches (()) take the defaults
@@ -251,7 +252,9 @@ def run(
     gemv_table = _gemv_table(gemv_values, cfg, model_params, chip_peak_bandwidth, fp16_bandwidth, int8_bandwidth,
                              fp16_vs_model)
     if tensor:
-        values = {**gemv_values, **tensor_sweep(gpu, roofs, sweep_rows, sweep_k, tuple(batches), bar)}
+        tensor_gpu = GPU(config or DEFAULT_CONFIG, sms=tensor_sms)  # an L2 that holds the activations
+        sweep = tensor_sweep(tensor_gpu, roofline(tensor_gpu.config), sweep_rows, sweep_k, tuple(batches), bar)
+        values = {**gemv_values, **sweep, "tensor_sms": tensor_sms}
         figures = []
         plt = pyplot()
         if plot_dir is not None and plt is not None:

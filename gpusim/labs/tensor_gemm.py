@@ -7,12 +7,16 @@ activations (mma.sync's "col" B), giving ``rows`` x ``tokens``. Weights stream f
 together and reuse it through L2); a 128-token tile computes all 128 columns, so a batch under 128 pays
 for 128 in FLOPs (not in bytes: cp.async zero-fills the missing rows without reading them).
 
-Types (``TYPES``): ``bf16`` (gemm_bf16_mma, fp32 accumulate), ``int8`` (gemm_s8_mma, W8A8 with s32
-accumulate) and ``fp8`` (gemm_e4m3_mma, fp32 accumulate); each has its bytes per weight and the analytic
-roofline ceiling its mma.sync reaches (gpusim.analytic.models.tensor_peaks).
+The kernels are the 4-stage ones (3 K slices in flight, enough to cover a DRAM latency). Types (``TYPES``):
+``bf16`` (gemm_bf16_mma_4stage: fp32 accumulate, bf16 output), ``int8`` (gemm_s8_mma_4stage, W8A8 with s32
+accumulate and output) and ``fp8`` (gemm_e4m3_mma_4stage: e4m3, fp32 accumulate, bf16 output); each
+has its bytes per weight and the analytic roofline ceiling its mma.sync reaches
+(gpusim.analytic.models.tensor_peaks). The outputs are bf16 as a layer feeding the next writes them: on a
+slice of a few SMs, whose L2 is a few MB, fp32 outputs would be as many bytes as the weights.
 
 Every result is checked against numpy: integers exactly, floats within the rigorous bound of k-term fp32
-sums of exact products, k u (|A| |B|^T) elementwise with u = 2^-24.
+sums of exact products, E = k u (|A| |B|^T) elementwise with u = 2^-24, plus the bf16 rounding of the
+output, 2^-8 (|exact| + E).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ TILE = 128            # BM = BN in gemm_bf16_mma.cu
 THREADS = 128
 CHUNK_BYTES = 16      # cp.async request size: a row's bytes must be a multiple
 FP32_UNIT_ROUNDOFF = 2.0 ** -24
+BF16_UNIT_ROUNDOFF = 2.0 ** -8  # round to nearest, 8 significand bits
 FLOPS_PER_MAC = 2
 
 
@@ -44,13 +49,27 @@ class GemmType:
     """the ceiling of gpusim.analytic.models.tensor_peaks its mma.sync attains"""
     dense: str
     """the dense tensor peak of the type"""
+    output: str
+    """the output's storage: int32, or bf16 bits (uint16)"""
 
 
 TYPES = {
-    "bf16": GemmType("bf16", "gemm_bf16_mma", 2, "mma_sync_bf16", "tensor_bf16"),
-    "int8": GemmType("int8", "gemm_s8_mma", 1, "mma_sync_int8", "tensor_int8"),
-    "fp8": GemmType("fp8", "gemm_e4m3_mma", 1, "mma_sync_fp8", "tensor_fp8"),
+    "bf16": GemmType("bf16", "gemm_bf16_mma_4stage", 2, "mma_sync_bf16", "tensor_bf16", "bf16"),
+    "int8": GemmType("int8", "gemm_s8_mma_4stage", 1, "mma_sync_int8", "tensor_int8", "int32"),
+    "fp8": GemmType("fp8", "gemm_e4m3_mma_4stage", 1, "mma_sync_fp8", "tensor_fp8", "bf16"),
 }
+
+
+TILE_FLOP_PER_L2_BYTE = TILE * TILE / (TILE + TILE) * FLOPS_PER_MAC / 2
+"""A 128 x 128 block tile loads (128 + 128) x 2 bytes of A and B per K step from L2 and does 2 x 128 x 128
+FLOPs with them: 64 FLOP per L2 byte (for bf16; the 8-bit types load half the bytes for the same MACs)."""
+
+
+def l2_cap_flops(config: Any) -> float:
+    """The FLOP/s at which the tile's operand loads fill the L2 bandwidth (bf16): 64 FLOP per byte x the
+    config's L2 bytes per second. On h100-sxm (2500 B/cycle, 18.9 per SM) that is 45 % of the mma.sync rate:
+    the reason Hopper feeds its tensor cores with TMA multicast and wgmma's larger tiles."""
+    return TILE_FLOP_PER_L2_BYTE * config.l2_bytes_per_cycle * config.clock_hz
 
 
 def gemm_type(name: str) -> GemmType:
@@ -113,8 +132,7 @@ class LayerGemm:
         """Multiply ``tokens`` random activation vectors; (the timed run, whether it matches numpy)."""
         check_shape(self.kind, self.rows, self.k, tokens)
         bits, values = random_operand(self.kind, (tokens, self.k), self.rng)
-        out_dtype = np.int32 if self.kind.name == "int8" else np.float32
-        out = self.gpu.zeros(self.rows * tokens, out_dtype)
+        out = self.gpu.zeros(self.rows * tokens, np.int32 if self.kind.output == "int32" else np.uint16)
         grid = (-(-tokens // TILE), -(-self.rows // TILE))
         run = self.gpu.launch(self.kernel, grid=grid, block=THREADS, cache_control="all",
                               args=[self.weights, self.gpu.to_device(bits), out, np.int32(self.rows),
@@ -123,7 +141,8 @@ class LayerGemm:
             return run, True
         got = out.get().reshape(self.rows, tokens)
         expected = self.weight_values @ values.T
-        if self.kind.name == "int8":
+        if self.kind.output == "int32":
             return run, bool(np.array_equal(got.astype(np.int64), expected))
-        bound = self.k * FP32_UNIT_ROUNDOFF * (np.abs(self.weight_values) @ np.abs(values).T)
-        return run, bool(np.all(np.abs(got - expected) <= bound))
+        accumulated = self.k * FP32_UNIT_ROUNDOFF * (np.abs(self.weight_values) @ np.abs(values).T)
+        bound = accumulated + BF16_UNIT_ROUNDOFF * (np.abs(expected) + accumulated)
+        return run, bool(np.all(np.abs(_bf16_values(got) - expected) <= bound))
