@@ -86,3 +86,35 @@ def test_cli_roofline_prints_the_ridge_of_every_ceiling(capsys):
     roofs = roofline(gpusim.load_config("h200"))
     assert f"mma.sync FP16/BF16 {roofs.ridge_point('mma_sync_bf16'):.0f}" in out
     assert f"tensor FP16 {roofs.ridge_point('tensor_bf16'):.0f}" in out
+
+
+def test_tensor_metrics_of_an_int8_gemm():
+    from gpusim.programs.catalog import run_program
+
+    result = run_program("gemm_int8")
+    assert result.ok
+    run = result.runs[0]
+    sizes = result.spec.sizes
+    m, n, k = sizes["m"], sizes["n"], sizes["k"]
+    metrics = run.metrics
+    assert metrics["gpusim__tensor_int8_flops.sum"] == 2 * m * n * k  # 2 operations per multiply-add
+    assert metrics["gpusim__tensor_fp16_flops.sum"] == 0
+    assert metrics["gpusim__flops.sum"] == 2 * m * n * k
+    config = run.config
+    issued = run.counters["pipe_tensor_issues"]
+    assert issued == m * n * k // (16 * 8 * 32)  # one m16n8k32 per 16 x 8 x 32 block of the product
+    busy = issued * config.mma_int8_m16n8k32_interval_cycles
+    expected = 100 * busy / (run.counters["sm_active_cycles"] * config.sub_partitions_per_sm)
+    assert metrics["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"] == pytest.approx(expected)
+    assert run.roofline().precision == "mma_sync_int8"
+
+
+def test_regime_counts_the_tensor_pipe():
+    from gpusim.observe.regime import classify
+
+    config = gpusim.load_config("h100-sxm")
+    metrics = {"smsp__issue_active.avg.pct_of_peak_sustained_active": 30.0,
+               "dram__throughput.avg.pct_of_peak_sustained_elapsed": 40.0,
+               "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": 92.0}
+    regime = classify(metrics, config)
+    assert regime.kind == "compute-bound" and regime.limiter == "tensor pipe"

@@ -141,7 +141,7 @@ TENSOR_SMS = 4
 
 
 @pytest.fixture(scope="module")
-def tensor_result():
+def tensor_result():  # ~1.5 min: the tests that use it are marked slow
     return decode.run(progress=False, sms=1, gemv_rows=1024, gemv_k=2048, sweep_rows=1024, sweep_k=1024,
                       batches=TENSOR_BATCHES, tensor_sms=TENSOR_SMS)
 
@@ -158,6 +158,7 @@ def _rates(config):
     return dense, mma_sync, config.dram_bandwidth_gbs * 1e9, config.dram_bandwidth_gbs * 1e9 * config.dram_efficiency
 
 
+@pytest.mark.slow
 def test_tensor_sweep_is_correct_and_prints_both_ridges(tensor_result, tensor_config):
     values = tensor_result.values
     assert all(p["correct"] for p in values["points"])
@@ -170,6 +171,7 @@ def test_tensor_sweep_is_correct_and_prints_both_ridges(tensor_result, tensor_co
     assert "wgmma" in tensor_result.lesson
 
 
+@pytest.mark.slow
 def test_tensor_sweep_rises_until_its_knee_within_25_percent_of_its_rate_over_bandwidth(tensor_result,
                                                                                        tensor_config):
     values = tensor_result.values
@@ -187,6 +189,7 @@ def test_tensor_sweep_rises_until_its_knee_within_25_percent_of_its_rate_over_ba
     assert values["reached_ridge"] == pytest.approx(plateau / sustained)
 
 
+@pytest.mark.slow
 def test_eight_bit_weights_halve_the_bytes_per_token(tensor_result):
     quantized = tensor_result.values["quantized"]
     assert set(quantized) == {"int8", "fp8"}

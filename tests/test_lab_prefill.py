@@ -13,6 +13,9 @@ from gpusim.observe.regime import MEMORY_BOUND_PCT
 SMS = 8
 
 
+pytestmark = pytest.mark.slow  # one 4.3 GFLOP GEMM on 8 SMs: ~1 min
+
+
 @pytest.fixture(scope="module")
 def result():
     return prefill.run(progress=False, sms=SMS)
@@ -35,10 +38,6 @@ def _l2_cap(config):
 
 def _sustained(config):
     return config.dram_bandwidth_gbs * 1e9 * config.dram_efficiency
-
-
-def test_registered():
-    assert LABS["prefill"] is prefill
 
 
 def test_both_phases_match_numpy(result):
@@ -65,3 +64,7 @@ def test_prefill_is_right_of_the_ridge_and_bound_by_the_l2(result, config):
     assert phase["verdict"] == "memory-bound" and phase["limiter"] == "L2"
     assert phase["pct_of_mma_sync"] == pytest.approx(100 * phase["flops_per_s"] / _mma_sync_rate(config))
     assert "wgmma" in result.lesson
+
+
+def test_registered():
+    assert LABS["prefill"] is prefill
