@@ -97,8 +97,8 @@ def test_tensor_metrics_of_an_int8_gemm():
     sizes = result.spec.sizes
     m, n, k = sizes["m"], sizes["n"], sizes["k"]
     metrics = run.metrics
-    assert metrics["gpusim__tensor_int8_flops.sum"] == 2 * m * n * k  # 2 operations per multiply-add
-    assert metrics["gpusim__tensor_fp16_flops.sum"] == 0
+    assert metrics["gpusim__tensor_flops_src_int8_dst_int32.sum"] == 2 * m * n * k  # 2 operations per MAC
+    assert metrics["gpusim__tensor_flops_src_bf16_dst_fp32.sum"] == 0
     assert metrics["gpusim__flops.sum"] == 2 * m * n * k
     config = run.config
     issued = run.counters["pipe_tensor_issues"]

@@ -155,10 +155,11 @@ class RooflinePoint:
 
 
 TENSOR_FLOP_METRICS = {
-    "mma_sync_fp16": "gpusim__tensor_fp16_flops.sum",
-    "mma_sync_tf32": "gpusim__tensor_tf32_flops.sum",
-    "mma_sync_int8": "gpusim__tensor_int8_flops.sum",
-    "mma_sync_fp8": "gpusim__tensor_fp8_flops.sum",
+    "mma_sync_fp16": ("gpusim__tensor_flops_src_fp16_dst_fp32.sum", "gpusim__tensor_flops_src_fp16_dst_fp16.sum"),
+    "mma_sync_bf16": ("gpusim__tensor_flops_src_bf16_dst_fp32.sum",),
+    "mma_sync_tf32": ("gpusim__tensor_flops_src_tf32_dst_fp32.sum",),
+    "mma_sync_int8": ("gpusim__tensor_flops_src_int8_dst_int32.sum",),
+    "mma_sync_fp8": ("gpusim__tensor_flops_src_fp8_dst_fp32.sum", "gpusim__tensor_flops_src_fp8_dst_fp16.sum"),
 }
 """The ceiling of a run whose FLOPs are mostly tensor-core FLOPs of one class: the rate mma.sync attains."""
 
@@ -166,8 +167,8 @@ TENSOR_FLOP_METRICS = {
 def _dominant_precision(metrics: dict, peaks: dict) -> str:
     """The ceiling of the precision with the most FLOPs: fp32, fp64, or the mma.sync rate of a tensor class."""
     candidates = {"fp32": metrics.get("gpusim__fp32_flops.sum", 0), "fp64": metrics.get("gpusim__fp64_flops.sum", 0)}
-    candidates.update({precision: metrics.get(name, 0) for precision, name in TENSOR_FLOP_METRICS.items()
-                       if precision in peaks})
+    candidates.update({precision: sum(metrics.get(name, 0) for name in names)
+                       for precision, names in TENSOR_FLOP_METRICS.items() if precision in peaks})
     best = max(candidates, key=lambda precision: (candidates[precision], precision == "fp32"))
     return best if candidates[best] > 0 else "fp32"
 

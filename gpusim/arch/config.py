@@ -253,6 +253,25 @@ class GPUConfig:
     def peak_tensor_flops(self) -> float:
         return float(self.tensor_flops_per_cycle_per_sm) * self.sms * self.clock_hz
 
+    # ---- tensor cores (issue 14)
+    def tensor_peak_flops_per_cycle_per_sm(self, precision: str) -> int:
+        """Dense tensor-core peak per SM and cycle for ``precision``: fp16, bf16, tf32, int8 or fp8."""
+        return {"fp16": self.tensor_flops_per_cycle_per_sm, "bf16": self.tensor_flops_per_cycle_per_sm,
+                "tf32": self.tensor_tf32_flops_per_cycle_per_sm, "int8": self.tensor_int8_ops_per_cycle_per_sm,
+                "fp8": self.tensor_fp8_flops_per_cycle_per_sm}[precision]
+
+    def mma_sync_flops_per_cycle_per_sm(self, precision: str) -> float:
+        """The rate mma.sync reaches per SM and cycle with the tensor pipe always busy, from the config's
+        issue intervals: FLOPs per instruction x sub-partitions / interval (m16n8k16 for fp16/bf16, m16n8k8
+        tf32, m16n8k32 int8 and fp8); 0 when the GPU has no such instruction."""
+        flops, field_name = {"fp16": (4096, "mma_f16_m16n8k16_interval_cycles"),
+                             "bf16": (4096, "mma_f16_m16n8k16_interval_cycles"),
+                             "tf32": (2048, "mma_tf32_m16n8k8_interval_cycles"),
+                             "int8": (8192, "mma_int8_m16n8k32_interval_cycles"),
+                             "fp8": (8192, "mma_fp8_m16n8k32_interval_cycles")}[precision]
+        interval = getattr(self, field_name)
+        return flops * self.sub_partitions_per_sm / interval if interval else 0.0
+
     def l1_cache_bytes(self, shared_carveout_bytes: int) -> int:
         """L1 data-cache capacity left when the SM runs with this shared-memory carveout."""
         return self.l1_shared_bytes_per_sm - shared_carveout_bytes

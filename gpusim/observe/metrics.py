@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.arch import codes as c
 from gpusim.arch import isa as I
 from gpusim.arch import layout as L
 
@@ -32,18 +33,9 @@ PIPE_METRICS = {
     "tensor": "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",  # tensor cores (issue 14)
 }
 """Math pipe -> its busy-cycles metric: issues x cycles per warp-instruction / (A x P) (Nsight calls the
-SFU the XU). The tensor pipe's cycles per warp-instruction are each form's own (the config's interval per
-mma shape and type), so its busy cycles are summed per instruction: 100 % is the rate mma.sync attains."""
-TENSOR_CLASS_OF_INTERVAL = {
-    "mma_f16_m16n8k16_interval_cycles": "fp16",
-    "mma_f16_m16n8k8_interval_cycles": "fp16",
-    "mma_tf32_m16n8k8_interval_cycles": "tf32",
-    "mma_int8_m16n8k32_interval_cycles": "int8",
-    "mma_fp8_m16n8k32_interval_cycles": "fp8",
-}
-"""A tensor form's timing class (its config interval field) -> the input class its FLOPs count under
-(FP16 and BF16 share one class: one rate, one field)."""
-TENSOR_CLASSES = ("fp16", "tf32", "int8", "fp8")
+SFU the XU). The tensor pipe's busy cycles are each form's own interval (tensor_counts), set with the
+tensor metrics; it is listed here so the regime and the report count it as a math pipe: 100 % is the rate
+mma.sync attains."""
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -67,24 +59,40 @@ def pipe_mix(program, pc_counts: np.ndarray) -> dict[str, int]:
     return {name: int(pc_counts[: program.n_inst, 0][pipes == p].sum()) for p, name in enumerate(I.PIPE_NAMES)}
 
 
-def tensor_counts(program, pc_counts: np.ndarray, config) -> tuple[dict[str, int], int]:
-    """({class: tensor FLOPs}, tensor-pipe busy cycles summed over sub-partitions) of a run: each tensor
-    form's FLOPs per warp-instruction and interval (gpusim.arch.isa) times its warp-instructions."""
-    flops = dict.fromkeys(TENSOR_CLASSES, 0)
-    busy = 0
+TENSOR_SOURCE_NAMES = {c.T_F16: "fp16", c.T_BF16: "bf16", c.T_TF32: "tf32", c.T_S8: "int8", c.T_U8: "int8",
+                       c.T_E4M3: "fp8", c.T_E5M2: "fp8"}
+TENSOR_DEST_NAMES = {c.T_F32: "fp32", c.T_F16: "fp16", c.T_S32: "int32"}
+TENSOR_FLOP_METRICS = tuple(f"gpusim__tensor_flops_src_{s}_dst_{d}.sum" for s, d in (
+    ("fp16", "fp32"), ("fp16", "fp16"), ("bf16", "fp32"), ("tf32", "fp32"), ("int8", "int32"), ("fp8", "fp32"),
+    ("fp8", "fp16")))
+"""FLOPs (2 per multiply-add; integer ops for int8) of mma/wmma per input and accumulator type (issue 14)."""
+
+
+def tensor_counts(program, pc_counts: np.ndarray, config) -> dict[str, float]:
+    """Tensor-core metrics from the executed instructions (issue 14): SASS-level HMMA/IMMA instructions (a
+    wmma.mma counts as the HMMAs it is priced as), FLOPs per source/destination type, and the tensor pipe's
+    busy cycles (warp-instructions x the form's interval from the config)."""
+    out = {name: 0 for name in TENSOR_FLOP_METRICS}
+    out.update({"sm__inst_executed_pipe_tensor_op_hmma.sum": 0, "sm__inst_executed_pipe_tensor_op_imma.sum": 0,
+                "gpusim__tensor_flops.sum": 0, "gpusim__tensor_hmma_busy_cycles": 0,
+                "gpusim__tensor_imma_busy_cycles": 0})
     if not program.n_inst:
-        return flops, busy
-    intervals = I.isa_array(config)[:, I.I_INTERVAL]
-    for pc in range(program.n_inst):
-        form_index = int(program.code[pc, L.F_ISA])
-        form = I.FORMS[form_index]
-        issued = int(pc_counts[pc, 0])
-        if form.pipe != I.PIPE_TENSOR or not issued:
-            continue
-        busy += issued * int(intervals[form_index])
-        if form.tensor_flops:
-            flops[TENSOR_CLASS_OF_INTERVAL[form.interval]] += issued * form.tensor_flops
-    return flops, busy
+        return out
+    code = program.code
+    tensor_pcs = [pc for pc in range(program.n_inst) if I.FORMS[int(code[pc, L.F_ISA])].pipe == I.PIPE_TENSOR]
+    for pc in tensor_pcs:
+        form = I.FORMS[int(code[pc, L.F_ISA])]
+        executed = int(pc_counts[pc, 2]) // 32          # .aligned: a warp-instruction runs all 32 lanes
+        source = TENSOR_SOURCE_NAMES.get(int(code[pc, L.F_TY2]), "fp16")
+        dest = TENSOR_DEST_NAMES.get(int(code[pc, L.F_TY]), "fp32")
+        flops = executed * form.tensor_flops
+        out[f"gpusim__tensor_flops_src_{source}_dst_{dest}.sum"] += flops
+        out["gpusim__tensor_flops.sum"] += flops
+        integer = source == "int8"
+        out[f"sm__inst_executed_pipe_tensor_op_{'imma' if integer else 'hmma'}.sum"] += executed * form.hmma_count
+        busy = int(pc_counts[pc, 0]) * I.form_interval(form, config, 1)
+        out[f"gpusim__tensor_{'imma' if integer else 'hmma'}_busy_cycles"] += busy
+    return out
 
 
 def derive_metrics(run) -> dict:
@@ -114,13 +122,12 @@ def derive_metrics(run) -> dict:
     m["gpusim__fp32_flops.sum"] = fp32_flops
     m["gpusim__fp64_flops.sum"] = fp64_flops
     m["gpusim__fp16_flops.sum"] = fp16_flops
-    tensor_by_class, tensor_busy = tensor_counts(program, counts, config)
-    tensor_flops = sum(tensor_by_class.values())
-    for name, value in tensor_by_class.items():
-        m[f"gpusim__tensor_{name}_flops.sum"] = value
-    m["gpusim__tensor_flops.sum"] = tensor_flops
+    tensor = tensor_counts(program, counts, config)
+    tensor_flops = tensor["gpusim__tensor_flops.sum"]
+    for name in (*TENSOR_FLOP_METRICS, "gpusim__tensor_flops.sum", "sm__inst_executed_pipe_tensor_op_hmma.sum",
+                 "sm__inst_executed_pipe_tensor_op_imma.sum"):
+        m[name] = tensor[name]
     m["gpusim__flops.sum"] = fp32_flops + fp64_flops + fp16_flops + tensor_flops
-    all_flops = m["gpusim__flops.sum"]
     if not run.timing:
         return m
     c = run.counters
@@ -174,19 +181,26 @@ def derive_metrics(run) -> dict:
                            + (c["shared_load_wavefronts"] + c["shared_store_wavefronts"])
                            * config.shared_banks * config.shared_bank_bytes,
                            active_cycles * config.l1_bytes_per_cycle_per_sm),
-        "gpusim__flop_per_second": _ratio(all_flops, seconds),
+        "gpusim__flop_per_second": _ratio(fp32_flops + fp64_flops + fp16_flops + tensor_flops, seconds),
         "gpusim__tensor_flop_per_second": _ratio(tensor_flops, seconds),
+        "gpusim__tensor_flops_per_cycle_per_sm": _ratio(tensor_flops, cycles * config.sms),
+        "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active":
+            100.0 * _ratio(tensor["gpusim__tensor_hmma_busy_cycles"], active_cycles * nsp),
+        "sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_active":
+            100.0 * _ratio(tensor["gpusim__tensor_imma_busy_cycles"], active_cycles * nsp),
+        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active":
+            100.0 * _ratio(tensor["gpusim__tensor_hmma_busy_cycles"] + tensor["gpusim__tensor_imma_busy_cycles"],
+                           active_cycles * nsp),
         "gpusim__fp32_flop_per_second": _ratio(fp32_flops, seconds),
         "gpusim__dram_bytes_per_second": _ratio(dram_bytes, seconds),
-        "gpusim__arithmetic_intensity": _ratio(all_flops, dram_bytes),
+        "gpusim__arithmetic_intensity": _ratio(fp32_flops + fp64_flops + fp16_flops + tensor_flops, dram_bytes),
         "gpusim__warp_instructions_per_cycle": _ratio(warp_inst, cycles),
     })
     intervals = I.pipe_intervals(config)
     for pipe, name in enumerate(I.PIPE_NAMES):
-        if name in PIPE_METRICS:
-            busy = tensor_busy if pipe == I.PIPE_TENSOR else c[f"pipe_{name}_issues"] * int(intervals[pipe])
+        if name in PIPE_METRICS and pipe != I.PIPE_TENSOR:  # the tensor pipe's: per form, set above
+            busy = c[f"pipe_{name}_issues"] * int(intervals[pipe])
             m[PIPE_METRICS[name]] = 100.0 * _ratio(busy, active_cycles * nsp)
-    m["sm__inst_executed_pipe_tensor.sum"] = c["pipe_tensor_issues"]
     for name, value in run.stalls.items():
         m[f"smsp__pcsamp_warps_issue_stalled_{name}.sum"] = value
     return m
