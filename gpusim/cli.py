@@ -388,6 +388,10 @@ def _roofline(args) -> int:
     for name, bandwidth in memory.items():
         ridge = compute.get("FP32", 0.0) / bandwidth
         print(f"  memory  {name:<12} {bandwidth / 1e9:10.1f} GB/s   FP32 ridge at {ridge:.2f} FLOP/byte")
+    dram = memory.get("DRAM", 0.0)
+    if dram:
+        ridges = ", ".join(f"{name} {peak / dram:.0f}" for name, peak in compute.items())
+        print(f"  ridge points against DRAM (FLOP/byte): {ridges}")
     if args.plot:
         from gpusim.observe.plot import chip_roofline, save_figure
 

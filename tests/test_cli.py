@@ -230,7 +230,8 @@ def test_lab_help_lists_options_with_defaults(capsys):
                 assert f"  {key}=" not in out
             else:
                 default = parameter.default
-                shown = ",".join(map(str, default)) if isinstance(default, tuple) else str(default)
+                shown = ",".join(map(str, default)) if isinstance(default, tuple) else (
+                    repr(default) if isinstance(default, str) else str(default))  # strings quoted
                 assert f"  {key}={shown}" in out
     assert main(["lab", "--help"]) == 0
     assert "bank-conflicts" in capsys.readouterr().out

@@ -1,5 +1,6 @@
 """The decode lab against bounds derived from the config: DRAM bandwidth at batch 1, the FP32 peak and the
-ridge point (peak / sustained bandwidth) for the batch sweep."""
+ridge point (peak / sustained bandwidth) for the batch sweep on the CUDA cores (``math="fp32"``); the
+tensor-core sweep (the default) against the mma.sync ridge, and 8-bit weights halving the bytes per token."""
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ def ridge(config):
 @pytest.fixture(scope="module")
 def result():
     return decode.run(progress=False, sms=1, gemv_rows=1024, gemv_k=2048, sweep_rows=1024, sweep_k=1024,
-                      batches=BATCHES)
+                      batches=BATCHES, math="fp32")
 
 
 @pytest.fixture(scope="module")
@@ -127,4 +128,71 @@ def test_unsupported_shapes_are_launch_errors(gpu_and_module):
     with pytest.raises(LaunchError, match="k=1000"):
         decode.serve_batch(gpu, module, weights, np.zeros((1, 1000), np.float32))
     with pytest.raises(LaunchError, match="sweep_k=1000"):
-        decode.run(progress=False, sweep_k=1000)
+        decode.run(progress=False, sweep_k=1000, math="fp32")
+    with pytest.raises(LaunchError, match="k=1001"):  # the tensor GEMM's rows are 16-byte cp.async chunks
+        decode.run(progress=False, sweep_k=1001)
+    with pytest.raises(LaunchError, match="math='fp16'"):
+        decode.run(progress=False, math="fp16")
+
+
+# ---- the tensor-core sweep (math="tensor", the default): BF16 weights, and INT8 / FP8 at batch 1
+TENSOR_BATCHES = (1, 4, 16, 256, 512)
+TENSOR_SMS = 4
+
+
+@pytest.fixture(scope="module")
+def tensor_result():  # ~1.5 min: the tests that use it are marked slow
+    return decode.run(progress=False, sms=1, gemv_rows=1024, gemv_k=2048, sweep_rows=1024, sweep_k=1024,
+                      batches=TENSOR_BATCHES, tensor_sms=TENSOR_SMS)
+
+
+@pytest.fixture(scope="module")
+def tensor_config():
+    return gpusim.load_config("h100-sxm", sms=TENSOR_SMS)
+
+
+def _rates(config):
+    scale = config.sms * config.core_clock_mhz * 1e6
+    dense = config.tensor_flops_per_cycle_per_sm * scale
+    mma_sync = 4096 / config.mma_f16_m16n8k16_interval_cycles * config.sub_partitions_per_sm * scale
+    return dense, mma_sync, config.dram_bandwidth_gbs * 1e9, config.dram_bandwidth_gbs * 1e9 * config.dram_efficiency
+
+
+@pytest.mark.slow
+def test_tensor_sweep_is_correct_and_prints_both_ridges(tensor_result, tensor_config):
+    values = tensor_result.values
+    assert all(p["correct"] for p in values["points"])
+    assert all(q["point"]["correct"] for q in values["quantized"].values())
+    dense, mma_sync, peak_bw, sustained = _rates(tensor_config)
+    assert values["dense_ridge"] == pytest.approx(dense / peak_bw)  # 320 at 1980 MHz (295 at NVIDIA's 1830)
+    assert values["ridge_point"] == pytest.approx(mma_sync / sustained)
+    assert values["ridge_point"] < values["dense_ridge"]
+    assert f"{values['dense_ridge']:.0f}" in tensor_result.lesson and f"{values['ridge_point']:.0f}" in tensor_result.lesson
+    assert "wgmma" in tensor_result.lesson
+
+
+@pytest.mark.slow
+def test_tensor_sweep_rises_until_its_knee_within_25_percent_of_its_rate_over_bandwidth(tensor_result,
+                                                                                       tensor_config):
+    values = tensor_result.values
+    points = {p["batch"]: p for p in values["points"]}
+    _, mma_sync, _, sustained = _rates(tensor_config)
+    for batch in (1, 4, 16):  # memory side: flat step time, FLOP/s = batch x weight bandwidth (>= 85 % sustained)
+        assert points[batch]["flops_per_s"] >= 0.85 * batch * sustained
+        assert points[batch]["seconds"] == pytest.approx(points[1]["seconds"], rel=0.05)
+    assert points[512]["flops_per_s"] == pytest.approx(points[256]["flops_per_s"], rel=0.05)  # the plateau
+    assert points[512]["tokens_per_s"] > 10 * points[1]["tokens_per_s"]
+    plateau = values["plateau_flops"]
+    assert plateau <= mma_sync
+    # where the arithmetic puts the knee for the rate this kernel reaches: plateau / sustained bandwidth
+    assert values["knee"] == pytest.approx(plateau / sustained, rel=0.25)
+    assert values["reached_ridge"] == pytest.approx(plateau / sustained)
+
+
+@pytest.mark.slow
+def test_eight_bit_weights_halve_the_bytes_per_token(tensor_result):
+    quantized = tensor_result.values["quantized"]
+    assert set(quantized) == {"int8", "fp8"}
+    for q in quantized.values():
+        assert q["bytes_per_token_vs_bf16"] == 0.5
+        assert q["step_time_vs_bf16"] == pytest.approx(0.5, rel=0.15)

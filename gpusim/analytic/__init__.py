@@ -16,13 +16,14 @@ from gpusim.analytic.models import (
     occupancy,
     roofline,
     roofline_point,
+    tensor_peaks,
     throughput_at_warps,
     warps_needed_for_alu,
     warps_needed_for_bandwidth,
 )
 
 __all__ = [
-    "LEVELS", "PRECISIONS", "Roofline", "RooflinePoint", "roofline", "roofline_point",
+    "LEVELS", "PRECISIONS", "Roofline", "RooflinePoint", "roofline", "roofline_point", "tensor_peaks",
     "LatencyHiding", "latency_hiding", "bytes_in_flight_needed", "warps_needed_for_bandwidth",
     "throughput_at_warps", "warps_needed_for_alu", "Occupancy", "occupancy", "MWPCWPPrediction", "mwp_cwp",
 ]

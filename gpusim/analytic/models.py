@@ -3,10 +3,13 @@
 What it models:
 
 * **Roofline** (Williams, Waterman & Patterson, 2009): compute peaks per precision and pipe (FP32 and FP64
-  FMA lanes x 2 FLOPs x SMs x clock, the tensor-core rate), bandwidth ceilings per memory level (DRAM at
-  peak and at its sustained efficiency, L2, L1/shared summed over SMs), ridge points (peak / bandwidth),
-  and ``roofline_point(run)``: a run's arithmetic intensity against DRAM bytes, achieved and attainable
-  FLOP/s, which roof binds and the percentage of that roof reached.
+  FMA lanes x 2 FLOPs x SMs x clock; the dense tensor-core peaks per input type, FP16/BF16, TF32, FP8,
+  INT8, from the config's FLOP/cycle/SM fields; and the rate ``mma.sync`` can attain, FLOPs per mma x
+  sub-partitions / the config's pipe interval per mma, which on H100 is ~67 % of the dense peak: the rest
+  needs ``wgmma``), bandwidth ceilings per memory level (DRAM at peak and at its sustained efficiency, L2,
+  L1/shared summed over SMs), ridge points (peak / bandwidth), and ``roofline_point(run)``: a run's
+  arithmetic intensity against DRAM bytes, achieved and attainable FLOP/s, which roof binds and the
+  percentage of that roof reached.
 * **Little's law** for latency hiding: bytes in flight = bandwidth x latency, per SM and per chip, the warps
   needed to keep that many bytes in flight, and the throughput predicted at a given number of warps:
   min(bandwidth, warps x bytes per warp / latency). The same law for the ALU: warps needed to cover a
@@ -16,9 +19,11 @@ What it models:
 * **MWP-CWP** (Hong & Kim, ISCA 2009) lives in ``gpusim.analytic.mwp``; ``mwp_cwp`` is re-exported here.
 
 What it simplifies: one clock domain (the config's); the DRAM latency is the unloaded latency (queueing
-is what the simulator adds); FP16 non-tensor and integer peaks are not modelled as roofs; a run's
-arithmetic intensity counts the FLOPs the engine attributes to FADD/FMUL/FFMA (and FP64/FP16 forms) over
-the bytes that reached DRAM, exactly as ``gpusim__arithmetic_intensity``.
+is what the simulator adds); FP16 non-tensor and integer CUDA-core peaks are not modelled as roofs; BF16
+tensor cores exist from compute capability 8.0 and run at the FP16 rate (the configs have one field for
+both); INT8 "FLOPs" are integer multiply-add operations counted the same way (2 per MAC). A run's
+arithmetic intensity counts the FLOPs the engine attributes to FADD/FMUL/FFMA (and FP64/FP16 forms, and
+tensor-core FLOPs) over the bytes that reached DRAM, exactly as ``gpusim__arithmetic_intensity``.
 """
 
 from __future__ import annotations
@@ -30,13 +35,34 @@ from gpusim.arch.config import WARP_SIZE, GPUConfig
 from gpusim.arch.occupancy import Occupancy, occupancy
 
 __all__ = [
-    "LEVELS", "PRECISIONS", "Roofline", "RooflinePoint", "roofline", "roofline_point",
+    "LEVELS", "PRECISIONS", "TENSOR_DENSE_FIELDS", "MMA_SYNC_SHAPES", "tensor_peaks", "Roofline",
+    "RooflinePoint", "roofline", "roofline_point",
     "LatencyHiding", "latency_hiding", "bytes_in_flight_needed", "warps_needed_for_bandwidth",
     "throughput_at_warps", "warps_needed_for_alu", "Occupancy", "occupancy", "MWPCWPPrediction", "mwp_cwp",
 ]
 
-PRECISIONS = ("fp32", "fp64", "tensor_fp16")
-"""Compute roofs, each a pipe's peak FLOP/s."""
+TENSOR_DENSE_FIELDS = {
+    "tensor_fp16": "tensor_flops_per_cycle_per_sm",
+    "tensor_bf16": "tensor_flops_per_cycle_per_sm",
+    "tensor_tf32": "tensor_tf32_flops_per_cycle_per_sm",
+    "tensor_fp8": "tensor_fp8_flops_per_cycle_per_sm",
+    "tensor_int8": "tensor_int8_ops_per_cycle_per_sm",
+}
+"""Dense tensor-core peak per input type -> its FLOP/cycle/SM config field."""
+MMA_SYNC_SHAPES = {
+    "mma_sync_fp16": ("mma_f16_m16n8k16_interval_cycles", 2 * 16 * 8 * 16),
+    "mma_sync_bf16": ("mma_f16_m16n8k16_interval_cycles", 2 * 16 * 8 * 16),
+    "mma_sync_tf32": ("mma_tf32_m16n8k8_interval_cycles", 2 * 16 * 8 * 8),
+    "mma_sync_fp8": ("mma_fp8_m16n8k32_interval_cycles", 2 * 16 * 8 * 32),
+    "mma_sync_int8": ("mma_int8_m16n8k32_interval_cycles", 2 * 16 * 8 * 32),
+}
+"""The rate mma.sync attains per input type: (the config's tensor-pipe interval per mma of the type's
+largest shape, that mma's FLOPs = 2 m n k)."""
+BF16_MIN_CC = 8
+"""BF16 (and its mma.sync) exist from sm_80 (PTX ISA: .bf16 needs sm_80)."""
+PRECISIONS = ("fp32", "fp64", *TENSOR_DENSE_FIELDS, *MMA_SYNC_SHAPES)
+"""Compute roofs, each a pipe's peak FLOP/s; ``Roofline.peak_flops`` holds the ones the config has
+(fp32, fp64 and tensor_fp16 always)."""
 
 LEVELS = ("dram", "dram_sustained", "l2", "l1")
 """Bandwidth ceilings: DRAM at peak, DRAM at the config's sustained efficiency, L2, L1/shared."""
@@ -66,13 +92,31 @@ class Roofline:
         return "memory" if intensity_flop_per_byte < self.ridge_point(precision, level) else "compute"
 
     def table(self) -> str:
-        lines = [f"roofline of {self.config_name}"]
+        """Each compute peak with its ridge against DRAM (peak and sustained), then each bandwidth."""
+        lines = [f"roofline of {self.config_name}",
+                 f"  {'peak':17s} {'TFLOP/s':>10s}   {'ridge vs DRAM':>13s} {'vs sustained':>12s} (FLOP/B)"]
         for precision, flops in self.peak_flops.items():
-            lines.append(f"  peak {precision:12s} {flops / 1e12:10.3f} TFLOP/s")
+            lines.append(f"  {precision:17s} {flops / 1e12:10.3f}   {self.ridge_point(precision, 'dram'):13.1f} "
+                         f"{self.ridge_point(precision, 'dram_sustained'):12.1f}")
         for level, bandwidth in self.bandwidth_bytes_per_s.items():
             ridge = self.ridge_point("fp32", level)
             lines.append(f"  {level:17s} {bandwidth / 1e9:10.1f} GB/s   fp32 ridge {ridge:8.2f} FLOP/B")
         return "\n".join(lines)
+
+
+def tensor_peaks(config: GPUConfig) -> dict[str, float]:
+    """{precision: FLOP/s} of the tensor cores: dense peaks and the mma.sync rates the config has (> 0)."""
+    scale = config.sms * config.clock_hz
+    has_bf16 = config.cc_major >= BF16_MIN_CC
+    out = {}
+    for precision, field_name in TENSOR_DENSE_FIELDS.items():
+        if precision != "tensor_bf16" or has_bf16:
+            out[precision] = float(getattr(config, field_name)) * scale
+    for precision, (field_name, flops_per_mma) in MMA_SYNC_SHAPES.items():
+        interval = int(getattr(config, field_name))
+        if interval > 0 and (precision != "mma_sync_bf16" or has_bf16):
+            out[precision] = flops_per_mma * config.sub_partitions_per_sm / interval * scale
+    return {precision: flops for precision, flops in out.items() if flops > 0}
 
 
 def roofline(config: GPUConfig) -> Roofline:
@@ -81,7 +125,7 @@ def roofline(config: GPUConfig) -> Roofline:
     return Roofline(
         config_name=config.name,
         peak_flops={"fp32": config.peak_fp32_flops, "fp64": config.peak_fp64_flops,
-                    "tensor_fp16": config.peak_tensor_flops},
+                    "tensor_fp16": config.peak_tensor_flops, **tensor_peaks(config)},
         bandwidth_bytes_per_s={
             "dram": dram_peak,
             "dram_sustained": dram_peak * config.dram_efficiency,
@@ -93,7 +137,8 @@ def roofline(config: GPUConfig) -> Roofline:
 
 @dataclass(frozen=True)
 class RooflinePoint:
-    """Where one run sits on its config's roofline (FP32 + FP64 + FP16 FLOPs against DRAM bytes)."""
+    """Where one run sits on its config's roofline (FP32 + FP64 + FP16 + tensor FLOPs against DRAM bytes), under
+    the ceiling of its dominant precision (a tensor-core run: the rate mma.sync attains for its input class)."""
 
     arithmetic_intensity: float
     """FLOP per DRAM byte"""
@@ -109,10 +154,23 @@ class RooflinePoint:
     level: str
 
 
-def _dominant_precision(metrics: dict) -> str:
-    fp64 = metrics.get("gpusim__fp64_flops.sum", 0)
-    fp32 = metrics.get("gpusim__fp32_flops.sum", 0)
-    return "fp64" if fp64 > fp32 else "fp32"
+TENSOR_FLOP_METRICS = {
+    "mma_sync_fp16": ("gpusim__tensor_flops_src_fp16_dst_fp32.sum", "gpusim__tensor_flops_src_fp16_dst_fp16.sum"),
+    "mma_sync_bf16": ("gpusim__tensor_flops_src_bf16_dst_fp32.sum",),
+    "mma_sync_tf32": ("gpusim__tensor_flops_src_tf32_dst_fp32.sum",),
+    "mma_sync_int8": ("gpusim__tensor_flops_src_int8_dst_int32.sum",),
+    "mma_sync_fp8": ("gpusim__tensor_flops_src_fp8_dst_fp32.sum", "gpusim__tensor_flops_src_fp8_dst_fp16.sum"),
+}
+"""The ceiling of a run whose FLOPs are mostly tensor-core FLOPs of one class: the rate mma.sync attains."""
+
+
+def _dominant_precision(metrics: dict, peaks: dict) -> str:
+    """The ceiling of the precision with the most FLOPs: fp32, fp64, or the mma.sync rate of a tensor class."""
+    candidates = {"fp32": metrics.get("gpusim__fp32_flops.sum", 0), "fp64": metrics.get("gpusim__fp64_flops.sum", 0)}
+    candidates.update({precision: sum(metrics.get(name, 0) for name in names)
+                       for precision, names in TENSOR_FLOP_METRICS.items() if precision in peaks})
+    best = max(candidates, key=lambda precision: (candidates[precision], precision == "fp32"))
+    return best if candidates[best] > 0 else "fp32"
 
 
 def roofline_point(run, level: str = "dram_sustained") -> RooflinePoint:
@@ -121,7 +179,7 @@ def roofline_point(run, level: str = "dram_sustained") -> RooflinePoint:
         raise ValueError("roofline_point needs a timed run (launch with timing=True)")
     metrics = run.metrics
     roofs = roofline(run.config)
-    precision = _dominant_precision(metrics)
+    precision = _dominant_precision(metrics, roofs.peak_flops)
     intensity = float(metrics["gpusim__arithmetic_intensity"])
     achieved = float(metrics["gpusim__flop_per_second"])
     dram_bytes = metrics["dram__bytes_read.sum"] + metrics["dram__bytes_write.sum"]

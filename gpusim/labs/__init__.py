@@ -26,8 +26,10 @@ from gpusim.labs import (
     llm_step,
     occupancy,
     overhead,
+    prefill,
     regimes,
     roofline,
+    tensor_roofline,
     tiling,
     utilization,
     warp_granularity,
@@ -36,7 +38,8 @@ from gpusim.labs.support import LabResult, format_table
 
 LABS: dict[str, ModuleType] = {module.NAME: module for module in (
     overhead, llm_step, roofline, divergence, coalescing, bank_conflicts, fusion, tiling, warp_granularity,
-    latency_hiding, occupancy, decode, utilization, regimes)}
+    latency_hiding, occupancy, decode, utilization, regimes,
+    tensor_roofline, prefill)}  # tensor_roofline, prefill: tensor cores (issue 14)
 
 __all__ = ["LABS", "LabResult", "format_table", "lab_module", "lab_options", "parse_option", "run_lab"]
 

@@ -1,6 +1,11 @@
 """Lab `decode`: one token of LLM decode is a GEMV bounded by weight bytes / DRAM bandwidth; batching
 reuses every weight byte until the arithmetic, not the bandwidth, sets the step time.
 
+``math="tensor"`` (the default) runs the batch sweep (experiment 4) on tensor cores, on a slice of
+``tensor_sms`` SMs, with BF16 weights and INT8/FP8 ones: gpusim.labs.decode_tensor, whose docstring has the
+details; its knee is the tensor ridge (a hundred sequences and more). ``math="fp32"`` runs the sweep
+described below, on the CUDA cores, whose knee is the FP32 ridge (~20). Experiments 1-3 are the same in both.
+
 Kernels in programs/labs/decode_gemv.cu. Four experiments on a slice of ``sms`` SMs:
 
 1. **Batch 1, fp16** (``gemv_f16_b1``, one warp per weight row, 2 KiB of loads in flight per warp):
@@ -40,7 +45,9 @@ from gpusim.analytic.compare import compare
 from gpusim.analytic.models import roofline
 from gpusim.arch.config import WARP_SIZE
 from gpusim.errors import LaunchError
+from gpusim.labs.decode_tensor import QUANTIZED, TENSOR_BATCHES, tensor_lesson, tensor_sweep, tensor_table
 from gpusim.labs.support import LAB_PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
+from gpusim.labs.tensor_gemm import TYPES, check_shape
 
 NAME = "decode"
 TITLE = "LLM decode: GEMV at batch 1, tokens/s from bandwidth, int8, batching up to the ridge point"
@@ -64,6 +71,11 @@ INT8_BYTES = 1
 FLOPS_PER_MAC = 2
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 MODEL_PARAMS = 70e9
+MATH = ("tensor", "fp32")
+TENSOR_SWEEP_SIZE = 1024
+"""Default rows and K of the tensor sweep's BF16 layer (2 MB): at batch 512 the activations (1 MB) still fit the
+L2 of the tensor sweep's slice, so they are read from DRAM once."""
+FP32_SWEEP_SIZE = 1024
 
 
 def _pack_u32(array: np.ndarray) -> np.ndarray:
@@ -163,18 +175,34 @@ def run(
     sms: int = 1,
     gemv_rows: int = 2048,
     gemv_k: int = 2048,
-    sweep_rows: int = 1024,
-    sweep_k: int = 1024,
-    batches: tuple = BATCHES,
+    sweep_rows: int | None = None,
+    sweep_k: int | None = None,
+    batches: tuple = (),
     model_params: float = MODEL_PARAMS,
+    math: str = "tensor",
+    tensor_sms: int = 4,
 ) -> LabResult:
-    """Batch-1 GEMV (fp16, int8), the tokens/s extrapolation and the batch sweep."""
+    """Batch-1 GEMV (fp16, int8), the tokens/s extrapolation and the batch sweep (``math``: on tensor cores
+    in BF16/INT8/FP8, or in FP32 on the CUDA cores). Unset sizes (None) and batches (()) take the defaults
+    of ``math``."""
     from gpusim.api.gpu import GPU
+
+    if math not in MATH:
+        raise LaunchError(f"decode lab: math={math!r}; expected one of {', '.join(MATH)}")
+    tensor = math == "tensor"
+    default_size = TENSOR_SWEEP_SIZE if tensor else FP32_SWEEP_SIZE
+    sweep_rows = default_size if sweep_rows is None else sweep_rows
+    sweep_k = default_size if sweep_k is None else sweep_k
+    batches = batches or (TENSOR_BATCHES if tensor else BATCHES)
 
     _check_multiple("gemv_rows", gemv_rows, GEMV_WARPS_PER_BLOCK, "one warp per row, 8 warps per block")
     _check_multiple("gemv_k", gemv_k, GEMV_U8_K_MULTIPLE, "the int8 GEMV reads 4 x 32 x 16 bytes per step")
-    _check_multiple("sweep_k", sweep_k, GEMV_K_MULTIPLE if 1 in batches else GEMM_K_MULTIPLE,
-                    "the K step of the kernels the sweep runs")
+    if tensor:
+        for kind in TYPES.values():
+            check_shape(kind, sweep_rows, sweep_k, 1)
+    else:
+        _check_multiple("sweep_k", sweep_k, GEMV_K_MULTIPLE if 1 in batches else GEMM_K_MULTIPLE,
+                        "the K step of the kernels the sweep runs")
     if sweep_rows <= 0 or any(int(b) < 1 for b in batches):
         raise LaunchError(f"decode lab: sweep_rows ({sweep_rows}) and every batch ({batches}) must be >= 1")
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
@@ -188,7 +216,7 @@ def run(
     rng = np.random.default_rng(0)
     chip_scale = cfg.chip_sms / cfg.sms
 
-    steps = ["fp16 batch 1", "int8 batch 1"] + [f"batch {b}" for b in batches]
+    steps = ["fp16 batch 1", "int8 batch 1"] + [f"batch {b}" for b in batches] + (list(QUANTIZED) if tensor else [])
     bar = progress_items(steps, NAME, progress)
     next(bar)
     weights = rng.standard_normal((gemv_rows, gemv_k)).astype(np.float16)
@@ -211,6 +239,28 @@ def run(
         fp16_run, {"dram__throughput.avg.pct_of_peak_sustained_elapsed": 100.0 * cfg.dram_efficiency}
     )
 
+    gemv_values = {
+        "config": cfg.name, "sms": sms, "fp16_correct": fp16_ok, "int8_correct": int8_ok,
+        "fp16_pct_of_peak": 100.0 * fp16_bandwidth / peak_bandwidth,
+        "dram_pct_metric": fp16_run.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
+        "int8_pct_of_peak": 100.0 * int8_bandwidth / peak_bandwidth,
+        "tokens_per_s_fp16": tokens_fp16, "analytic_tokens_per_s_fp16": analytic_tokens_fp16,
+        "tokens_per_s_int8": tokens_int8, "analytic_tokens_per_s_int8": analytic_tokens_int8,
+        "int8_speedup": tokens_int8 / tokens_fp16, "chip_scale": chip_scale,
+        "sustained_bandwidth": sustained_bandwidth, "math": math,
+    }
+    gemv_table = _gemv_table(gemv_values, cfg, model_params, chip_peak_bandwidth, fp16_bandwidth, int8_bandwidth,
+                             fp16_vs_model)
+    if tensor:
+        tensor_gpu = GPU(config or DEFAULT_CONFIG, sms=tensor_sms)  # an L2 that holds the activations
+        sweep = tensor_sweep(tensor_gpu, roofline(tensor_gpu.config), sweep_rows, sweep_k, tuple(batches), bar)
+        values = {**gemv_values, **sweep, "tensor_sms": tensor_sms}
+        figures = []
+        plt = pyplot()
+        if plot_dir is not None and plt is not None:
+            figures.append(_plot(plt, plot_dir, values, cfg.name, sms))
+        return LabResult(NAME, TITLE, gemv_table + tensor_table(values),
+                         _gemv_lesson(values, model_params) + " " + tensor_lesson(values), values, figures)
     sweep_weights = rng.standard_normal((sweep_rows, sweep_k)).astype(np.float16)
     points = []
     for batch in batches:
@@ -228,18 +278,7 @@ def run(
     knee = plateau / measured_bandwidth
 
     values = {
-        "config": cfg.name,
-        "sms": sms,
-        "fp16_correct": fp16_ok,
-        "int8_correct": int8_ok,
-        "fp16_pct_of_peak": 100.0 * fp16_bandwidth / peak_bandwidth,
-        "dram_pct_metric": fp16_run.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
-        "int8_pct_of_peak": 100.0 * int8_bandwidth / peak_bandwidth,
-        "tokens_per_s_fp16": tokens_fp16,
-        "analytic_tokens_per_s_fp16": analytic_tokens_fp16,
-        "tokens_per_s_int8": tokens_int8,
-        "analytic_tokens_per_s_int8": analytic_tokens_int8,
-        "int8_speedup": tokens_int8 / tokens_fp16,
+        **gemv_values,
         "ridge_point": ridge,
         "knee": knee,
         "plateau_flops": plateau,
@@ -249,13 +288,9 @@ def run(
         "points": points,
         "chip_scale": chip_scale,
     }
-    table = _tables(values, cfg, model_params, chip_peak_bandwidth, fp16_bandwidth, int8_bandwidth, fp16_vs_model)
+    table = gemv_table + _fp32_sweep_table(values)
     lesson = (
-        f"At batch 1 every weight is used for one multiply-add, so the GEMV streams the weights at "
-        f"{values['fp16_pct_of_peak']:.0f}% of the DRAM peak and nothing else matters: a "
-        f"{model_params / 1e9:.0f}B fp16 model gives {tokens_fp16:.1f} tokens/s against the bound "
-        f"weight bytes / bandwidth = {analytic_tokens_fp16:.1f}. Halving the bytes with int8 weights "
-        f"gives {values['int8_speedup']:.2f}x the tokens/s. Batching reuses each weight byte for "
+        _gemv_lesson(values, model_params) + " Batching reuses each weight byte for "
         f"every sequence: the step time stays flat and tokens/s grow with the batch until the FLOPs "
         f"per weight byte (= the batch) reach the knee, {knee:.0f} for the tiled GEMM, near the FP32 ridge "
         f"point {ridge:.0f} (peak / bandwidth; the GEMM's plateau is {100 * plateau / peak_flops:.0f}% of the "
@@ -268,8 +303,18 @@ def run(
     return LabResult(NAME, TITLE, table, lesson, values, figures)
 
 
-def _tables(values: dict, cfg: Any, model_params: float, chip_peak_bandwidth: float, fp16_bandwidth: float,
-            int8_bandwidth: float, fp16_vs_model: Any) -> str:
+def _gemv_lesson(values: dict, model_params: float) -> str:
+    return (
+        f"At batch 1 every weight is used for one multiply-add, so the GEMV streams the weights at "
+        f"{values['fp16_pct_of_peak']:.0f}% of the DRAM peak and nothing else matters: a "
+        f"{model_params / 1e9:.0f}B fp16 model gives {values['tokens_per_s_fp16']:.1f} tokens/s against the "
+        f"bound weight bytes / bandwidth = {values['analytic_tokens_per_s_fp16']:.1f}. Halving the bytes with "
+        f"int8 weights gives {values['int8_speedup']:.2f}x the tokens/s."
+    )
+
+
+def _gemv_table(values: dict, cfg: Any, model_params: float, chip_peak_bandwidth: float, fp16_bandwidth: float,
+                int8_bandwidth: float, fp16_vs_model: Any) -> str:
     table = format_table(
         ["weights", "GB/s (slice)", "% of DRAM peak", "tokens/s (chip)", "analytic tokens/s"],
         [
@@ -284,8 +329,12 @@ def _tables(values: dict, cfg: Any, model_params: float, chip_peak_bandwidth: fl
         f"{cfg.chip_sms}/{cfg.sms}; analytic = weight bytes / peak {chip_peak_bandwidth / 1e12:.2f} TB/s."
         f"\nint8 / fp16 tokens/s: {values['int8_speedup']:.2f}\n\n{fp16_vs_model.table()}\n\n"
     )
+    return table
+
+
+def _fp32_sweep_table(values: dict) -> str:
     points = values["points"]
-    table += format_table(
+    table = format_table(
         ["batch", "kernel", "FLOP/weight B", "step us", "time x", "tokens/s", "GFLOP/s", "roof GFLOP/s",
          "% of roof", "FFMA share", "DRAM/weights"],
         [
@@ -312,10 +361,11 @@ def _plot(plt: Any, plot_dir: str | Path, values: dict, config_name: str, sms: i
     axes.loglog(batches, [p["flops_per_s"] / 1e9 for p in points], "o-", label="simulated")
     dense = np.geomspace(min(batches), max(batches), 200)
     roof = np.minimum(values["peak_flops"], dense * values["sustained_bandwidth"])
-    axes.loglog(dense, roof / 1e9, "k--", label="roofline (FP32, DRAM)")
+    ceiling = "mma.sync BF16" if values.get("math") == "tensor" else "FP32"
+    axes.loglog(dense, roof / 1e9, "k--", label=f"roofline ({ceiling}, DRAM)")
     axes.axvline(values["ridge_point"], color="grey", linestyle=":", label="ridge point")
     axes.axvline(values["knee"], color="C1", linestyle="-.", label="measured knee")
-    axes.set_xlabel("batch (= FLOP per fp16 weight byte)")
+    axes.set_xlabel("batch (= FLOP per 16-bit weight byte)")
     axes.set_ylabel("GFLOP/s")
     axes.set_title(f"decode batch sweep, {config_name} x{sms} SMs")
     axes.legend(loc="lower right")

@@ -273,7 +273,17 @@ def _compute(run, regime: Regime) -> list[Finding]:
     if pipes:
         busiest = max(pipes, key=pipes.get)
         pct = pipes[busiest]
-        if pct >= COMPUTE_BOUND_PCT:
+        if pct >= COMPUTE_BOUND_PCT and busiest == "tensor":
+            out.append(
+                Finding(
+                    "math_pipe",
+                    f"the tensor pipe is busy {pct:.0f}% of active cycles, near the rate mma.sync attains: "
+                    "a lower precision (FP8/INT8 mma runs twice the FLOPs per cycle) or, on Hopper, wgmma "
+                    "(the last third of the dense peak; not modelled by gpusim yet) are the way to go faster",
+                    min(1.0, pct / 100.0),
+                )
+            )
+        elif pct >= COMPUTE_BOUND_PCT:
             out.append(
                 Finding(
                     "math_pipe",

@@ -6,8 +6,9 @@ when it is missing. Every function returns a ``matplotlib.figure.Figure``; ``sav
 it as PNG and SVG, ``save_run_figures`` writes every figure of one run.
 
 The roofline takes plain numbers (``roofline``) so analytic models and labs can draw theirs too;
-``chip_ceilings(config)`` gives a config's ceilings: FP32, FP64 and tensor FP16 peaks, and the
-L1/shared (all SMs), L2 and DRAM bandwidths. A run's point is its FLOPs per DRAM byte and FLOP/s.
+``chip_ceilings(config)`` gives a config's ceilings: FP32, FP64 and the tensor-core peaks per input type
+(and the rate mma.sync attains), and the L1/shared (all SMs), L2 and DRAM bandwidths. A run's point is its
+FLOPs per DRAM byte and FLOP/s.
 
 Simplifications: the hierarchical ceilings all use FLOPs per *DRAM* byte on the x axis (one point
 per run), as Nsight's basic roofline chart does.
@@ -62,12 +63,28 @@ def pyplot():
     return plt
 
 
+TENSOR_CEILING_NAMES = {
+    "tensor_tf32": "tensor TF32",
+    "tensor_fp8": "tensor FP8",
+    "tensor_int8": "tensor INT8",
+    "mma_sync_fp16": "mma.sync FP16/BF16",
+}
+"""The tensor-core ceilings a chip's roofline draws beside "tensor FP16" (the dense FP16 peak; BF16 runs at
+the same rate) and their labels: gpusim.analytic.models.tensor_peaks's dense peaks per input type and the
+rate mma.sync attains."""
+
+
 def chip_ceilings(config) -> tuple[dict[str, float], dict[str, float]]:
-    """({name: peak FLOP/s}, {name: peak bytes/s}) of a config; zero peaks are left out."""
+    """({name: peak FLOP/s}, {name: peak bytes/s}) of a config: FP32, FP64 and the tensor-core ceilings side
+    by side; zero peaks are left out."""
+    from gpusim.analytic.models import tensor_peaks
+
+    tensor = tensor_peaks(config)
     compute = {
         "FP32": config.peak_fp32_flops,
         "FP64": config.peak_fp64_flops,
         "tensor FP16": config.peak_tensor_flops,
+        **{label: tensor[key] for key, label in TENSOR_CEILING_NAMES.items() if key in tensor},
     }
     memory = {
         "L1/shared": config.l1_bytes_per_cycle_per_sm * config.sms * config.clock_hz,
