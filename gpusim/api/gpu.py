@@ -37,6 +37,7 @@ from gpusim.errors import (
 )
 from gpusim.launch.checks import check_launch_options
 from gpusim.launch.device_memory import DeviceArray, DeviceHeap
+from gpusim.codegen import DEFAULT_CODEGEN, check_mode, generate
 from gpusim.launch.faults import internal_error, with_allocation
 from gpusim.ptx.lower import Program, lower_module
 from gpusim.ptx.parser import parse_ptx
@@ -173,7 +174,11 @@ class GPU:
     """A simulated GPU: a config, device memory, and launches."""
 
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
-                 synccheck: bool = True, **overrides):
+                 synccheck: bool = True, codegen: str = DEFAULT_CODEGEN, **overrides):
+        check_mode(codegen)
+        self.codegen = codegen
+        """Code generation: "ptxas" (times the stream ptxas would make, gpusim.codegen) or "none" (PTX as
+        written)."""
         for flag, value in (("initcheck", initcheck), ("synccheck", synccheck)):
             if not isinstance(value, bool):
                 raise ConfigError(f"{flag} must be True or False, got {value!r}", field=flag)
@@ -271,7 +276,8 @@ class GPU:
         module = Module(str(path) if path else module_ast.file, {}, unsupported)
         for name, program in programs.items():
             if name not in unsupported:
-                module.kernels[name] = Kernel(self, module, program, regs.get(name))
+                timed = generate(program, self.config, self.codegen)
+                module.kernels[name] = Kernel(self, module, timed, regs.get(name))
         return module
 
     # ------------------------------------------------------------ launches

@@ -94,6 +94,11 @@ class Program:
     regs_estimate: int
     directives: dict = field(default_factory=dict)
     gpusim_regs: int | None = None
+    # code generation (gpusim.codegen): the mode that made ``code``, the lowered pc each row came from
+    # (None: the PTX as written), and what its passes did
+    codegen: str = "none"
+    origin: list | None = None
+    codegen_notes: list = field(default_factory=list)
 
     @property
     def n_inst(self) -> int:

@@ -1,0 +1,62 @@
+"""Code generation: the instruction stream the GPU would run, made from the lowered PTX.
+
+PTX is a virtual ISA; the GPU runs the SASS ptxas makes of it. This stage sits between the lowering
+(``gpusim.ptx.lower``: PTX -> Program code rows) and the engine, and rewrites the Program the way
+ptxas rewrites the PTX, one pass per module (each module's docstring says what ptxas does and what is
+modelled):
+
+1. ``ifconvert``: short forward branches into guarded instructions (then straight-line blocks merge);
+2. ``fold``: immediates into operands, ``cvta.to.global`` removed;
+3. ``address``: ``mul.wide``/``shl`` + ``add`` into one IMAD.WIDE/LEA-like instruction, constant
+   offsets into the load's or store's address;
+4. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
+   instruction count ptxas gives them;
+5. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
+   allow; never across barriers, fences, atomics or warp-synchronous operations).
+
+Every instruction keeps its PTX line, text and CUDA line (``Program.origin`` is the lowered pc it came
+from), so per-line attribution still names the PTX and CUDA source. Functional results are identical
+in both modes (the passes rewrite only what they prove equal). ``mode="none"`` returns the Program as
+lowered: PTX in program order, as written.
+"""
+
+from __future__ import annotations
+
+from gpusim.codegen.address import fold_addresses
+from gpusim.codegen.expand import expand_kernel
+from gpusim.codegen.fold import fold_kernel
+from gpusim.codegen.ifconvert import if_convert
+from gpusim.codegen.ir import decode, encode, merge_straight_line
+from gpusim.codegen.schedule import schedule_kernel
+from gpusim.errors import ConfigError
+
+MODES = ("ptxas", "none")
+DEFAULT_CODEGEN = "none"
+"""The default mode of ``GPU(codegen=...)``."""
+
+
+def check_mode(mode) -> str:
+    if mode not in MODES:
+        raise ConfigError(f"codegen must be one of {', '.join(map(repr, MODES))} ('ptxas': time the stream "
+                          f"ptxas would make; 'none': the PTX as written), got {mode!r}", field="codegen")
+    return mode
+
+
+def generate(program, config, mode: str = DEFAULT_CODEGEN):
+    """The Program the engine times in ``mode`` (a new Program; ``program`` is not changed)."""
+    check_mode(mode)
+    if mode == "none" or program.codegen != "none":
+        return program
+    kernel = decode(program)
+    converted = if_convert(kernel)
+    merge_straight_line(kernel)
+    folded = fold_kernel(kernel)
+    addressed = fold_addresses(kernel)
+    expanded = expand_kernel(kernel)
+    moved = schedule_kernel(kernel, config)
+    kernel.notes.extend([f"ifconvert: {converted} short forward branches turned into guarded instructions",
+                         f"fold: {folded} instructions folded into operands",
+                         f"address: {addressed} address instructions folded",
+                         f"expand: {expanded} companion instructions (multi-instruction SASS forms)",
+                         f"schedule: {moved} instructions moved inside their blocks"])
+    return encode(kernel, mode)
