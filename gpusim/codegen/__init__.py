@@ -9,9 +9,10 @@ modelled):
 2. ``fold``: immediates into operands, ``cvta.to.global`` removed;
 3. ``address``: ``mul.wide``/``shl`` + ``add`` into one IMAD.WIDE/LEA-like instruction, constant
    offsets into the load's or store's address;
-4. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
-   instruction count ptxas gives them;
-5. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
+4. ``predicates``: a comparison and the predicate logic after it in one ISETP-like instruction;
+5. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
+   instruction count ptxas gives them, and the kernel gets SASS's prologue;
+6. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
    allow; never across barriers, fences, atomics or warp-synchronous operations).
 
 Every instruction keeps its PTX line, text and CUDA line (``Program.origin`` is the lowered pc it came
@@ -23,10 +24,11 @@ lowered: PTX in program order, as written.
 from __future__ import annotations
 
 from gpusim.codegen.address import fold_addresses
-from gpusim.codegen.expand import expand_kernel
+from gpusim.codegen.expand import add_prologue, expand_kernel
 from gpusim.codegen.fold import fold_kernel
 from gpusim.codegen.ifconvert import if_convert
 from gpusim.codegen.ir import decode, encode, merge_straight_line
+from gpusim.codegen.predicates import combine_predicates
 from gpusim.codegen.schedule import schedule_kernel
 from gpusim.errors import ConfigError
 
@@ -52,11 +54,13 @@ def generate(program, config, mode: str = DEFAULT_CODEGEN):
     merge_straight_line(kernel)
     folded = fold_kernel(kernel)
     addressed = fold_addresses(kernel)
-    expanded = expand_kernel(kernel)
+    combined = combine_predicates(kernel)
+    expanded = expand_kernel(kernel) + add_prologue(kernel)
     moved = schedule_kernel(kernel, config)
     kernel.notes.extend([f"ifconvert: {converted} short forward branches turned into guarded instructions",
                          f"fold: {folded} instructions folded into operands",
                          f"address: {addressed} address instructions folded",
+                         f"predicates: {combined} predicate operations folded into comparisons",
                          f"expand: {expanded} companion instructions (multi-instruction SASS forms)",
                          f"schedule: {moved} instructions moved inside their blocks"])
     return encode(kernel, mode)

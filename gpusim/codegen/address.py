@@ -6,10 +6,14 @@ What ptxas does: ``a + i * 4`` is one IMAD.WIDE (``mul.wide.s32`` + ``add.s64`` 
 accesses off one base.
 
 What is modelled (each rewrite only where the intermediate register is written once and read only
-by the instruction it folds into, in the same block):
+by the instructions it folds into, later in the same block, under the same guard, with its operands
+not written in between):
 
-* ``mul.wide.{s,u}32 t, a, b`` + ``add.s64 d, base, t`` -> ``mad.wide.{s,u}32 d, a, b, base``;
-* ``shl.b64 t, a, k`` + ``add.s64 d, base, t`` -> ``mad.lo.s64 d, a, 2**k, base`` (an LEA);
+* ``mul.wide.{s,u}32 t, a, b`` + ``add.s64 d, base, t`` -> ``mad.wide.{s,u}32 d, a, b, base``
+  (one per add when several adds read ``t``: ptxas recomputes an IMAD.WIDE per array rather than
+  keep the 64-bit offset in two registers);
+* ``shl.b64 t, a, k`` + ``add.s64 d, base, t`` -> ``mad.lo.s64 d, a, 2**k, base`` (a 64-bit LEA,
+  two SASS instructions), ``shl.b32`` + ``add.s32`` -> ``mad.lo.s32`` (one LEA);
 * ``add.s64 d, r, imm`` read only as the base of loads and stores -> those accesses use
   ``[r + imm + offset]`` and the add goes (``r`` written once, so it holds the same value there).
 
@@ -51,13 +55,13 @@ def fold_addresses(kernel) -> int:
         position = {id(inst): k for k, inst in enumerate(block.insts)}
         for k, inst in enumerate(block.insts):
             row = inst.row
-            if row[L.F_GUARD] >= 0 or row[L.F_NDST] != 1 or row[L.F_NSRC] < 2:
+            if row[L.F_NDST] != 1 or row[L.F_NSRC] < 2:
                 continue
             t = int(row[L.F_DST0])
             users = readers.get(t, [])
             if t < 0 or defs.get(t) != 1 or not users or t in deps.reads(row):
                 continue
-            if any(id(u) not in position or position[id(u)] <= k for u in users):
+            if any(id(u) not in position or position[id(u)] <= k or not _same_guard(u.row, row) for u in users):
                 continue
             last = max(position[id(u)] for u in users)
             operands = deps.sources(row)
@@ -70,6 +74,15 @@ def fold_addresses(kernel) -> int:
     return removed
 
 
+def _same_guard(a, b) -> bool:
+    """Both unguarded, or guarded by the same predicate the same way (an unguarded user of a guarded
+    definition would read a value the definition did not always write)."""
+    if a[L.F_GUARD] < 0 and b[L.F_GUARD] < 0:
+        return True
+    return a[L.F_GUARD] == b[L.F_GUARD] and a[L.F_GUARD_NEG] == b[L.F_GUARD_NEG] and \
+        int(a[L.F_GUARD]) not in deps.writes(b)
+
+
 def _unchanged(insts: list, start: int, stop: int, regs: set) -> bool:
     """No instruction strictly between positions ``start`` and ``stop`` writes one of ``regs``."""
     return not any(deps.writes(insts[j].row) & regs for j in range(start + 1, stop))
@@ -79,24 +92,28 @@ def _fold(row, t: int, users: list, operands: list) -> bool:
     op = int(row[L.F_OP])
     ty = int(row[L.F_TY])
     if op == c.OP_ADD and c.TYPE_BYTES[ty] == 8 and not c.TYPE_FLOAT[ty]:
-        return _fold_offset(row, t, users, operands)
-    if len(users) != 1:
-        return False
-    user = users[0].row
-    if int(user[L.F_OP]) != c.OP_ADD or user[L.F_GUARD] >= 0 or c.TYPE_BYTES[int(user[L.F_TY])] != 8 \
-            or c.TYPE_FLOAT[int(user[L.F_TY])] or user[L.F_NSRC] != 2:
-        return False
-    others = [s for s in deps.sources(user) if s != (L.SK_REG, t)]
-    if len(others) != 1 or others[0][0] not in (L.SK_REG, L.SK_IMM):
-        return False
+        return row[L.F_GUARD] < 0 and _fold_offset(row, t, users, operands)
     a, b = operands[0], operands[1]
     if op == c.OP_MUL and _mul_kind(row) == c.MUL_WIDE and c.TYPE_BYTES[ty] == 4:
-        _make_mad(user, ty, c.MUL_WIDE, a, b, others[0])
-        return True
-    if op == c.OP_SHL and c.TYPE_BYTES[ty] == 8 and b[0] == L.SK_IMM and 0 <= b[1] < 63:
-        _make_mad(user, c.T_S64, c.MUL_LO, a, (L.SK_IMM, 1 << b[1]), others[0])
-        return True
-    return False
+        form, width, result_bytes = (ty, c.MUL_WIDE, 8)
+    elif op == c.OP_SHL and c.TYPE_BYTES[ty] in (4, 8) and b[0] == L.SK_IMM and 0 <= b[1] < 8 * c.TYPE_BYTES[ty] - 1:
+        form, width, result_bytes = (c.T_S64 if c.TYPE_BYTES[ty] == 8 else c.T_S32, c.MUL_LO, c.TYPE_BYTES[ty])
+        b = (L.SK_IMM, 1 << b[1])
+    else:
+        return False
+    bases = []
+    for user in users:
+        u = user.row
+        if int(u[L.F_OP]) != c.OP_ADD or c.TYPE_BYTES[int(u[L.F_TY])] != result_bytes \
+                or c.TYPE_FLOAT[int(u[L.F_TY])] or u[L.F_NSRC] != 2:
+            return False
+        others = [s for s in deps.sources(u) if s != (L.SK_REG, t)]
+        if len(others) != 1 or others[0][0] not in (L.SK_REG, L.SK_IMM):
+            return False
+        bases.append(others[0])
+    for user, base in zip(users, bases, strict=True):     # one IMAD.WIDE / LEA per use, as ptxas does
+        _make_mad(user.row, form, width, a, b, base)
+    return True
 
 
 def _make_mad(user, ty: int, width: int, a, b, base) -> None:

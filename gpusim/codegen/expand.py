@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from gpusim.arch import codes as c
+from gpusim.arch import isa
 from gpusim.arch import layout as L
 
 DIV_REM_32 = 17
@@ -57,13 +60,41 @@ def expand_kernel(kernel) -> int:
         for inst in block.insts:
             cost = sass_cost(inst.row)
             for _ in range(cost - 1):
-                row = inst.row.copy()
-                row[L.F_OP] = c.OP_NOP
-                row[L.F_NDST] = 0
-                for i in range(4):
-                    row[L.F_DST0 + i] = -1
-                out.append(dataclasses.replace(inst, row=row, target=None))
+                out.append(_companion(inst, inst.row.copy()))
                 added += 1
             out.append(inst)
         block.insts = out
     return added
+
+
+def _companion(inst, row):
+    row[L.F_OP] = c.OP_NOP
+    row[L.F_NDST] = 0
+    for i in range(4):
+        row[L.F_DST0 + i] = -1
+    return dataclasses.replace(inst, row=row, target=None, companion=True)
+
+
+def add_prologue(kernel) -> int:
+    """The SASS every kernel starts with and PTX does not show: ``LDC R1, c[0x0][0x28]`` (the stack
+    pointer) and, in a kernel that reads or writes global memory, ``ULDC.64 UR4, c[0x0][0x208]`` (the
+    global memory descriptor its LDG/STG name as ``desc[UR4]``). Both are companions on the integer
+    pipe at the kernel's entry, attributed to its first instruction; returns how many."""
+    if not kernel.blocks or not kernel.blocks[0].insts:
+        return 0
+    first = kernel.blocks[0].insts[0]
+    global_access = any(int(i.row[L.F_OP]) in (c.OP_LD, c.OP_ST, c.OP_ATOM, c.OP_RED) and
+                        int(i.row[L.F_SPACE]) in (L.SP_GLOBAL, L.SP_GENERIC)
+                        for block in kernel.blocks for i in block.insts)
+    made = []
+    for _ in range(2 if global_access else 1):
+        row = np.zeros_like(first.row)
+        row[L.F_GUARD] = -1
+        row[L.F_ABASE] = -1
+        row[L.F_VEC] = 1
+        row[L.F_LINE] = first.row[L.F_LINE]
+        row[L.F_SRCLINE] = first.row[L.F_SRCLINE]
+        row[L.F_ISA] = isa.isa_row(c.OP_MOV, c.T_U32)
+        made.append(dataclasses.replace(_companion(first, row), text="(SASS prologue: constant-bank load)"))
+    kernel.blocks[0].insts[:0] = made
+    return len(made)

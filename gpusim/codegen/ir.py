@@ -28,6 +28,7 @@ class Inst:
     src_line: tuple | None
     origin: int                  # its pc in the Program as lowered (the PTX as written)
     target: object = None        # a branch: the Block it jumps to (None: the end of the kernel)
+    companion: bool = False      # an issue slot of a multi-instruction SASS form (gpusim.codegen.expand)
 
     @property
     def op(self) -> int:

@@ -87,6 +87,9 @@ def dependence_graph(segment: list, config) -> tuple[list[list[tuple[int, int]]]
         for r in deps.writes(row):
             last_write[r] = j
             readers[r] = []
+    for i in range(n - 1):
+        if segment[i].companion:          # a companion stays right before the instruction it belongs to
+            edge(i, i + 1, 0)
     for (i, j), lat in sorted(edges.items()):
         succs[i].append((j, lat))
         npred[j] += 1
@@ -111,7 +114,8 @@ def schedule_segment(segment: list, config) -> list:
         if not now:
             t = min(earliest[i] for i in ready)
             continue
-        pick = max(now, key=lambda i: (height[i], -i))
+        chained = [i for i in now if order and segment[order[-1]].companion and i == order[-1] + 1]
+        pick = chained[0] if chained else max(now, key=lambda i: (height[i], -i))
         ready.remove(pick)
         order.append(pick)
         for j, lat in succs[pick]:
