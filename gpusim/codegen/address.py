@@ -6,8 +6,10 @@ What ptxas does: ``a + i * 4`` is one IMAD.WIDE (``mul.wide.s32`` + ``add.s64`` 
 accesses off one base.
 
 What is modelled (each rewrite only where the intermediate register is written once and read only
-by the instructions it folds into, later in the same block, under the same guard, with its operands
-not written in between):
+by the instructions it folds into, and those read the operands' values: either the operands are
+written once in the kernel and the definition is unguarded -- a loop's ``p += stride * 4`` then
+becomes one IMAD.WIDE, as in ptxas's SASS of programs/matmul_naive -- or the readers are later in
+the same block, under the same guard, with the operands not written in between):
 
 * ``mul.wide.{s,u}32 t, a, b`` + ``add.s64 d, base, t`` -> ``mad.wide.{s,u}32 d, a, b, base``
   (one per add when several adds read ``t``: ptxas recomputes an IMAD.WIDE per array rather than
@@ -50,27 +52,33 @@ def fold_addresses(kernel) -> int:
     defs = definitions(kernel)
     readers = _readers(kernel)
     removed = 0
-    for block in kernel.blocks:
-        dead: set[int] = set()
-        position = {id(inst): k for k, inst in enumerate(block.insts)}
+    where = {id(inst): (b, k) for b, block in enumerate(kernel.blocks) for k, inst in enumerate(block.insts)}
+    dead: set[int] = set()
+    for b, block in enumerate(kernel.blocks):
         for k, inst in enumerate(block.insts):
             row = inst.row
             if row[L.F_NDST] != 1 or row[L.F_NSRC] < 2:
                 continue
             t = int(row[L.F_DST0])
             users = readers.get(t, [])
-            if t < 0 or defs.get(t) != 1 or not users or t in deps.reads(row):
+            if t < 0 or defs.get(t) != 1 or not users or t in deps.reads(row) or \
+                    any(id(u) in dead for u in users):
                 continue
-            if any(id(u) not in position or position[id(u)] <= k or not _same_guard(u.row, row) for u in users):
-                continue
-            last = max(position[id(u)] for u in users)
             operands = deps.sources(row)
-            if not _unchanged(block.insts, k, last, {v for kind, v in operands if kind == L.SK_REG}):
-                continue
+            regs = {v for kind, v in operands if kind in (L.SK_REG, L.SK_REGNEG)}
+            # stable: the operands hold one value in the whole kernel, and the definition always runs
+            stable = row[L.F_GUARD] < 0 and all(defs.get(r, 0) == 1 for r in regs)
+            if not stable:
+                if any(where[id(u)][0] != b or where[id(u)][1] <= k or not _same_guard(u.row, row) for u in users):
+                    continue
+                last = max(where[id(u)][1] for u in users)
+                if not _unchanged(block.insts, k, last, regs):
+                    continue
             if _fold(row, t, users, operands):
                 dead.add(id(inst))
+    for block in kernel.blocks:
+        removed += sum(id(i) in dead for i in block.insts)
         block.insts = [i for i in block.insts if id(i) not in dead]
-        removed += len(dead)
     return removed
 
 

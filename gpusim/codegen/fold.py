@@ -9,8 +9,12 @@ on sm_90, or none when the value is used once as a constant-bank operand).
 What is modelled:
 
 * ``mov`` of an immediate whose destination is written only there: the immediate replaces every
-  read of the register by an ALU instruction whose operand has the same width, and the ``mov`` is
+  read of the register by an ALU instruction whose operand has the same width (and by a shuffle's or
+  vote's 32-bit operands: SHFL.DOWN takes its offset, clamp and mask as immediates), and the ``mov`` is
   removed when no other read is left;
+* a register copy ``mov d, s`` (also a bit reinterpretation such as ``mov.b32 %r, %f``: one register
+  in SASS) whose destination is written once and read only later in its block, ``s`` unchanged until
+  the last read: the readers read ``s``;
 * ``cvta.to.global`` (unguarded, destination and source each written once): its readers read the
   source register instead and the instruction is removed;
 * ``ld.param`` is kept (one LDC/ULDC in ptxas's SASS for sm_90, as the committed listings show).
@@ -57,6 +61,10 @@ def fold_kernel(kernel) -> int:
         if int(row[L.F_OP]) == c.OP_MOV and kind == L.SK_IMM:
             if _substitute_immediate(kernel, d, value, c.TYPE_BYTES[int(row[L.F_TY])]):
                 dead.add(id(inst))
+        elif int(row[L.F_OP]) == c.OP_MOV and kind == L.SK_REG and int(row[L.F_TY]) != c.T_PRED and \
+                _copy_is_free(kernel, inst, d, value):
+            _rename_reads(kernel, d, value)
+            dead.add(id(inst))
         elif (int(row[L.F_OP]) == c.OP_CVTA and row[L.F_AUX] == 1 and row[L.F_SPACE] == L.SP_GLOBAL
               and kind == L.SK_REG and defs.get(value) == 1 and c.TYPE_BYTES[int(row[L.F_TY])] == 8):
             _rename_reads(kernel, d, value)
@@ -64,6 +72,25 @@ def fold_kernel(kernel) -> int:
     for block in kernel.blocks:
         block.insts = [i for i in block.insts if id(i) not in dead]
     return len(dead)
+
+
+def _copy_is_free(kernel, inst, d: int, s: int) -> bool:
+    """``mov d, s`` (a copy or a bit reinterpretation, e.g. ``mov.b32 %r, %f``) is SASS's same register when
+    every read of ``d`` is later in the same block and ``s`` is not written from the copy to the last one."""
+    for block in kernel.blocks:
+        if any(i is inst for i in block.insts):
+            break
+    else:
+        return False
+    at = next(k for k, i in enumerate(block.insts) if i is inst)
+    reads_after = [k for k, i in enumerate(block.insts) if k > at and d in deps.reads(i.row)]
+    total = sum(d in deps.reads(i.row) for b in kernel.blocks for i in b.insts)
+    if not reads_after or len(reads_after) != total:
+        return False
+    return not any(s in deps.writes(block.insts[k].row) for k in range(at + 1, max(reads_after)))
+
+
+_WARP_32 = (c.OP_SHFL, c.OP_VOTE)   # every source 32 bits wide (value, lane/offset, clamp, member mask)
 
 
 def _substitute_immediate(kernel, reg: int, value: int, width: int) -> bool:
@@ -75,7 +102,8 @@ def _substitute_immediate(kernel, reg: int, value: int, width: int) -> bool:
         if reg not in deps.reads(row):
             continue
         op = int(row[L.F_OP])
-        if not c.OP_MOV <= op <= c.OP_LAST_ALU or row[L.F_GUARD] == reg or row[L.F_VEC] != 1 or \
+        alu = c.OP_MOV <= op <= c.OP_LAST_ALU
+        if not (alu or op in _WARP_32) or row[L.F_GUARD] == reg or row[L.F_VEC] != 1 or \
                 (deps.is_load(row) or deps.is_store(row)):
             left = True
             continue
@@ -83,7 +111,7 @@ def _substitute_immediate(kernel, reg: int, value: int, width: int) -> bool:
             kind = int(row[L.F_SK0 + 2 * i])
             if int(row[L.F_SK0 + 2 * i + 1]) != reg:
                 continue
-            src_type = _source_type(op, i, int(row[L.F_TY]), int(row[L.F_TY2]))
+            src_type = _source_type(op, i, int(row[L.F_TY]), int(row[L.F_TY2])) if alu else c.T_B32
             if kind == L.SK_REG and c.TYPE_BYTES[src_type] == width and src_type != c.T_PRED:
                 row[L.F_SK0 + 2 * i] = L.SK_IMM
                 row[L.F_SK0 + 2 * i + 1] = value
