@@ -6,13 +6,14 @@ ptxas rewrites the PTX, one pass per module (each module's docstring says what p
 modelled):
 
 1. ``ifconvert``: short forward branches into guarded instructions (then straight-line blocks merge);
-2. ``fold``: immediates into operands, ``cvta.to.global`` removed;
-3. ``address``: ``mul.wide``/``shl`` + ``add`` into one IMAD.WIDE/LEA-like instruction, constant
+2. ``unroll``: counted single-block loops x4, the original loop kept for the remaining trips;
+3. ``fold``: immediates into operands, ``cvta.to.global`` removed;
+4. ``address``: ``mul.wide``/``shl`` + ``add`` into one IMAD.WIDE/LEA-like instruction, constant
    offsets into the load's or store's address;
-4. ``predicates``: a comparison and the predicate logic after it in one ISETP-like instruction;
-5. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
+5. ``predicates``: a comparison and the predicate logic after it in one ISETP-like instruction;
+6. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
    instruction count ptxas gives them, and the kernel gets SASS's prologue;
-6. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
+7. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
    allow; never across barriers, fences, atomics or warp-synchronous operations).
 
 Every instruction keeps its PTX line, text and CUDA line (``Program.origin`` is the lowered pc it came
@@ -30,6 +31,7 @@ from gpusim.codegen.ifconvert import if_convert
 from gpusim.codegen.ir import decode, encode, merge_straight_line
 from gpusim.codegen.predicates import combine_predicates
 from gpusim.codegen.schedule import schedule_kernel
+from gpusim.codegen.unroll import unroll_loops
 from gpusim.errors import ConfigError
 
 MODES = ("ptxas", "none")
@@ -52,12 +54,14 @@ def generate(program, config, mode: str = DEFAULT_CODEGEN):
     kernel = decode(program)
     converted = if_convert(kernel)
     merge_straight_line(kernel)
+    unrolled = unroll_loops(kernel)
     folded = fold_kernel(kernel)
     addressed = fold_addresses(kernel)
     combined = combine_predicates(kernel)
     expanded = expand_kernel(kernel) + add_prologue(kernel)
     moved = schedule_kernel(kernel, config)
     kernel.notes.extend([f"ifconvert: {converted} short forward branches turned into guarded instructions",
+                         f"unroll: {unrolled} counted loops unrolled x4",
                          f"fold: {folded} instructions folded into operands",
                          f"address: {addressed} address instructions folded",
                          f"predicates: {combined} predicate operations folded into comparisons",

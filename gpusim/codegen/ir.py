@@ -46,6 +46,7 @@ class Kernel:
     program: object
     blocks: list
     notes: list = field(default_factory=list)     # what each pass did, for the report
+    extra_regs: list = field(default_factory=list)  # names of registers the passes added (after the PTX's)
 
 
 def decode(program) -> Kernel:
@@ -120,4 +121,5 @@ def encode(kernel: Kernel, mode: str):
     return dataclasses.replace(
         kernel.program, code=code, lines=[i.line for i in insts], texts=[i.text for i in insts],
         src_lines=[i.src_line for i in insts], codegen=mode, origin=[i.origin for i in insts],
+        n_regs=kernel.program.n_regs + len(kernel.extra_regs), reg_names=kernel.program.reg_names + kernel.extra_regs,
         codegen_notes=list(kernel.notes))
