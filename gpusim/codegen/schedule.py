@@ -16,7 +16,8 @@ spaces never alias; the same base register with disjoint offsets does not; loads
 themselves). Each instruction's priority is the longest latency path from it to the end of the segment
 (latencies from the config; a global load plans with an L2 hit, a shared load with the shared-memory
 latency); one instruction is placed per cycle, the ready one with the highest priority first (ties: the
-original order). Not modelled: register pressure (ptxas weighs it; here registers per thread come from
+original order), except that at most :data:`LOAD_WINDOW` loaded values wait for their first reader at a
+time (ptxas's register pressure: its gemv loop interleaves FFMAs with the LDGs beyond the 16th). Not modelled: register pressure (ptxas weighs it; here registers per thread come from
 ptxas -v or the PTX's own line, not from this schedule), dual-issue and operand-reuse effects.
 """
 
@@ -96,11 +97,27 @@ def dependence_graph(segment: list, config) -> tuple[list[list[tuple[int, int]]]
     return succs, npred
 
 
+LOAD_WINDOW = 16
+"""Most load results the schedule keeps waiting for their first use (ptxas's register-pressure limit as its
+SASS for programs/gemv shows: the 16-column loop issues 16 LDGs, then one FFMA per two more LDGs,
+never more than 16 loaded values unconsumed)."""
+
+
 def schedule_segment(segment: list, config) -> list:
     n = len(segment)
     if n < 2:
         return list(segment)
     succs, npred = dependence_graph(segment, config)
+    consumers = [0] * n        # per load: its readers in the segment (read after write)
+    producer_of: list[list[int]] = [[] for _ in range(n)]
+    for i in range(n):
+        if deps.is_load(segment[i].row):
+            written = deps.writes(segment[i].row)
+            for j, _ in succs[i]:
+                if written & deps.reads(segment[j].row):
+                    consumers[i] += 1
+                    producer_of[j].append(i)
+    waiting = 0                # loads scheduled whose readers are not all scheduled yet
     height = [0] * n
     for i in range(n - 1, -1, -1):
         own = deps.latency(segment[i].row, config)
@@ -111,6 +128,15 @@ def schedule_segment(segment: list, config) -> list:
     t = 0
     while ready:
         now = [i for i in ready if earliest[i] <= t]
+        if waiting >= LOAD_WINDOW:
+            held = [i for i in now if consumers[i]]
+            if len(held) < len(now):
+                now = [i for i in now if not consumers[i]]
+            elif held:
+                later = [i for i in ready if not consumers[i]]
+                if later:
+                    t = max(t + 1, min(earliest[i] for i in later))
+                    continue
         if not now:
             t = min(earliest[i] for i in ready)
             continue
@@ -118,6 +144,12 @@ def schedule_segment(segment: list, config) -> list:
         pick = chained[0] if chained else max(now, key=lambda i: (height[i], -i))
         ready.remove(pick)
         order.append(pick)
+        if consumers[pick]:
+            waiting += 1
+        for load in producer_of[pick]:
+            consumers[load] -= 1
+            if consumers[load] == 0:
+                waiting -= 1
         for j, lat in succs[pick]:
             earliest[j] = max(earliest[j], t + lat)
             npred[j] -= 1
