@@ -239,7 +239,8 @@ def block_counts(func: SassFunction, line_counts: dict[int, int], warps: int) ->
             preds[s].append(b)
     # straight-line neighbours execute equally often
     for b in range(nb):
-        if len(preds[b]) == 1 and len(blocks[preds[b][0]].succs) == 1:
+        only = blocks[preds[b][0]] if len(preds[b]) == 1 else None
+        if only is not None and len(only.succs) == 1 and not (only.instrs[-1].ends_block() and only.instrs[-1].guard):
             row = np.zeros(nb)
             row[b], row[preds[b][0]] = 1.0, -1.0
             rows.append(row)

@@ -1,0 +1,278 @@
+"""The code-generation stage (gpusim.codegen): same results as the PTX as written, the SASS instruction
+stream's size and order (checked against the committed ptxas listings), and what its scheduling buys."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpusim import GPU
+from gpusim.arch import codes as c
+from gpusim.arch import layout as L
+from gpusim.codegen import generate
+from gpusim.codegen.sass import dynamic_count, fixed_latency_pairs, load_listing, parse_listing
+from gpusim.errors import ConfigError
+from gpusim.labs.sass_counts import PROGRAMS, compare
+from gpusim.programs.catalog import load_program, programs_dir, run_program
+
+SASS = programs_dir() / "sass" / "sm_90"
+CLOCK_OUTPUTS = {("pointer_chase", "elapsed_cycles")}    # clock64() differences: timing, not results
+
+
+def _kernel_program(name: str, kernel: str | None = None, mode: str = "ptxas", config: str = "h100-sxm"):
+    module = GPU(config, codegen=mode).load(str(load_program(name).ptx))
+    return module[kernel or list(module.kernels)[0]].program
+
+
+# ------------------------------------------------------------------ functional identity
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_every_program_gives_the_same_results_in_both_modes(name):
+    spec = load_program(name)
+    plain = run_program(spec, gpu=GPU("h100-sxm", codegen="none"), timing=False)
+    made = run_program(spec, gpu=GPU("h100-sxm", codegen="ptxas"), timing=False)
+    assert plain.ok and made.ok
+    for array in plain.arrays:
+        if (name, array) not in CLOCK_OUTPUTS:
+            np.testing.assert_array_equal(made.arrays[array], plain.arrays[array], err_msg=f"{name}: {array}")
+    assert all(run.program.codegen == "ptxas" for run in made.runs)
+
+
+@pytest.mark.parametrize("name", ["reduce_shared", "histogram", "matmul_tiled", "gemv", "transpose_padded"])
+def test_timed_runs_give_the_same_results_in_both_modes(name):
+    spec = load_program(name)
+    plain = run_program(spec, gpu=GPU("h100-sxm", sms=4, codegen="none"))
+    made = run_program(spec, gpu=GPU("h100-sxm", sms=4, codegen="ptxas"))
+    for array in plain.arrays:
+        np.testing.assert_array_equal(made.arrays[array], plain.arrays[array])
+
+
+@pytest.mark.parametrize("cols", [1, 31, 32, 33, 100, 383, 384, 385, 511, 512, 513, 1000, 2049])
+def test_unrolled_gemv_is_exact_for_every_trip_count(cols):
+    """The x4 unrolled loop, its entry check and the remainder loop agree with the PTX for every column count
+    (trips per lane 0..64, around the 16-column boundaries)."""
+    sizes = {"rows": 6, "cols": cols, "threads": 64}
+    plain = run_program("gemv", gpu=GPU("h100-sxm", codegen="none"), timing=False, sizes=sizes)
+    made = run_program("gemv", gpu=GPU("h100-sxm", codegen="ptxas"), timing=False, sizes=sizes)
+    assert made.ok
+    np.testing.assert_array_equal(made.arrays["y"], plain.arrays["y"])
+
+
+def test_mode_is_checked_and_none_is_the_ptx_as_written():
+    with pytest.raises(ConfigError, match="codegen must be one of 'ptxas', 'none'"):
+        GPU("h100-sxm", codegen="nvcc")
+    program = _kernel_program("vecadd", mode="none")
+    assert program.codegen == "none" and program.origin is None
+    assert generate(program, GPU("h100-sxm").config, "none") is program
+
+
+# ------------------------------------------------------------------ the listings
+
+
+def test_control_bits_decode_as_jia_et_al_describe():
+    """vecadd's ISETP before `@P0 EXIT`: second word 0x000fda000bf06270 -> stall 13 (bits 41-44), yield 0,
+    no write/read barrier (7), wait mask 0 (hand-decoded)."""
+    isetp = next(i for i in load_listing(SASS / "vecadd.sass")["vecadd"].instrs if i.base == "ISETP")
+    assert isetp.hi == 0x000FDA000BF06270
+    assert (isetp.stall, isetp.yield_flag, isetp.write_barrier, isetp.read_barrier, isetp.wait_mask) == \
+        (13, 0, 7, 7, 0)
+
+
+def test_a_predicate_from_isetp_waits_13_cycles_in_every_listing():
+    """ptxas control bits, sm_90: the stall counts between an ISETP and the first instruction it guards add
+    up to at least 13 in every pair (more where ptxas has other work to put in between)."""
+    pairs = []
+    for path in sorted(SASS.glob("*.sass")):
+        for func in load_listing(path).values():
+            pairs += fixed_latency_pairs(func, "ISETP")
+    assert len(pairs) > 40
+    assert min(pairs) == 13
+    assert sum(p == 13 for p in pairs) > len(pairs) // 2
+
+
+def test_the_dynamic_count_of_vecadd_by_hand():
+    """vecadd, n = 5000, 256 threads: 20 blocks, 160 warps; ceil(5000 / 32) = 157 warps have a thread in
+    range. The listing: 8 instructions up to `@P0 EXIT` (every warp), 12 after it (157 warps)."""
+    spec = load_program("vecadd")
+    func = load_listing(SASS / "vecadd.sass")["vecadd"]
+    assert [b.size for b in func.blocks] == [8, 12]
+    run = run_program(spec, gpu=GPU("h100-sxm", codegen="none"), timing=False).runs[0]
+    counts: dict[int, int] = {}
+    for pc, line in enumerate(run.program.lines):
+        counts[line] = counts.get(line, 0) + int(run.pc_counts[pc, 0])
+    assert dynamic_count(func, counts, 160) == pytest.approx(160 * 8 + 157 * 12, abs=0.5)
+
+
+def test_parse_listing_blocks_and_loops():
+    text = """\t.section\t.text.k,"ax",@progbits
+        /*0000*/                   MOV R1, RZ ;      /* 0x000000ff00017202 */
+                                                     /* 0x000fe20000000f00 */
+.L_x_0:
+        /*0010*/                   IADD3 R1, R1, 0x1, RZ ;  /* 0x0000000101017810 */
+                                                     /* 0x000fca0007ffe0ff */
+        /*0020*/                   ISETP.NE.AND P0, PT, R1, 0x4, PT ; /* 0x000000040100780c */
+                                                     /* 0x000fda0003f05270 */
+        /*0030*/               @P0 BRA `(.L_x_0) ;   /* 0xfffffffc00f00947 */
+                                                     /* 0x000fea000383ffff */
+        /*0040*/                   EXIT ;            /* 0x000000000000794d */
+                                                     /* 0x000fea0003800000 */
+"""
+    func = parse_listing(text)["k"]
+    assert [b.size for b in func.blocks] == [1, 3, 1]
+    assert func.loops() == [(1, 1)]
+    assert func.blocks[1].instrs[-1].guard == "P0"
+    assert func.blocks[1].instrs[1].stall == 13
+
+
+def test_dynamic_counts_land_on_the_sass_counts():
+    """Issue 11's target: >= 14 of the runs within 10 % of the SASS dynamic count, median |error| <= 5 %;
+    the PTX as written is further off (the baseline the issue measured)."""
+    made, plain = [], []
+    for name in PROGRAMS:
+        rows = compare(name, "ptxas")
+        made += [abs(r.error) for r in rows]
+        plain += [abs(r.error) for r in compare(name, "none")]
+    assert sum(e <= 10 for e in made) >= 14
+    assert float(np.median(made)) <= 5.0
+    assert sum(e <= 10 for e in plain) < sum(e <= 10 for e in made)
+    assert float(np.median(plain)) > float(np.median(made))
+
+
+def test_the_unrolled_gemv_loop_matches_the_sass_loop():
+    """ptxas's main gemv loop: 32 LDGs, 16 FFMAs, 16 loads before the first FFMA. The stage's: the same
+    loads and FMAs, and as many loads issued before the first FMA."""
+    func = load_listing(SASS / "gemv.sass")["gemv"]
+    head, latch = max(func.loops(), key=lambda hl: sum(i.base == "LDG" for i in func.loop_body(*hl)))
+    sass_body = func.loop_body(head, latch)
+    sass_loads = sum(i.base == "LDG" for i in sass_body)
+    sass_before = next(k for k, i in enumerate(sass_body) if i.base == "FFMA")
+    program = _kernel_program("gemv")
+    code = program.code
+    loops = [(int(code[pc, L.F_TARGET]), pc) for pc in range(program.n_inst)
+             if code[pc, L.F_OP] == c.OP_BRA and code[pc, L.F_TARGET] <= pc]
+    start, end = max(loops, key=lambda se: sum(code[p, L.F_OP] == c.OP_LD for p in range(se[0], se[1])))
+    body = range(start, end + 1)
+    loads = [p for p in body if code[p, L.F_OP] == c.OP_LD]
+    fmas = [p for p in body if code[p, L.F_OP] == c.OP_FMA]
+    assert (len(loads), len(fmas)) == (sass_loads, sum(i.base == "FFMA" for i in sass_body)) == (32, 16)
+    assert sum(p < fmas[0] for p in loads) == sass_before == 16
+    # the copies' pointer steps fold into offsets: one add per pointer, as SASS's one IADD3 pair
+    adds64 = [p for p in body if code[p, L.F_OP] == c.OP_ADD and code[p, L.F_TY] in (c.T_S64, c.T_U64)]
+    assert len(adds64) == 2
+
+
+def test_nounroll_loops_stay_rolled():
+    """matmul_naive's loop carries .pragma "nounroll": one loop, its PTX body size, as in its SASS."""
+    plain = _kernel_program("matmul_naive", mode="none")
+    made = _kernel_program("matmul_naive")
+    back = [pc for pc in range(made.n_inst)
+            if made.code[pc, L.F_OP] == c.OP_BRA and made.code[pc, L.F_TARGET] <= pc]
+    assert len(back) == 1
+    assert "unroll: 0 counted loops unrolled x4" in made.codegen_notes
+    assert sum(plain.code[:, L.F_OP] == c.OP_LD) == sum(made.code[:, L.F_OP] == c.OP_LD)
+
+
+def test_if_conversion_guards_the_tree_step_as_ptxas_does():
+    """reduce_shared's `if (tid < s)` body: ptxas's SASS runs its LDS, FADD and STS as @!P1 instructions."""
+    sass = [i for i in load_listing(SASS / "reduce_shared.sass")["reduce_shared"].instrs
+            if i.base in ("LDS", "STS", "FADD") and i.guard]
+    assert len(sass) == 4
+    made = _kernel_program("reduce_shared")
+    guarded = [pc for pc in range(made.n_inst) if made.code[pc, L.F_GUARD] >= 0 and
+               made.code[pc, L.F_OP] in (c.OP_LD, c.OP_ST, c.OP_ADD) and made.code[pc, L.F_SPACE] != L.SP_GLOBAL]
+    assert len(guarded) >= 4
+    plain = _kernel_program("reduce_shared", mode="none")
+    bras = lambda p: int(sum(p.code[:, L.F_OP] == c.OP_BRA))   # noqa: E731
+    assert bras(made) == bras(plain) - 1
+
+
+# ------------------------------------------------------------------ scheduling rules
+
+
+_RULES = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pb)
+{
+    .reg .b64 %rd<4>;
+    .reg .f32 %f<8>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.global.f32 %f1, [%rd1];
+    add.f32 %f2, %f1, 0f3F800000;
+    st.global.f32 [%rd2], %f2;
+    ld.global.f32 %f3, [%rd1+4];
+    ld.global.f32 %f4, [%rd2+64];
+    add.f32 %f5, %f3, %f4;
+    bar.sync 0;
+    ld.shared.f32 %f6, [0];
+    add.f32 %f7, %f6, %f5;
+    st.global.f32 [%rd1+8], %f7;
+    ret;
+}
+"""
+
+
+def test_stores_keep_their_order_with_aliasing_accesses_and_nothing_crosses_a_barrier():
+    gpu = GPU("h100-sxm", codegen="ptxas")
+    program = gpu.load_ptx(_RULES, "rules.ptx")["k"].program
+    lines = program.lines                 # PTX lines: 13 st [%rd2], 14 ld [%rd1+4], 15 ld [%rd2+64], 17 bar
+    store = lines.index(13)
+    assert lines.index(14) > store        # through another pointer: may alias, stays after the store
+    assert lines.index(15) < store        # off the same base, disjoint bytes: loads go first
+    barrier = lines.index(17)
+    assert all((pc < barrier) == (line < 17) for pc, line in enumerate(lines))
+    moved = _RULES.replace("st.global.f32 [%rd2], %f2;", "st.global.f32 [%rd1+64], %f2;")
+    lines = gpu.load_ptx(moved, "rules2.ptx")["k"].program.lines
+    assert lines.index(14) < lines.index(13) < lines.index(15)
+
+
+def test_source_view_attributes_scheduled_instructions_to_their_ptx_lines():
+    spec = load_program("vecadd")
+    made = run_program(spec, gpu=GPU("h100-sxm", codegen="ptxas"), timing=False).runs[0]
+    rows = made.source_view().by_ptx_line()
+    by_line = {row.ptx_line: row for row in rows}
+    loads = [pc for pc in range(made.program.n_inst) if made.program.code[pc, L.F_OP] == c.OP_LD and
+             made.program.code[pc, L.F_SPACE] == L.SP_GLOBAL]
+    for pc in loads:
+        line = made.program.lines[pc]
+        assert "ld.global" in made.program.texts[pc] and by_line[line].warp_inst == 157
+        assert by_line[line].source.startswith("vecadd.cu:")
+
+
+def test_report_and_json_say_which_code_generation_ran():
+    for mode, words in (("ptxas", "ptxas-like"), ("none", "program order")):
+        run = run_program("vecadd", gpu=GPU("h100-sxm", sms=2, codegen=mode)).runs[0]
+        assert "code generation: " in run.report() and words in run.report()
+        assert run.to_dict()["codegen"] == mode
+
+
+# ------------------------------------------------------------------ what scheduling buys
+
+
+def _gemv_cycles(path, mode: str, cols: int, warps: int) -> int:
+    gpu = GPU("h100-sxm", sms=2, codegen=mode)
+    kernel = list(gpu.load(path))[0]
+    rows = 2 * warps
+    rng = np.random.default_rng(1)
+    a = rng.random((rows, cols), dtype=np.float32)
+    x = rng.random(cols, dtype=np.float32)
+    y = gpu.zeros(rows)
+    run = gpu.launch(kernel, grid=2, block=32 * warps, args=[gpu.to_device(a), gpu.to_device(x), y, rows, cols])
+    np.testing.assert_allclose(y.get(), a.astype(np.float64) @ x, rtol=1e-4)
+    return int(run.cycles)
+
+
+def test_gemv_times_like_its_sass_order_variant():
+    """Issue 11's target: gemv with 4096 columns at 1 warp per SM within 1.25x of the same kernel written in
+    ptxas's SASS order (programs/codegen/gemv_sass_order.ptx, run as written); the PTX as written is several
+    times slower (each x4 trip waits for its own loads)."""
+    original = programs_dir() / "gemv.ptx"
+    variant = programs_dir() / "codegen" / "gemv_sass_order.ptx"
+    sass_order = _gemv_cycles(variant, "none", 4096, 1)
+    made = _gemv_cycles(original, "ptxas", 4096, 1)
+    plain = _gemv_cycles(original, "none", 4096, 1)
+    assert 1 / 1.25 <= made / sass_order <= 1.25
+    assert plain / sass_order > 4
