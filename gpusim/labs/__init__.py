@@ -19,6 +19,7 @@ from gpusim.errors import GpusimError
 from gpusim.labs import (
     bank_conflicts,
     coalescing,
+    compiler,
     decode,
     divergence,
     fusion,
@@ -36,7 +37,8 @@ from gpusim.labs.support import LabResult, format_table
 
 LABS: dict[str, ModuleType] = {module.NAME: module for module in (
     overhead, llm_step, roofline, divergence, coalescing, bank_conflicts, fusion, tiling, warp_granularity,
-    latency_hiding, occupancy, decode, utilization, regimes)}
+    latency_hiding, occupancy, decode, utilization, regimes,
+    compiler)}   # codegen (issue 11)
 
 __all__ = ["LABS", "LabResult", "format_table", "lab_module", "lab_options", "parse_option", "run_lab"]
 
