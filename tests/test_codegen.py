@@ -276,3 +276,41 @@ def test_gemv_times_like_its_sass_order_variant():
     plain = _gemv_cycles(original, "none", 4096, 1)
     assert 1 / 1.25 <= made / sass_order <= 1.25
     assert plain / sass_order > 4
+
+
+def test_shared_loads_vectorize_only_where_alignment_is_proven():
+    """matmul_tiled: ptxas's SASS has four LDS.128 (the row As[ty][0..15]); the stage makes four v4 shared
+    loads. A base known only to be 4-aligned (tid x 4) stays scalar."""
+    sass = [i for i in load_listing(SASS / "matmul_tiled.sass")["matmul_tiled"].instrs if i.opcode == "LDS.128"]
+    made = _kernel_program("matmul_tiled")
+    v4 = [pc for pc in range(made.n_inst) if made.code[pc, L.F_OP] == c.OP_LD and
+          made.code[pc, L.F_SPACE] == L.SP_SHARED and made.code[pc, L.F_VEC] == 4]
+    assert len(v4) == len(sass) == 4
+    text = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<5>;
+    .reg .f32 %f<6>;
+    .reg .b64 %rd<2>;
+    .shared .align 16 .b8 tile[1024];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, SHIFT;
+    mov.u32 %r3, tile;
+    add.s32 %r4, %r3, %r2;
+    ld.shared.f32 %f1, [%r4];
+    ld.shared.f32 %f2, [%r4+4];
+    ld.shared.f32 %f3, [%r4+8];
+    ld.shared.f32 %f4, [%r4+12];
+    add.f32 %f5, %f1, %f2;
+    ld.param.u64 %rd1, [out];
+    st.global.f32 [%rd1], %f5;
+    ret;
+}
+"""
+    gpu = GPU("h100-sxm", codegen="ptxas")
+    unaligned = gpu.load_ptx(text.replace("SHIFT", "2"), "unaligned.ptx")["k"].program
+    assert int(sum(unaligned.code[:, L.F_OP] == c.OP_LD)) == 5 and int(unaligned.code[:, L.F_VEC].max()) == 1
+    aligned = gpu.load_ptx(text.replace("SHIFT", "4"), "aligned.ptx")["k"].program     # tid x 16
+    assert int(sum(aligned.code[:, L.F_OP] == c.OP_LD)) == 2 and int(aligned.code[:, L.F_VEC].max()) == 4

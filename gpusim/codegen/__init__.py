@@ -11,9 +11,10 @@ modelled):
 4. ``address``: ``mul.wide``/``shl`` + ``add`` into one IMAD.WIDE/LEA-like instruction, constant
    offsets into the load's or store's address;
 5. ``predicates``: a comparison and the predicate logic after it in one ISETP-like instruction;
-6. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
+6. ``vectorize``: adjacent aligned shared loads into one vector load (LDS.64/LDS.128);
+7. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
    instruction count ptxas gives them, and the kernel gets SASS's prologue;
-7. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
+8. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
    allow; never across barriers, fences, atomics or warp-synchronous operations).
 
 Every instruction keeps its PTX line, text and CUDA line (``Program.origin`` is the lowered pc it came
@@ -32,6 +33,7 @@ from gpusim.codegen.ir import decode, encode, merge_straight_line
 from gpusim.codegen.predicates import combine_predicates
 from gpusim.codegen.schedule import schedule_kernel
 from gpusim.codegen.unroll import unroll_loops
+from gpusim.codegen.vectorize import vectorize_shared_loads
 from gpusim.errors import ConfigError
 
 MODES = ("ptxas", "none")
@@ -58,6 +60,7 @@ def generate(program, config, mode: str = DEFAULT_CODEGEN):
     folded = fold_kernel(kernel)
     addressed = fold_addresses(kernel)
     combined = combine_predicates(kernel)
+    vectorized = vectorize_shared_loads(kernel)
     expanded = expand_kernel(kernel) + add_prologue(kernel)
     moved = schedule_kernel(kernel, config)
     kernel.notes.extend([f"ifconvert: {converted} short forward branches turned into guarded instructions",
@@ -65,6 +68,7 @@ def generate(program, config, mode: str = DEFAULT_CODEGEN):
                          f"fold: {folded} instructions folded into operands",
                          f"address: {addressed} address instructions folded",
                          f"predicates: {combined} predicate operations folded into comparisons",
+                         f"vectorize: {vectorized} shared loads merged into LDS.64/LDS.128-like loads",
                          f"expand: {expanded} companion instructions (multi-instruction SASS forms)",
                          f"schedule: {moved} instructions moved inside their blocks"])
     return encode(kernel, mode)
