@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates programs/sass/sm_90/NAME.sass from every shipped programs/NAME.ptx.
+# Regenerates programs/sass/ARCH/NAME.sass (ARCH=sm_90 by default; sm_80 and sm_89 are committed too) from
+# every shipped programs/NAME.ptx.
 #
 # Development-time only: the listings are committed, and nothing at run or test time needs
 # ptxas or nvdisasm. Each listing is what `ptxas -arch=sm_90 -O3 -lineinfo` makes of the PTX,

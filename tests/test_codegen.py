@@ -314,3 +314,23 @@ def test_shared_loads_vectorize_only_where_alignment_is_proven():
     assert int(sum(unaligned.code[:, L.F_OP] == c.OP_LD)) == 5 and int(unaligned.code[:, L.F_VEC].max()) == 1
     aligned = gpu.load_ptx(text.replace("SHIFT", "4"), "aligned.ptx")["k"].program     # tid x 16
     assert int(sum(aligned.code[:, L.F_OP] == c.OP_LD)) == 2 and int(aligned.code[:, L.F_VEC].max()) == 4
+
+
+@pytest.mark.parametrize("config, arch", [("h100-sxm", "sm_90"), ("h200", "sm_90"), ("a100", "sm_80"),
+                                          ("rtx4090", "sm_89")])
+def test_fixed_latencies_are_those_of_ptxas_control_bits(config, arch):
+    """The smallest stall-count distance from a fixed-latency producer to its first dependent reader over
+    all shipped listings of the config's architecture is the latency ptxas assumes: the config's fields
+    must say the same. The predicate latency (ISETP -> guard: 13) has no field of its own yet."""
+    from gpusim.arch.config import load_config
+    from gpusim.codegen.sass import dependent_stalls
+
+    cfg = load_config(config)
+    funcs = [f for p in sorted((programs_dir() / "sass" / arch).glob("*.sass")) for f in load_listing(p).values()]
+    for field_name, producers in (("fp32_latency_cycles", ("FFMA", "FADD", "FMUL")),
+                                  ("int32_latency_cycles", ("IADD3", "LOP3", "SHF", "LEA")),
+                                  ("imad_latency_cycles", ("IMAD",))):
+        stalls = [s for f in funcs for s in dependent_stalls(f, producers)]
+        assert len(stalls) > 40 and min(stalls) == getattr(cfg, field_name), field_name
+    predicate = [s for f in funcs for s in fixed_latency_pairs(f, "ISETP")]
+    assert min(predicate) == 13 > cfg.int32_latency_cycles

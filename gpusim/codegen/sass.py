@@ -292,3 +292,45 @@ def fixed_latency_pairs(func: SassFunction, producer: str, consumer_guarded: boo
                 if j > i and pred in re.split(r"[ ,]+", instrs[j].text.split(None, 1)[-1])[:1]:
                     break            # the predicate is written again before any use
     return out
+
+
+_REG = re.compile(r"\bR(\d+)\b")
+
+
+def _dest_register(ins: SassInstr) -> int | None:
+    operands = ins.text.split(None, 1)[1] if " " in ins.text else ""
+    first = operands.split(",")[0].strip()
+    match = re.fullmatch(r"R(\d+)", first)
+    return int(match.group(1)) if match else None
+
+
+def dependent_stalls(func: SassFunction, producers: tuple[str, ...]) -> list[int]:
+    """For each fixed-latency producer (mnemonic in ``producers``, no write barrier: ptxas waits for it with
+    stall counts alone) whose destination register is read later in its block: the stall counts from it up
+    to that first reader. The smallest is the result latency ptxas assumes for the class."""
+    out = []
+    for block in func.blocks:
+        instrs = block.instrs
+        for i, ins in enumerate(instrs):
+            if ins.base not in producers or ins.write_barrier != 7 or ".WIDE" in ins.opcode or \
+                    ins.opcode.endswith(".64"):
+                continue
+            dest = _dest_register(ins)
+            if dest is None:
+                continue
+            total = 0
+            for j in range(i, len(instrs)):
+                if j > i:
+                    operands = instrs[j].text.split(None, 1)[1] if " " in instrs[j].text else ""
+                    names = [int(r) for r in _REG.findall(operands)]
+                    written = _dest_register(instrs[j])
+                    reads = names[1:] if written is not None else names
+                    if dest in names and instrs[j].base in ("STG", "STS", "ST", "STL", "RED", "ATOM", "ATOMG"):
+                        break        # a store reads its data some cycles after it issues: no latency figure
+                    if dest in reads:
+                        out.append(total)
+                        break
+                    if written == dest:
+                        break
+                total += instrs[j].stall
+    return out
