@@ -334,3 +334,36 @@ def test_fixed_latencies_are_those_of_ptxas_control_bits(config, arch):
         assert len(stalls) > 40 and min(stalls) == getattr(cfg, field_name), field_name
     predicate = [s for f in funcs for s in fixed_latency_pairs(f, "ISETP")]
     assert min(predicate) == 13 > cfg.int32_latency_cycles
+
+
+_PREDICATE = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 add.u32 %r2, %r1, 7;
+    @!%p1 add.u32 %r2, %r1, 9;
+    st.global.u32 [%rd1], %r2;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("mode, extra", [("ptxas", 13 - 4), ("none", 0)])
+def test_a_guard_waits_for_the_predicate_latency_in_ptxas_mode(mode, extra):
+    """One thread; the guarded add waits for setp's predicate: predicate_latency_cycles (13, ptxas control
+    bits) in codegen="ptxas", against 4 when the field is set to 4; the PTX-as-written model is unchanged."""
+    cycles = {}
+    for latency in (13, 4):
+        gpu = GPU("h100-sxm", sms=1, codegen=mode, predicate_latency_cycles=latency)
+        out = gpu.zeros(1, np.uint32)
+        run = gpu.launch(gpu.load_ptx(_PREDICATE, "pred.ptx")["k"], grid=1, block=1, args=[out])
+        assert int(out.get()[0]) == 7
+        cycles[latency] = int(run.cycles)
+    assert cycles[13] - cycles[4] == extra

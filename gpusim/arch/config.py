@@ -104,6 +104,9 @@ class GPUConfig:
     branch_latency_cycles: int = _spec("pipes", "cycles", "branch resolution before the warp fetches again")
     shuffle_latency_cycles: int = _spec("pipes", "cycles", "warp shuffle / vote result")
     barrier_latency_cycles: int = _spec("pipes", "cycles", "release after the last warp reaches bar.sync")
+    # codegen (issue 11): latencies read from ptxas's schedule
+    predicate_latency_cycles: int = _spec("pipes", "cycles", "setp result to the guard or branch reading it, "
+                                          "as ptxas's control bits time it (codegen=\"ptxas\" only)")
     # [memory]
     sector_bytes: int = _spec("memory", "bytes", "cache sector: the unit of transfer below L1")
     line_bytes: int = _spec("memory", "bytes", "cache line (a whole number of sectors)")

@@ -173,6 +173,10 @@ FORMS: tuple[Form, ...] = (
          dep=DEP_SHORT),
     Form(name="redux", op=c.OP_REDUX, types="any", pipe=PIPE_MIO, latency="shuffle_latency_cycles",
          dep=DEP_SHORT),
+    # codegen (issue 11): a setp as ptxas times it, its predicate ready for a guard or branch after
+    # predicate_latency_cycles (ptxas control bits); gpusim.codegen picks it by name in codegen="ptxas"
+    Form(name="setp.pred", op=c.OP_SETP, types="any", pipe=PIPE_ALU, latency="predicate_latency_cycles",
+         dep=DEP_FIXED),
 )
 
 _INDEX: dict[tuple[int, str], int] = {}

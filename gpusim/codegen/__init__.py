@@ -14,7 +14,9 @@ modelled):
 6. ``vectorize``: adjacent aligned shared loads into one vector load (LDS.64/LDS.128);
 7. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
    instruction count ptxas gives them, and the kernel gets SASS's prologue;
-8. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
+8. ``latency``: a setp whose predicate guards an instruction or decides a branch is ready after the
+   config's ``predicate_latency_cycles`` (13 in ptxas's control bits on sm_80..sm_90);
+9. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
    allow; never across barriers, fences, atomics or warp-synchronous operations).
 
 Every instruction keeps its PTX line, text and CUDA line (``Program.origin`` is the lowered pc it came
@@ -30,6 +32,7 @@ from gpusim.codegen.expand import add_prologue, expand_kernel
 from gpusim.codegen.fold import fold_kernel
 from gpusim.codegen.ifconvert import if_convert
 from gpusim.codegen.ir import decode, encode, merge_straight_line
+from gpusim.codegen.latency import predicate_latencies
 from gpusim.codegen.predicates import combine_predicates
 from gpusim.codegen.schedule import schedule_kernel
 from gpusim.codegen.unroll import unroll_loops
@@ -62,6 +65,7 @@ def generate(program, config, mode: str = DEFAULT_CODEGEN):
     combined = combine_predicates(kernel)
     vectorized = vectorize_shared_loads(kernel)
     expanded = expand_kernel(kernel) + add_prologue(kernel)
+    retimed = predicate_latencies(kernel)
     moved = schedule_kernel(kernel, config)
     kernel.notes.extend([f"ifconvert: {converted} short forward branches turned into guarded instructions",
                          f"unroll: {unrolled} counted loops unrolled x4",
@@ -70,5 +74,6 @@ def generate(program, config, mode: str = DEFAULT_CODEGEN):
                          f"predicates: {combined} predicate operations folded into comparisons",
                          f"vectorize: {vectorized} shared loads merged into LDS.64/LDS.128-like loads",
                          f"expand: {expanded} companion instructions (multi-instruction SASS forms)",
+                         f"latency: {retimed} predicates timed as ptxas does (predicate_latency_cycles)",
                          f"schedule: {moved} instructions moved inside their blocks"])
     return encode(kernel, mode)
