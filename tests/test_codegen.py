@@ -16,6 +16,7 @@ from gpusim.labs.sass_counts import PROGRAMS, compare
 from gpusim.programs.catalog import load_program, programs_dir, run_program
 
 SASS = programs_dir() / "sass" / "sm_90"
+_HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n"
 CLOCK_OUTPUTS = {("pointer_chase", "elapsed_cycles")}    # clock64() differences: timing, not results
 
 
@@ -286,12 +287,7 @@ def test_shared_loads_vectorize_only_where_alignment_is_proven():
     v4 = [pc for pc in range(made.n_inst) if made.code[pc, L.F_OP] == c.OP_LD and
           made.code[pc, L.F_SPACE] == L.SP_SHARED and made.code[pc, L.F_VEC] == 4]
     assert len(v4) == len(sass) == 4
-    text = """.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 out)
-{
-    .reg .b32 %r<5>;
+    text = _HEADER + """    .reg .b32 %r<5>;
     .reg .f32 %f<6>;
     .reg .b64 %rd<2>;
     .shared .align 16 .b8 tile[1024];
@@ -336,12 +332,7 @@ def test_fixed_latencies_are_those_of_ptxas_control_bits(config, arch):
     assert min(predicate) == 13 > cfg.int32_latency_cycles
 
 
-_PREDICATE = """.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 out)
-{
-    .reg .pred %p<2>;
+_PREDICATE = _HEADER + """    .reg .pred %p<2>;
     .reg .b32 %r<4>;
     .reg .b64 %rd<2>;
     ld.param.u64 %rd1, [out];
