@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("target", help="a program TOML (or the name of one in programs/), a .ptx or a .cu file")
     run.add_argument("--config", help="config name or .toml (default: the program's, else h100-sxm)")
     run.add_argument("--sms", type=int, help="simulate only this many SMs (a slice of the chip)")
+    run.add_argument("--codegen", choices=("ptxas", "none"),
+                     help="ptxas: time the instruction stream ptxas would make (gpusim.codegen); none: the PTX "
+                          "in program order, as written (default: the GPU's default)")
     run.add_argument(
         "--size",
         action="append",
@@ -182,7 +185,10 @@ def _save_arrays(directory: str, arrays: dict) -> None:
 
 
 def _overrides(args) -> dict:
-    return {"sms": args.sms} if args.sms else {}
+    out = {"sms": args.sms} if args.sms else {}
+    if getattr(args, "codegen", None):
+        out["codegen"] = args.codegen
+    return out
 
 
 def _run_program(args, trace):

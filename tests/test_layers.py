@@ -1,8 +1,8 @@
 """The package's layers import only downward, and no two modules import each other.
 
 Layers, bottom to top (docs/design.md, "Layout"): errors → arch (configs, ISA tables, program encoding)
-→ ptx (front end) → engine (jit/bits → semantics → memory → sm) → host model → analytic models →
-observability → launch and results → public API objects → Python-kernel front ends (numba.cuda, Triton)
+→ ptx (front end) → codegen (the ptxas-like stage) → engine (jit/bits → semantics → memory → sm) →
+host model → analytic models → observability → launch and results → public API objects → Python-kernel front ends (numba.cuda, Triton)
 → ready programs and labs → sweeps → CLI and the package's re-exports. Every import in every module counts,
 at any depth (inside functions and ``TYPE_CHECKING`` blocks too), because a deferred import is still a
 dependency.
@@ -21,6 +21,7 @@ LAYERS = [
     ["gpusim.errors"],
     ["gpusim.arch", "gpusim.configs"],
     ["gpusim.ptx"],
+    ["gpusim.codegen"],
     ["gpusim.engine.jit", "gpusim.engine.bits", "gpusim.engine.compile_cache", "gpusim.engine.link_only",
      "gpusim.engine.parallel_compile"],
     ["gpusim.engine.semantics"],

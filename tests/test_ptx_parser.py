@@ -562,6 +562,7 @@ def test_function_headers_and_directives():
         "maxnreg": 32,
         "minnctapersm": 2,
         "pragma": ["nounroll", "nounroll"],
+        "nounroll_at": [0],        # the body's pragma precedes body[0] (the header's has no place)
     }
     out, blob, gen = k1.params
     assert (out.type, out.count, out.align, out.ptr_space) == ("u64", 1, 8, "global")

@@ -26,6 +26,7 @@ import numpy as np
 
 from gpusim.arch.config import GPUConfig, load_config
 from gpusim.arch.reconvergence import check_reconvergence
+from gpusim.codegen import DEFAULT_CODEGEN, check_mode, generate
 from gpusim.errors import (
     ConfigError,
     GpusimError,
@@ -51,12 +52,14 @@ CACHE_CONTROLS = ("all", "none")
 class Kernel:
     """A kernel of a loaded module. ``kernel[grid, block](*args)`` launches it, numba-CUDA style."""
 
-    def __init__(self, gpu: GPU, module: Module, program: Program, ptxas_regs: int | None):
+    def __init__(self, gpu: GPU, module: Module, program: Program, ptxas_regs: int | None,
+                 ptxas_source: str = "ptxas -v"):
         self.gpu = gpu
         self.module = module
         self.program = program
         self.name = program.name
         self.ptxas_regs = ptxas_regs
+        self.ptxas_source = ptxas_source
 
     def registers_per_thread(self, regs: int | None = None) -> tuple[int, str]:
         """Registers per thread and where the figure comes from."""
@@ -67,7 +70,7 @@ class Kernel:
         if self.program.gpusim_regs is not None:
             return int(self.program.gpusim_regs), "'// gpusim: regs=' line in the PTX"
         if self.ptxas_regs is not None:
-            return self.ptxas_regs, "ptxas -v"
+            return self.ptxas_regs, self.ptxas_source
         return self.program.regs_estimate, "estimate from PTX liveness (see gpusim.ptx.regs)"
 
     def __getitem__(self, launch_config):
@@ -148,17 +151,29 @@ class Module:
         return f"Module({self.path!r}, kernels={list(self.kernels)}{refused})"
 
 
-def _ptxas_registers(path: Path, cc_major: int, cc_minor: int) -> dict[str, int]:
-    """Registers per kernel from ``ptxas -v`` when ptxas is on PATH (GPUSIM_NO_PTXAS=1 turns it off)."""
+def _ptxas_registers(path: Path, cc_major: int, cc_minor: int, target: str | None = None) -> tuple[dict, str]:
+    """Registers per kernel from ``ptxas -v`` when ptxas is on PATH (GPUSIM_NO_PTXAS=1 turns it off), and
+    where they come from. When this ptxas refuses the config's architecture (CUDA 13 dropped sm_70), it
+    runs at the PTX's own ``.target`` instead, and the source says so."""
     ptxas = shutil.which("ptxas")
     if ptxas is None or os.environ.get("GPUSIM_NO_PTXAS"):
-        return {}
+        return {}, "ptxas -v"
     arch = f"sm_{cc_major}{cc_minor}"
+    found, refused = _run_ptxas(ptxas, path, arch)
+    if refused and target and target != arch:
+        found, _ = _run_ptxas(ptxas, path, target)
+        return found, (f"ptxas -v at the PTX's .target {target} (this ptxas does not support the config's "
+                       f"{arch})")
+    return found, "ptxas -v"
+
+
+def _run_ptxas(ptxas: str, path: Path, arch: str) -> tuple[dict[str, int], bool]:
+    """(registers per kernel, whether ptxas refused the architecture)."""
     try:
         out = subprocess.run([ptxas, "-v", f"-arch={arch}", str(path), "-o", os.devnull],
                              capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
-        return {}
+        return {}, False
     found: dict[str, int] = {}
     current = None
     for line in out.stderr.splitlines():
@@ -168,7 +183,8 @@ def _ptxas_registers(path: Path, cc_major: int, cc_minor: int) -> dict[str, int]
         match = re.search(r"Used (\d+) registers", line)
         if match and current:
             found[current] = int(match.group(1))
-    return found
+    refused = out.returncode != 0 and "gpu-name" in out.stderr
+    return found, refused
 
 
 def compile_cu(path: Path) -> Path:
@@ -198,7 +214,11 @@ class GPU:
 
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
                  synccheck: bool = True, printf: str = "print", reconvergence: str | None = None,
-                 **overrides):
+                 codegen: str = DEFAULT_CODEGEN, **overrides):
+        check_mode(codegen)
+        self.codegen = codegen
+        """Code generation: "ptxas" (times the stream ptxas would make, gpusim.codegen) or "none" (PTX as
+        written)."""
         for flag, value in (("initcheck", initcheck), ("synccheck", synccheck)):
             if not isinstance(value, bool):
                 raise ConfigError(f"{flag} must be True or False, got {value!r}", field=flag)
@@ -315,11 +335,13 @@ class GPU:
         unsupported = {name: p for name, p in programs.items() if isinstance(p, UnsupportedPTXError)}
         if unsupported and len(unsupported) == len(programs):
             raise next(iter(unsupported.values()))      # none of its kernels can run: refuse the load
-        regs = _ptxas_registers(path, self.config.cc_major, self.config.cc_minor) if path else {}
+        regs, regs_note = (_ptxas_registers(path, self.config.cc_major, self.config.cc_minor, module_ast.target)
+                           if path else ({}, "ptxas -v"))
         module = Module(str(path) if path else module_ast.file, {}, unsupported, symbols, self.heap)
         for name, program in programs.items():
             if name not in unsupported:
-                module.kernels[name] = Kernel(self, module, program, regs.get(name))
+                timed = generate(program, self.config, self.codegen)
+                module.kernels[name] = Kernel(self, module, timed, regs.get(name), regs_note)
         return module
 
     # ------------------------------------------------------------ launches

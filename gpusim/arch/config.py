@@ -143,6 +143,9 @@ class GPUConfig:
     call_latency_cycles: int = _spec("pipes", "cycles", "a call of a .func (or vprintf) before the warp fetches "
                                      "the callee")
     ret_latency_cycles: int = _spec("pipes", "cycles", "a return from a .func before the warp fetches again")
+    # codegen (issue 11): latencies read from ptxas's schedule
+    predicate_latency_cycles: int = _spec("pipes", "cycles", "setp result to the guard or branch reading it, "
+                                          "as ptxas's control bits time it (codegen=\"ptxas\" only)")
     # [memory]
     sector_bytes: int = _spec("memory", "bytes", "cache sector: the unit of transfer below L1")
     line_bytes: int = _spec("memory", "bytes", "cache line (a whole number of sectors)")

@@ -191,6 +191,10 @@ FORMS: tuple[Form, ...] = (
     # TEX unit's issue slot is modelled as the LSU's
     Form(name="tex", op=c.OP_TEX, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
     Form(name="tld4", op=c.OP_TLD4, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+    # codegen (issue 11): a setp as ptxas times it, its predicate ready for a guard or branch after
+    # predicate_latency_cycles (ptxas control bits); gpusim.codegen picks it by name in codegen="ptxas"
+    Form(name="setp.pred", op=c.OP_SETP, types="any", pipe=PIPE_ALU, latency="predicate_latency_cycles",
+         dep=DEP_FIXED),
 )
 
 

@@ -13,6 +13,7 @@ import importlib
 import importlib.util
 
 from gpusim.api.gpu import GPU, Kernel, Module
+from gpusim.codegen import generate
 from gpusim.errors import GpusimError, KernelCompileError, UnsupportedPTXError
 from gpusim.ptx.lower import lower_module
 from gpusim.ptx.parser import parse_ptx
@@ -54,7 +55,7 @@ def load_entry(gpu: GPU, ptx: str, label: str, display_name: str) -> LoadedKerne
         raise program
     program = dataclasses.replace(program, name=display_name)
     module = Module(label, {})
-    kernel = Kernel(gpu, module, program, None)
+    kernel = Kernel(gpu, module, generate(program, gpu.config, gpu.codegen), None)
     module.kernels[display_name] = kernel
     return LoadedKernel(kernel, ptx_name, dict(zip(names, placed, strict=True)))
 

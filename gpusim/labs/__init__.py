@@ -19,6 +19,7 @@ from gpusim.errors import GpusimError
 from gpusim.labs import (
     bank_conflicts,
     coalescing,
+    compiler,
     decode,
     divergence,
     fusion,
@@ -39,7 +40,7 @@ from gpusim.labs.support import LabResult, format_table
 LABS: dict[str, ModuleType] = {module.NAME: module for module in (
     overhead, llm_step, roofline, divergence, coalescing, bank_conflicts, fusion, tiling, warp_granularity,
     latency_hiding, occupancy, decode, utilization, regimes,
-    tensor_roofline, prefill)}  # tensor_roofline, prefill: tensor cores (issue 14)
+    tensor_roofline, prefill, compiler)}  # tensor cores (issue 14); compiler: codegen (issue 11)
 
 __all__ = ["LABS", "LabResult", "format_table", "lab_module", "lab_options", "parse_option", "run_lab"]
 

@@ -7,6 +7,8 @@ kernel, block, thread and PTX line they concern.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from gpusim.arch import codes as c
@@ -84,6 +86,11 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     threads = block3[0] * block3[1] * block3[2]
     regs_per_thread, regs_source = kernel.registers_per_thread(regs)
     occ, total_shared = check_resources(config, program, threads, regs_per_thread, shared_bytes)
+    if regs_source.startswith("estimate") and "registers" in occ.limiters:
+        warnings.warn(f"gpusim: kernel '{program.name}': registers per thread ({regs_per_thread}) are gpusim's "
+                      f"estimate from PTX liveness, and they set the occupancy here ({occ.blocks_per_sm} "
+                      "blocks/SM, registers among its limits); give the real count with regs= or a "
+                      "'// gpusim: regs=N' line in the PTX (ptxas -v prints it)", stacklevel=3)
     n_blocks = grid3[0] * grid3[1] * grid3[2]
     heap = gpu.heap
     check_cooperative(heap, config, program, n_blocks, occ, cooperative=cooperative, timing=timing)

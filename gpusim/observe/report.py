@@ -162,6 +162,12 @@ def report_text(run) -> str:
     return "\n".join(out)
 
 
+def _codegen_line(program) -> str:
+    if getattr(program, "codegen", "none") == "none":
+        return "none (the PTX in program order, as written)"
+    return f"ptxas-like ({program.codegen}: folding, unrolling, if-conversion, scheduling; gpusim.codegen)"
+
+
 def _launch_section(run) -> list[str]:
     occ = run.occupancy
     blocks = run.grid[0] * run.grid[1] * run.grid[2]
@@ -174,6 +180,7 @@ def _launch_section(run) -> list[str]:
         f"  registers/thread {run.regs_per_thread} ({run.regs_source}), shared memory/block "
         f"{run.shared_bytes} B, waves: {blocks / per_wave:.2f} ({occ.blocks_per_sm} blocks/SM x "
         f"{run.config.sms} SMs)",
+        f"  code generation: {_codegen_line(run.program)}",
         "Occupancy",
         f"  theoretical {100 * occ.occupancy:.1f}% ({occ.warps_per_sm} of {occ.max_warps_per_sm} warps/SM, "
         f"limited by {occ.limiter})",
@@ -263,6 +270,8 @@ def run_dict(run) -> dict:
         "grid": list(run.grid),
         "block": list(run.block),
         "timing": run.timing,
+        "codegen": getattr(run.program, "codegen", "none"),
+        "codegen_passes": list(getattr(run.program, "codegen_notes", [])),
         "cycles": int(run.cycles) if run.timing else None,
         "seconds": float(run.seconds) if run.timing else None,
         "metrics": {k: (float(x) if isinstance(x, float) else int(x)) for k, x in run.metrics.items()},

@@ -121,6 +121,11 @@ class Program:
     reserved_shared_bytes: int = 0
     grid_sync_line: int | None = None
     grid_barrier: int | None = None
+    # code generation (gpusim.codegen): the mode that made ``code``, the lowered pc each row came from
+    # (None: the PTX as written), and what its passes did
+    codegen: str = "none"
+    origin: list | None = None
+    codegen_notes: list = field(default_factory=list)
 
     @property
     def n_inst(self) -> int:

@@ -357,7 +357,10 @@ class _ModuleParser(DirectiveParser):
             scope.src_line = loc if loc[1] > 0 else None
         elif text == ".pragma":
             self.next()
-            scope.directives.setdefault("pragma", []).extend(self.parse_pragma_strings())
+            strings = self.parse_pragma_strings()
+            scope.directives.setdefault("pragma", []).extend(strings)
+            if "nounroll" in strings:   # codegen: the loop whose first instruction follows it is not unrolled
+                scope.directives.setdefault("nounroll_at", []).append(len(scope.body))
         elif text in STATE_SPACES or text == ".param" or text == ".extern":
             extern = self.accept(".extern") is not None
             if self.peek().text not in STATE_SPACES + (".param",):

@@ -1,0 +1,90 @@
+"""Code generation: the instruction stream the GPU would run, made from the lowered PTX.
+
+PTX is a virtual ISA; the GPU runs the SASS ptxas makes of it. This stage sits between the lowering
+(``gpusim.ptx.lower``: PTX -> Program code rows) and the engine, and rewrites the Program the way
+ptxas rewrites the PTX, one pass per module (each module's docstring says what ptxas does and what is
+modelled):
+
+1. ``ifconvert``: short forward branches into guarded instructions (then straight-line blocks merge);
+2. ``unroll``: counted single-block loops x4, the original loop kept for the remaining trips;
+3. ``fold``: immediates into operands, ``cvta.to.global`` removed;
+4. ``address``: ``mul.wide``/``shl`` + ``add`` into one IMAD.WIDE/LEA-like instruction, constant
+   offsets into the load's or store's address;
+5. ``predicates``: a comparison and the predicate logic after it in one ISETP-like instruction;
+6. ``vectorize``: adjacent aligned shared loads into one vector load (LDS.64/LDS.128);
+7. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
+   instruction count ptxas gives them, and the kernel gets SASS's prologue;
+8. ``latency``: a setp whose predicate guards an instruction or decides a branch is ready after the
+   config's ``predicate_latency_cycles`` (13 in ptxas's control bits on sm_80..sm_90);
+9. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
+   allow; never across barriers, fences, atomics or warp-synchronous operations).
+
+Every instruction keeps its PTX line, text and CUDA line (``Program.origin`` is the lowered pc it came
+from), so per-line attribution still names the PTX and CUDA source. Functional results are identical
+in both modes (the passes rewrite only what they prove equal). ``mode="none"`` returns the Program as
+lowered: PTX in program order, as written. A kernel with an operation the passes do not model (calls,
+printf, textures, tensor-core and cp.async instructions, ``bar.warp.sync``: ``deps.unmodelled_ops``) is
+left as written in either mode, and its notes say so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from gpusim.codegen.address import fold_addresses
+from gpusim.codegen.deps import unmodelled_ops
+from gpusim.codegen.expand import add_prologue, expand_kernel
+from gpusim.codegen.fold import fold_kernel
+from gpusim.codegen.ifconvert import if_convert
+from gpusim.codegen.ir import decode, encode, merge_straight_line
+from gpusim.codegen.latency import predicate_latencies
+from gpusim.codegen.predicates import combine_predicates
+from gpusim.codegen.schedule import schedule_kernel
+from gpusim.codegen.unroll import unroll_loops
+from gpusim.codegen.vectorize import vectorize_shared_loads
+from gpusim.errors import ConfigError
+
+MODES = ("ptxas", "none")
+DEFAULT_CODEGEN = "none"
+"""The default mode of ``GPU(codegen=...)``."""
+
+
+def check_mode(mode) -> str:
+    if mode not in MODES:
+        raise ConfigError(f"codegen must be one of {', '.join(map(repr, MODES))} ('ptxas': time the stream "
+                          f"ptxas would make; 'none': the PTX as written), got {mode!r}", field="codegen")
+    return mode
+
+
+def generate(program, config, mode: str = DEFAULT_CODEGEN):
+    """The Program the engine times in ``mode`` (a new Program; ``program`` is not changed)."""
+    check_mode(mode)
+    if mode == "none" or program.codegen != "none":
+        return program
+    unmodelled = unmodelled_ops(program.code)
+    if unmodelled:
+        texts = sorted({program.texts[pc].split()[0].rstrip(";") for pc in unmodelled})
+        return dataclasses.replace(program, codegen=mode, codegen_notes=[
+            f"left as written: the stage does not model {', '.join(texts)} (line "
+            f"{program.lines[unmodelled[0]]}); the PTX runs in program order"])
+    kernel = decode(program)
+    converted = if_convert(kernel)
+    merge_straight_line(kernel)
+    unrolled = unroll_loops(kernel)
+    folded = fold_kernel(kernel)
+    addressed = fold_addresses(kernel)
+    combined = combine_predicates(kernel)
+    vectorized = vectorize_shared_loads(kernel)
+    expanded = expand_kernel(kernel) + add_prologue(kernel)
+    retimed = predicate_latencies(kernel)
+    moved = schedule_kernel(kernel, config)
+    kernel.notes.extend([f"ifconvert: {converted} short forward branches turned into guarded instructions",
+                         f"unroll: {unrolled} counted loops unrolled x4",
+                         f"fold: {folded} instructions folded into operands",
+                         f"address: {addressed} address instructions folded",
+                         f"predicates: {combined} predicate operations folded into comparisons",
+                         f"vectorize: {vectorized} shared loads merged into LDS.64/LDS.128-like loads",
+                         f"expand: {expanded} companion instructions (multi-instruction SASS forms)",
+                         f"latency: {retimed} predicates timed as ptxas does (predicate_latency_cycles)",
+                         f"schedule: {moved} instructions moved inside their blocks"])
+    return encode(kernel, mode)

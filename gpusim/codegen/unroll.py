@@ -1,0 +1,253 @@
+"""Unrolling of counted loops.
+
+What ptxas does: a loop it can count (an induction variable stepped by a constant, compared with a
+loop-invariant bound) and that is not marked ``.pragma "nounroll"`` is unrolled 4 times, with the
+original loop kept for the remaining trips; the copies' address increments fold into the loads'
+immediate offsets and one add per unrolled trip. nvcc has already unrolled ``programs/gemv``'s loop 4
+times (8 loads per trip); ptxas's SASS unrolls that again: a 16-element trip with 32 LDGs at
+``[R6.64+-0x100]`` .. ``[R4.64+0x680]`` and one IADD3 per pointer.
+
+What is modelled: a single-block loop ``B`` that ends with ``@p bra B``, where ``p`` is written in
+``B`` only by ``setp.lt``/``setp.le`` (signed or unsigned, ``.lo``/``.ls``) of ``i`` against ``n``,
+``i`` is written in ``B`` only by ``add i, i, s`` (``s`` a positive immediate) before that compare,
+``n`` is an immediate or a register ``B`` does not write, and ``p`` is read only by the branch, is
+rewritten as
+
+* CHECK: ``t = i + (U-1)*s; q = t CMP n; @!q bra B`` (fewer than U trips left: the original loop);
+* MAIN: ``U`` copies of the body without the compare; ``@q bra MAIN`` after ``t = i + (U-1)*s; q = t CMP n``;
+* AFTER: the original compare and ``@!p bra`` out of the loop; then ``B`` runs the remaining trips.
+
+A trip of the original loop runs ``U`` times in MAIN exactly when its next ``U-1`` compares would all
+succeed, so every lane runs the same body instances in the same order. In the copies, registers the
+body writes before it reads them and nothing outside the loop reads get fresh registers (so the
+scheduler can overlap the copies, as ptxas's register allocation does), and an *induction* register
+(written only by ``add r, r, imm`` and read in the body only as a memory base, or by the compare) is
+not stepped per copy: each access adds the copy's multiple of the step to its offset, and one add of
+``U`` steps ends MAIN. Loops whose trip count is not computable this way are left alone; so is a loop
+whose first instruction follows ``.pragma "nounroll"``. Not modelled: ptxas's choice of factor by body
+size (always :data:`FACTOR`), multi-block loop bodies, and the wrap-around of ``i + (U-1)*s`` past the
+type's maximum (bounds within ``(U-1)*s`` of it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from gpusim.arch import codes as c
+from gpusim.arch import isa
+from gpusim.arch import layout as L
+from gpusim.codegen import deps
+from gpusim.codegen.ir import Block
+from gpusim.ptx.lower import MAX_ADDRESS_OFFSET
+
+FACTOR = 4
+_COUNTED = (c.CMP_LT, c.CMP_LE, c.CMP_LO, c.CMP_LS)
+_MEM = (c.OP_LD, c.OP_ST, c.OP_ATOM, c.OP_RED, c.OP_PREFETCH)
+
+
+def unroll_loops(kernel, factor: int = FACTOR) -> int:
+    """Unroll in place; returns the number of loops unrolled."""
+    nounroll = set(kernel.program.directives.get("nounroll_at", []))
+    done = 0
+    b = 0
+    while b < len(kernel.blocks):
+        block = kernel.blocks[b]
+        plan = _counted_loop(kernel, block, nounroll)
+        if plan is None:
+            b += 1
+            continue
+        check, main, after = _unrolled(kernel, block, b, plan, factor)
+        for other in kernel.blocks:
+            for inst in other.insts:
+                if inst.op == c.OP_BRA and inst.target is block and inst is not block.insts[-1]:
+                    inst.target = check
+        kernel.blocks[b:b] = [check, main, after]
+        b += 4
+        done += 1
+    return done
+
+
+def _reads_anywhere(kernel, reg: int, outside: Block | None = None) -> int:
+    return sum(reg in deps.reads(i.row) for blk in kernel.blocks if blk is not outside for i in blk.insts)
+
+
+def _counted_loop(kernel, block, nounroll):
+    insts = block.insts
+    if len(insts) < 3 or insts[0].origin in nounroll:
+        return None
+    bra = insts[-1]
+    if bra.op != c.OP_BRA or bra.target is not block or bra.row[L.F_GUARD] < 0 or bra.row[L.F_GUARD_NEG]:
+        return None
+    p = int(bra.row[L.F_GUARD])
+    writers = [k for k, inst in enumerate(insts) if p in deps.writes(inst.row)]
+    if len(writers) != 1 or _reads_anywhere(kernel, p) != 1:
+        return None
+    k_setp = writers[0]
+    setp = insts[k_setp].row
+    if insts[k_setp].op != c.OP_SETP or setp[L.F_NDST] != 1 or setp[L.F_NSRC] != 2 or setp[L.F_GUARD] >= 0 or \
+            c.mods_bool(int(setp[L.F_MODS])) or \
+            c.mods_cmp(int(setp[L.F_MODS])) not in _COUNTED or c.TYPE_FLOAT[int(setp[L.F_TY])]:
+        return None
+    (ki, i), (kn, n) = deps.sources(setp)
+    if ki != L.SK_REG or kn not in (L.SK_REG, L.SK_IMM):
+        return None
+    if kn == L.SK_REG and any(n in deps.writes(inst.row) for inst in insts):
+        return None
+    i_writers = [k for k, inst in enumerate(insts) if i in deps.writes(inst.row)]
+    if len(i_writers) != 1 or i_writers[0] > k_setp:
+        return None
+    step = _self_add(insts[i_writers[0]].row, i)
+    width = c.TYPE_BYTES[int(setp[L.F_TY])]
+    if step is None or step <= 0 or c.TYPE_BYTES[int(insts[i_writers[0]].row[L.F_TY])] != width or \
+            step * FACTOR >= 1 << (8 * width - 2):
+        return None
+    if any(deps.is_fence(inst.row) for inst in insts[:-1]):
+        return None                      # barriers, atomics, warp-synchronous code: ptxas keeps these rolled
+    return {"setp": k_setp, "i": i, "step": step, "i_add": i_writers[0]}
+
+
+def _self_add(row, reg: int) -> int | None:
+    """``s`` when ``row`` is an unguarded ``add reg, reg, s`` with ``s`` an immediate (signed value)."""
+    if int(row[L.F_OP]) != c.OP_ADD or row[L.F_GUARD] >= 0 or row[L.F_NDST] != 1 or row[L.F_DST0] != reg or \
+            c.TYPE_FLOAT[int(row[L.F_TY])]:
+        return None
+    srcs = deps.sources(row)
+    if len(srcs) != 2 or (L.SK_REG, reg) not in srcs:
+        return None
+    imm = [v for kind, v in srcs if kind == L.SK_IMM]
+    if len(imm) != 1:
+        return None
+    bits = 8 * c.TYPE_BYTES[int(row[L.F_TY])]
+    value = imm[0] & ((1 << bits) - 1)
+    return value - (1 << bits) if value >= 1 << (bits - 1) else value
+
+
+def _inductions(kernel, block, plan) -> dict[int, tuple[int, int]]:
+    """reg -> (position of its add, step) for registers stepped once by an immediate and read in the body
+    only as memory bases (or, for ``i``, by the compare), and not at all by the add's own block elsewhere."""
+    insts = block.insts
+    out = {}
+    for k, inst in enumerate(insts[:-1]):
+        row = inst.row
+        if row[L.F_NDST] != 1:
+            continue
+        r = int(row[L.F_DST0])
+        step = _self_add(row, r)
+        if step is None or sum(r in deps.writes(x.row) for x in insts) != 1:
+            continue
+        ok = True
+        for j, other in enumerate(insts):
+            if j == k or r not in deps.reads(other.row):
+                continue
+            o = other.row
+            data_reads = {v for kind, v in deps.sources(o) if kind in (L.SK_REG, L.SK_REGNEG)}
+            if j == plan["setp"] and r == plan["i"]:
+                continue
+            if int(o[L.F_OP]) not in _MEM or o[L.F_ABASE] != r or r in data_reads or o[L.F_GUARD] == r:
+                ok = False
+                break
+        if ok:
+            out[r] = (k, step)
+    return out
+
+
+def _temporaries(kernel, block, keep: set) -> set[int]:
+    """Registers the body writes (unguarded) before any read, that no other block reads."""
+    first_access: dict[int, str] = {}
+    for inst in block.insts:
+        for r in deps.reads(inst.row):
+            first_access.setdefault(r, "read")
+        for r in deps.writes(inst.row):
+            first_access.setdefault(r, "write" if inst.row[L.F_GUARD] < 0 else "read")
+    return {r for r, how in first_access.items()
+            if how == "write" and r not in keep and _reads_anywhere(kernel, r, outside=block) == 0}
+
+
+def _new_reg(kernel, name: str) -> int:
+    index = kernel.program.n_regs + len(kernel.extra_regs)
+    kernel.extra_regs.append(name)
+    return index
+
+
+def _rename(row, mapping: dict[int, int]) -> None:
+    for i in range(int(row[L.F_NSRC])):
+        if int(row[L.F_SK0 + 2 * i]) in (L.SK_REG, L.SK_REGNEG):
+            value = int(row[L.F_SK0 + 2 * i + 1])
+            row[L.F_SK0 + 2 * i + 1] = mapping.get(value, value)
+    for i in range(int(row[L.F_NDST])):
+        value = int(row[L.F_DST0 + i])
+        row[L.F_DST0 + i] = mapping.get(value, value)
+    if row[L.F_GUARD] >= 0:
+        row[L.F_GUARD] = mapping.get(int(row[L.F_GUARD]), int(row[L.F_GUARD]))
+    if int(row[L.F_OP]) in _MEM and row[L.F_ABASE] >= 0:
+        row[L.F_ABASE] = mapping.get(int(row[L.F_ABASE]), int(row[L.F_ABASE]))
+
+
+def _imm(value: int, width: int) -> int:
+    bits = value & ((1 << (8 * width)) - 1)
+    return bits - (1 << 64) if bits >= 1 << 63 else bits
+
+
+def _clone(inst, row):
+    return dataclasses.replace(inst, row=row)
+
+
+def _unrolled(kernel, block, b, plan, factor):
+    insts = block.insts
+    setp_inst, bra = insts[plan["setp"]], insts[-1]
+    i = plan["i"]
+    width = c.TYPE_BYTES[int(setp_inst.row[L.F_TY])]
+    inductions = _inductions(kernel, block, plan)
+    if any(abs(step) * factor >= MAX_ADDRESS_OFFSET for _, step in inductions.values()):
+        inductions = {r: v for r, v in inductions.items() if r == i}
+    temps = _temporaries(kernel, block, set(inductions) | {i})
+    names = kernel.program.reg_names + kernel.extra_regs
+    i_add = insts[plan["i_add"]]
+    t = _new_reg(kernel, f"{names[i]}$unroll")
+    q = _new_reg(kernel, f"{names[int(bra.row[L.F_GUARD])]}$unroll")
+
+    def check(target_block, negate: bool):
+        add = i_add.row.copy()
+        add[L.F_DST0] = t
+        add[L.F_SK0], add[L.F_SK0 + 1] = L.SK_REG, i
+        add[L.F_SK0 + 2], add[L.F_SK0 + 3] = L.SK_IMM, _imm((factor - 1) * plan["step"], width)
+        add[L.F_NSRC] = 2
+        add[L.F_ISA] = isa.isa_row(c.OP_ADD, int(add[L.F_TY]))
+        cmp = setp_inst.row.copy()
+        cmp[L.F_DST0] = q
+        cmp[L.F_SK0 + 1] = t
+        jump = bra.row.copy()
+        jump[L.F_GUARD] = q
+        jump[L.F_GUARD_NEG] = 1 if negate else 0
+        return [_clone(i_add, add), _clone(setp_inst, cmp), dataclasses.replace(bra, row=jump, target=target_block)]
+
+    main = Block()
+    for j in range(factor):
+        mapping = {} if j == 0 else {r: _new_reg(kernel, f"{names[r]}$u{j}") for r in sorted(temps)}
+        for k, inst in enumerate(insts[:-1]):
+            if k == plan["setp"] or int(inst.row[L.F_DST0]) in inductions and k == inductions[
+                    int(inst.row[L.F_DST0])][0] and inst.row[L.F_NDST] == 1:
+                continue
+            row = inst.row.copy()
+            base = int(row[L.F_ABASE])
+            if int(row[L.F_OP]) in _MEM and base in inductions:
+                at, step = inductions[base]
+                row[L.F_AOFF] = int(row[L.F_AOFF]) + (j + (1 if k > at else 0)) * step
+            _rename(row, mapping)
+            main.insts.append(_clone(inst, row))
+    for r, (at, step) in sorted(inductions.items(), key=lambda item: item[1][0]):
+        row = insts[at].row.copy()
+        for s in range(int(row[L.F_NSRC])):
+            if int(row[L.F_SK0 + 2 * s]) == L.SK_IMM:
+                row[L.F_SK0 + 2 * s + 1] = _imm(factor * step, c.TYPE_BYTES[int(row[L.F_TY])])
+        main.insts.append(_clone(insts[at], row))
+    if i not in inductions:       # i also feeds other arithmetic: its add stayed in every copy
+        pass
+    main.insts.extend(check(main, negate=False))
+    after = Block()
+    exit_block = kernel.blocks[b + 1] if b + 1 < len(kernel.blocks) else None
+    jump = bra.row.copy()
+    jump[L.F_GUARD_NEG] = 1
+    after.insts = [_clone(setp_inst, setp_inst.row.copy()), dataclasses.replace(bra, row=jump, target=exit_block)]
+    entry = Block(check(block, negate=True))
+    return entry, main, after
