@@ -157,8 +157,22 @@ def _saxpy_result(n, a):
     y = gpu.to_device(np.ones(64, dtype=np.float32))
     gpu.launch(gpu.saxpy, 2, 32, [n, a, x, y], timing=False)
     expected = np.ones(64, dtype=np.float32)
-    expected[:n] = np.float32(a) * np.arange(64, dtype=np.float32)[:n] + np.float32(1)
+    expected[:n] = _fma32(np.float32(a), np.arange(64, dtype=np.float32)[:n], np.float32(1))   # fma.rn.f32
     np.testing.assert_array_equal(y.get(), expected)
+
+
+def _fma32(a, x, y):
+    """float32 fma, rounded once: the product of two float32 is exact in float64; TwoSum keeps the sum's
+    rounding error, which decides a float64 sum that falls exactly halfway between two float32."""
+    p = np.float64(a) * x.astype(np.float64)
+    s = p + np.float64(y)
+    bp = s - p
+    err = (p - (s - bp)) + (np.float64(y) - bp)
+    r = s.astype(np.float32)
+    lo, hi = np.nextafter(r, np.float32(-np.inf)), np.nextafter(r, np.float32(np.inf))
+    halfway_lo = (s == (r.astype(np.float64) + lo.astype(np.float64)) / 2) & (err < 0)
+    halfway_hi = (s == (r.astype(np.float64) + hi.astype(np.float64)) / 2) & (err > 0)
+    return np.where(halfway_lo, lo, np.where(halfway_hi, hi, r)).astype(np.float32)
 
 
 @HYPOTHESIS

@@ -11,9 +11,9 @@ recent versions append (global and profile scratch, allocated when the kernel as
 shared memory, and ``grid`` is a tuple or Triton's ``lambda meta: (...)``. Host (numpy) arrays are
 copied to the device and back; DeviceArrays are passed in place.
 
-Triton kernels that need PTX gpusim does not model (the tensor cores' ``mma``/``wgmma``, ``ldmatrix``,
-``cp.async``, ``mbarrier``, TMA's bulk copies) end in ``UnsupportedPTXError`` naming every such
-instruction the PTX uses. Simplified: one compiled kernel per (function, signature, constants,
+Triton's tensor-core code for sm_80-sm_89 (``mma.sync``, ``ldmatrix``, ``cp.async``) runs; kernels that
+need PTX gpusim does not model (Hopper's ``wgmma``, ``mbarrier``, TMA's bulk copies) end in
+``UnsupportedPTXError`` naming every such instruction the PTX uses. Simplified: one compiled kernel per (function, signature, constants,
 num_warps, num_stages) in the process; no autotuning (pass the constexprs you want).
 """
 
@@ -34,13 +34,11 @@ _DTYPES = {
     "float32": "fp32", "float16": "fp16", "float64": "fp64", "int8": "i8", "int16": "i16", "int32": "i32",
     "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
 }
-# PTX instructions (opcode prefixes) that Triton emits for tensor cores and asynchronous copies.
+# PTX instructions (opcode prefixes) Triton emits for Hopper's tensor cores and asynchronous copies that gpusim
+# does not model (mma.sync, ldmatrix, stmatrix and cp.async run: docs/tensor-cores.md).
 MISSING_FEATURES = {
-    "mma": "tensor-core matrix multiply-accumulate (mma.sync)",
     "wgmma": "Hopper warpgroup MMA (wgmma)",
-    "ldmatrix": "ldmatrix (shared memory to tensor-core fragments)",
-    "stmatrix": "stmatrix (tensor-core fragments to shared memory)",
-    "cp.async": "asynchronous global-to-shared copies (cp.async)",
+    "cp.async.bulk": "TMA bulk copies (cp.async.bulk)",
     "mbarrier": "mbarrier (asynchronous barriers)",
     "cp.reduce.async": "TMA bulk reductions",
     "elect": "elect.sync",
