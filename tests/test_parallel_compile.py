@@ -82,6 +82,8 @@ HELPERS = {
 
 RUN = '''
 import json, os, sys
+if os.environ.get("PROBE_PACKAGE"):           # the package found by a path the script adds, not PYTHONPATH
+    sys.path.insert(0, os.environ["PROBE_PACKAGE"])
 import numpy as np
 from gpusim.engine import bits, compile_cache, parallel_compile, probe
 compile_cache.NOTICE_MIN_FUNCTIONS = 1
@@ -109,9 +111,13 @@ def _probe_copy(dest: Path) -> Path:
     return dest
 
 
-def _run(copy: Path, cache_dir: Path, cwd: Path, helper: str = "normal", fails: str = "") -> tuple[dict, str]:
+def _run(copy: Path, cache_dir: Path, cwd: Path, helper: str = "normal", fails: str = "",
+         script_path: bool = False) -> tuple[dict, str]:
     env = {**_env(cache_dir, copy), "PROBE_FAILS": fails}
     env.pop("GPUSIM_PARALLEL_COMPILE", None)
+    if script_path:
+        env.pop("PYTHONPATH")
+        env["PROBE_PACKAGE"] = str(copy)
     out = subprocess.run([sys.executable, "-c", RUN, str(X), helper, json.dumps(HELPERS)], cwd=cwd, env=env,
                          capture_output=True, text=True, check=True, timeout=600)
     return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
@@ -127,9 +133,12 @@ def probe_copy(tmp_path_factory):
 EXPECTED = (2 * bin(X).count("1") + X + 1) % 2**64 - 2**64   # as numba types it: int64 (wraps)
 
 
-def test_helper_compiles_its_roots_and_the_parent_loads_them(probe_copy, tmp_path):
+@pytest.mark.parametrize("script_path", [False, True], ids=["PYTHONPATH", "sys.path"])
+def test_helper_compiles_its_roots_and_the_parent_loads_them(probe_copy, tmp_path, script_path):
+    """The package is a copy outside the checkout, found through PYTHONPATH (as an install is, through
+    site-packages) or through a directory the script puts on ``sys.path`` (the helper then adds it)."""
     cache_dir = tmp_path / "cache"
-    cold, notice = _run(probe_copy, cache_dir, tmp_path)
+    cold, notice = _run(probe_copy, cache_dir, tmp_path, script_path=script_path)
     assert cold["value"] == EXPECTED
     assert cold["entry"] == [0, 1]                    # the entry: compiled here
     assert cold["leaf_b"] == [1, 0]                   # the helper's root: loaded, not compiled

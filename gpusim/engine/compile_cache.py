@@ -325,6 +325,19 @@ def reachable(dispatcher: Dispatcher) -> list[Dispatcher]:
     return list(seen.values())
 
 
+def still_to_build(dispatcher: Dispatcher) -> list[Dispatcher]:
+    """The engine dispatchers a compile of ``dispatcher`` will compile or load: those it reaches
+    without passing through one already compiled here (whose code holds its callees' code)."""
+    seen = {id(dispatcher): dispatcher}
+    todo = [dispatcher]
+    while todo:
+        for callee in _callees(todo.pop()):
+            if id(callee) not in seen and not callee.overloads:
+                seen[id(callee)] = callee
+                todo.append(callee)
+    return list(seen.values())
+
+
 def _compiled_separately(dispatcher: Dispatcher) -> bool:
     """numba compiles (or loads) it as a function of its own; ``inline="always"`` ones are inlined as IR."""
     return dispatcher.targetoptions.get("inline", "never") != "always"
@@ -432,7 +445,7 @@ class _Progress(event.Listener):
     def on_start(self, ev):
         dispatcher = ev.data["dispatcher"]
         if self.depth == 0 and id(dispatcher) in _ENGINE:
-            pending = [d for d in reachable(dispatcher) if _compiled_separately(d) and not d.overloads]
+            pending = [d for d in still_to_build(dispatcher) if _compiled_separately(d)]
             if len(pending) >= NOTICE_MIN_FUNCTIONS:
                 parallel = _start_split(dispatcher, ev.data["args"])
                 if os.environ.get("GPUSIM_COMPILE_NOTICE", "1") != "0":

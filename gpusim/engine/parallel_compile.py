@@ -75,7 +75,8 @@ def usable_cpus() -> int:
 
 def enabled() -> bool:
     """Whether a cold compile may start a helper process here."""
-    return fcntl is not None and os.environ.get(ENV_SWITCH, "1") != "0" and usable_cpus() >= 2
+    frozen = getattr(sys, "frozen", False)      # a bundled app: sys.executable is the app, not Python
+    return fcntl is not None and not frozen and os.environ.get(ENV_SWITCH, "1") != "0" and usable_cpus() >= 2
 
 
 @contextlib.contextmanager
