@@ -100,7 +100,12 @@ SYNC_NOT_MEMBER, SYNC_INACTIVE_MEMBER, SYNC_MASK_MISMATCH = 1, 2, 3
 MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8
 MR_ACTIVE, MR_PRED_ON = 9, 10
 MR_LOAD, MR_STORE, MR_ATOMIC = 1, 2, 3
-MR_NO_L1 = 11   # tensor cores (issue 14): 1 when the request bypasses L1 (cp.async.cg); the timing model clears it
+# tensor cores (issue 14): cp.async requests. MR_ASYNC: ASYNC_COPY (| ASYNC_NO_L1 for .cg) on a copy's global
+# load, cleared by the timing model; commit_group / wait_group are requests of their own kinds (wait_group:
+# N in MR_SIZE, 1 in MR_VEC for wait_all) that only the timing model's cp.async groups act on
+MR_ASYNC = 11
+ASYNC_COPY, ASYNC_NO_L1 = 1, 2
+MR_ASYNC_COMMIT, MR_ASYNC_WAIT = 4, 5
 
 
 def _views(buffer: np.ndarray) -> tuple:

@@ -283,8 +283,8 @@ def exec_cp_async(m, row, pc, w, mask):
                     value = read_element(m, L.SP_GLOBAL, soff + byte, 1, bslot, 0)
                 write_element(m, L.SP_SHARED, doff + byte, 1, bslot, 0, value)
     _memory_summary(m, L.SP_GLOBAL, S.MR_LOAD if any_read != 0 else 0, any_read, size)
-    if any_read != 0 and (row[L.F_TC_FLAGS] & L.TC_BYPASS_L1) != 0:
-        m.mem_req[S.MR_NO_L1] = 1
+    if any_read != 0:
+        m.mem_req[S.MR_ASYNC] = S.ASYNC_COPY | (S.ASYNC_NO_L1 if (row[L.F_TC_FLAGS] & L.TC_BYPASS_L1) != 0 else 0)
     return STATUS_OK
 
 
@@ -415,7 +415,8 @@ def exec_wmma_mma(m, row, w):
 @compiled_only
 def tensor_op(m, row, pc, w, mask):
     """Execute tensor instruction ``row`` for warp ``w``; returns a STATUS_* code. cp.async.commit_group
-    and wait_group have no functional effect (the timing model keeps the groups)."""
+    and wait_group have no functional effect: they become requests of their own kinds for the timing
+    model, which keeps the groups (``issue.async_copy_groups``)."""
     op = row[L.F_OP]
     if mask == 0:
         return STATUS_OK
@@ -430,4 +431,10 @@ def tensor_op(m, row, pc, w, mask):
         return exec_wmma_memory(m, row, pc, w, op == c.OP_WMMA_STORE)
     if op == c.OP_WMMA_MMA:
         exec_wmma_mma(m, row, w)
+    elif op == c.OP_CP_COMMIT:
+        m.mem_req[S.MR_KIND] = S.MR_ASYNC_COMMIT
+    elif op == c.OP_CP_WAIT:
+        m.mem_req[S.MR_KIND] = S.MR_ASYNC_WAIT
+        m.mem_req[S.MR_SIZE] = row[L.F_AUX]
+        m.mem_req[S.MR_VEC] = 1 if (row[L.F_TC_FLAGS] & L.TC_WAIT_ALL) != 0 else 0
     return STATUS_OK
