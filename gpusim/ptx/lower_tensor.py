@@ -147,7 +147,7 @@ def _lower_mma(fl, ins: ast.Instruction, b: _Row) -> None:
         raise _err(ins, "tf32 mma accumulates in .f32 only")
     if saturate and not int_path:
         raise _err(ins, ".satfinite is only supported on integer mma here", unsupported=True)
-    _require_sm(fl, ins, _MMA_INPUTS[key], f"mma.sync {klass} {'m%dn%dk%d' % shape}")
+    _require_sm(fl, ins, _MMA_INPUTS[key], f"mma.sync {klass} {'m{}n{}k{}'.format(*shape)}")
     m, n, k = shape
     na = m * k * _ELEMENT_BITS[aty] // 1024
     nb = k * n * _ELEMENT_BITS[bty] // 1024
@@ -307,7 +307,7 @@ def _lower_wmma(fl, ins: ast.Instruction, b: _Row) -> None:
         raise _err(ins, f"wmma{kind}{which}.{c.TYPE_NAMES.get(ty, '?')} is not supported", unsupported=True)
     klass = _INPUT_CLASS.get(ty, "f16" if ty in (c.T_F32,) else "int8" if ty == c.T_S32 else "f16")
     if which in (".a", ".b") and (shape, klass) not in _WMMA_INPUTS:
-        raise _err(ins, f"wmma shape {'m%dn%dk%d' % shape} with .{c.TYPE_NAMES[ty]} is not supported",
+        raise _err(ins, f"wmma shape {'m{}n{}k{}'.format(*shape)} with .{c.TYPE_NAMES[ty]} is not supported",
                    unsupported=True)
     if shape not in ((16, 16, 16), (32, 8, 16), (8, 32, 16), (16, 16, 8)):
         raise _err(ins, "unsupported wmma shape", unsupported=True)
@@ -362,7 +362,7 @@ def _lower_wmma_mma(fl, ins: ast.Instruction, b: _Row, words: list, types: list,
         raise _err(ins, "wmma.mma needs .dtype.ctype (f16 inputs) or .dtype.atype.btype.ctype")
     klass = _INPUT_CLASS.get(aty)
     if (shape, klass) not in _WMMA_INPUTS or _INPUT_CLASS.get(bty) != klass:
-        raise _err(ins, f"wmma.mma {'m%dn%dk%d' % shape} with these types is not supported", unsupported=True)
+        raise _err(ins, f"wmma.mma {'m{}n{}k{}'.format(*shape)} with these types is not supported", unsupported=True)
     int_path = klass == "int8"
     if int_path != (dty == c.T_S32) or int_path != (cty == c.T_S32):
         raise _err(ins, "wmma.mma: integer inputs accumulate in .s32, float inputs in .f32/.f16")

@@ -123,7 +123,12 @@ MR_TEXTURE = 4
 MR_TEX_SECTORS = 11
 LANE_ADDR_TEXTURE = 32
 TEXTURE_MAX_SECTORS = 256      # 32 lanes x 8 texels of a 3D linear fetch
-MR_NO_L1 = 12   # tensor cores (issue 14): 1 when the request bypasses L1 (cp.async.cg); the timing model clears it
+# tensor cores (issue 14): cp.async requests. MR_ASYNC: ASYNC_COPY (| ASYNC_NO_L1 for .cg) on a copy's global
+# load, cleared by the timing model; commit_group / wait_group are requests of their own kinds (wait_group:
+# N in MR_SIZE, 1 in MR_VEC for wait_all) that only the timing model's cp.async groups act on
+MR_ASYNC = 12
+ASYNC_COPY, ASYNC_NO_L1 = 1, 2
+MR_ASYNC_COMMIT, MR_ASYNC_WAIT = 5, 6    # after MR_TEXTURE (4)
 
 
 def _views(buffer: np.ndarray) -> tuple:

@@ -233,7 +233,8 @@ def exec_ldmatrix(m, row, pc, w, store):
                 address = m.lane_addr[8 * j + r] + 2 * col
                 if store:
                     word = read_src(m, row, j, w, lane)
-                    write_element(m, L.SP_SHARED, address, 2, bslot, 0, (word >> np.uint64(16 * half)) & np.uint64(0xFFFF))
+                    half_bits = (word >> np.uint64(16 * half)) & np.uint64(0xFFFF)
+                    write_element(m, L.SP_SHARED, address, 2, bslot, 0, half_bits)
                 else:
                     value |= read_element(m, L.SP_SHARED, address, 2, bslot, 0) << np.uint64(16 * half)
             if not store:     # written after every lane has read (a destination may be an address register)
@@ -269,7 +270,8 @@ def exec_cp_async(m, row, pc, w, mask):
             if src_size > 0:
                 sspace, soff = resolve(m, L.SP_GLOBAL, src, src_size, size if src_size == size else 1, True)
                 if sspace < 0:
-                    kind = S.ERR_OUT_OF_BOUNDS if soff == 1 else (S.ERR_MISALIGNED if soff == 2 else S.ERR_UNINITIALIZED)
+                    kind = S.ERR_OUT_OF_BOUNDS if soff == 1 else (
+                        S.ERR_MISALIGNED if soff == 2 else S.ERR_UNINITIALIZED)
                     return _fail(m, kind, pc, w, lane, src)
                 m.lane_addr[lane] = soff
                 any_read |= 1 << lane
@@ -283,8 +285,8 @@ def exec_cp_async(m, row, pc, w, mask):
                     value = read_element(m, L.SP_GLOBAL, soff + byte, 1, bslot, 0)
                 write_element(m, L.SP_SHARED, doff + byte, 1, bslot, 0, value)
     _memory_summary(m, L.SP_GLOBAL, S.MR_LOAD if any_read != 0 else 0, any_read, size)
-    if any_read != 0 and (row[L.F_TC_FLAGS] & L.TC_BYPASS_L1) != 0:
-        m.mem_req[S.MR_NO_L1] = 1
+    if any_read != 0:
+        m.mem_req[S.MR_ASYNC] = S.ASYNC_COPY | (S.ASYNC_NO_L1 if (row[L.F_TC_FLAGS] & L.TC_BYPASS_L1) != 0 else 0)
     return STATUS_OK
 
 
@@ -320,7 +322,6 @@ def exec_wmma_memory(m, row, pc, w, store):
     rows = shape >> 16
     cols = (shape >> 8) & 0xFF
     nregs = row[L.F_TC_COUNT]
-    ty = row[L.F_TY]
     esize = row[L.F_SIZE]
     ebits = esize * 8
     epr = 32 // ebits
@@ -340,7 +341,8 @@ def exec_wmma_memory(m, row, pc, w, store):
             address = _wmma_address(row, base, ldm, p // cols, p % cols, esize)
             got_space, offset = resolve(m, space, address, esize, esize, not store)
             if got_space < 0:
-                kind = S.ERR_OUT_OF_BOUNDS if offset == 1 else (S.ERR_MISALIGNED if offset == 2 else S.ERR_UNINITIALIZED)
+                kind = S.ERR_OUT_OF_BOUNDS if offset == 1 else (
+                    S.ERR_MISALIGNED if offset == 2 else S.ERR_UNINITIALIZED)
                 return _fail(m, kind, pc, w, lane, address)
             if lane == 0 and s == 0:
                 first_space = got_space
@@ -415,7 +417,8 @@ def exec_wmma_mma(m, row, w):
 @compiled_only
 def tensor_op(m, row, pc, w, mask):
     """Execute tensor instruction ``row`` for warp ``w``; returns a STATUS_* code. cp.async.commit_group
-    and wait_group have no functional effect (the timing model keeps the groups)."""
+    and wait_group have no functional effect: they become requests of their own kinds for the timing
+    model, which keeps the groups (``issue.async_copy_groups``)."""
     op = row[L.F_OP]
     if mask == 0:
         return STATUS_OK
@@ -430,4 +433,10 @@ def tensor_op(m, row, pc, w, mask):
         return exec_wmma_memory(m, row, pc, w, op == c.OP_WMMA_STORE)
     if op == c.OP_WMMA_MMA:
         exec_wmma_mma(m, row, w)
+    elif op == c.OP_CP_COMMIT:
+        m.mem_req[S.MR_KIND] = S.MR_ASYNC_COMMIT
+    elif op == c.OP_CP_WAIT:
+        m.mem_req[S.MR_KIND] = S.MR_ASYNC_WAIT
+        m.mem_req[S.MR_SIZE] = row[L.F_AUX]
+        m.mem_req[S.MR_VEC] = 1 if (row[L.F_TC_FLAGS] & L.TC_WAIT_ALL) != 0 else 0
     return STATUS_OK

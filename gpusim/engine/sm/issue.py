@@ -122,6 +122,8 @@ def memory_timing(mp, ms, w, sm, sub, pc, cycle):
 
     ``mp`` is the ``MemoryPath``: only the arrays this path touches (a call's arguments are copied
     array by array, so passing the whole timing state and Machine would cost more than the work)."""
+    if mp.mem_req[S.MR_KIND] >= S.MR_ASYNC_COMMIT:      # cp.async.commit_group / wait_group (issue 14)
+        return async_copy_groups(mp.cp_state, mp.mem_req, w, cycle)
     counters = ms.counters
     l1_misses = counters[MS.C_L1_MISS_SECTORS]
     l2_misses = counters[MS.C_L2_MISS_SECTORS]
@@ -236,10 +238,14 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
             mp.ctr[T.TC_GLD_REQ] += 1
             mp.ctr[T.TC_GLD_SECTORS] += n
             mp.ctr[T.TC_GLD_IDEAL] += ideal
-        use_l1 = prm[T.TP_USE_L1] != 0 and req[S.MR_NO_L1] == 0     # cp.async.cg bypasses L1
-        req[S.MR_NO_L1] = 0
+        copy = req[S.MR_ASYNC]             # cp.async (issue 14): S.ASYNC_COPY, | S.ASYNC_NO_L1 for .cg
+        use_l1 = prm[T.TP_USE_L1] != 0 and (copy & S.ASYNC_NO_L1) == 0
         done, wait = global_load(mp.sectors, n, sm, cycle, use_l1, ms.l1, ms.l2, ms.servers,
                                  ms.mshr, ms.params, ms.rates, ms.counters)
+        if copy != 0:
+            req[S.MR_ASYNC] = 0
+            if done > mp.cp_state[w, T.CP_OPEN]:
+                mp.cp_state[w, T.CP_OPEN] = done
         if wait > 0:
             mp.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
             hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_LSU, cycle, cycle + wait)
@@ -266,7 +272,7 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
 
 
 @compiled_only
-def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, cp_state, reg_ready, reg_dep,
+def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, reg_ready, reg_dep,
                w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready):
     """Book the timing of the instruction at ``pc`` that warp ``w`` issued at ``cycle``: pipe occupancy,
     when its destinations are ready (``memory_ready`` for memory instructions, else the form's latency),
@@ -299,22 +305,25 @@ def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, c
             nanoseconds = code[pc, L.F_SK0 + 1]
         w_wake[w] = cycle + max(1, nanoseconds * clock_mhz // 1000)
         w_reason[w] = ST.SLEEPING
-    elif op >= c.OP_CP_ASYNC and op <= c.OP_CP_WAIT:
-        book_async_copy(cp_state, code, w_wake, w_reason, op, pc, w, cycle, memory_ready)
+    elif op == c.OP_CP_WAIT:
+        # cp.async.wait_group: memory_timing gave the arrival of the groups it waits for (issue 14)
+        if memory_ready > cycle + 1:
+            w_wake[w] = memory_ready
+            w_reason[w] = ST.LONG_SCOREBOARD
 
 
 @compiled_only
-def book_async_copy(cp_state, code, w_wake, w_reason, op, pc, w, cycle, memory_ready):
-    """cp.async groups of warp ``w`` (tensor cores, issue 14): a copy extends the open group to its data's
-    arrival; commit_group closes it; wait_group N holds the warp (as long_scoreboard: the copies are L1TEX
-    requests) until every committed group but the newest N has arrived. ``cp_state[w]``: CP_* columns,
-    then a ring of the last CP_RING groups' arrival cycles (older ones folded into CP_FLOOR)."""
-    if op == c.OP_CP_ASYNC:
-        if memory_ready > cp_state[w, T.CP_OPEN]:
-            cp_state[w, T.CP_OPEN] = memory_ready
-        return
-    wait_all = (code[pc, L.F_TC_FLAGS] & L.TC_WAIT_ALL) != 0
-    if op == c.OP_CP_COMMIT or wait_all:
+def async_copy_groups(cp_state, req, w, cycle):
+    """cp.async groups of warp ``w`` (tensor cores, issue 14), for commit_group and wait_group requests
+    (``req[MR_KIND]``); returns the cycle the warp may go on (``cycle`` when it need not wait).
+
+    A copy's data arrival extends the open group (``_memory_timing``); commit_group closes it;
+    wait_group N waits until every committed group but the newest N has arrived; wait_all commits, then
+    waits for all. ``cp_state[w]``: CP_* columns, then a ring of the last CP_RING committed groups'
+    arrival cycles (older ones folded into CP_FLOOR)."""
+    kind = req[S.MR_KIND]
+    wait_all = kind == S.MR_ASYNC_WAIT and req[S.MR_VEC] != 0
+    if kind == S.MR_ASYNC_COMMIT or wait_all:
         count = cp_state[w, T.CP_COUNT]
         slot = T.CP_RING0 + count % T.CP_RING
         if count >= T.CP_RING and cp_state[w, slot] > cp_state[w, T.CP_FLOOR]:
@@ -322,17 +331,15 @@ def book_async_copy(cp_state, code, w_wake, w_reason, op, pc, w, cycle, memory_r
         cp_state[w, slot] = cp_state[w, T.CP_OPEN]
         cp_state[w, T.CP_OPEN] = 0
         cp_state[w, T.CP_COUNT] = count + 1
-        if op == c.OP_CP_COMMIT:
-            return
-    keep = 0 if wait_all else code[pc, L.F_AUX]
+        if kind == S.MR_ASYNC_COMMIT:
+            return cycle
+    keep = 0 if wait_all else req[S.MR_SIZE]
     count = cp_state[w, T.CP_COUNT]
-    until = 0
+    until = cycle
     if keep < count:
-        until = cp_state[w, T.CP_FLOOR]
+        until = max(until, cp_state[w, T.CP_FLOOR])
         for i in range(max(0, count - T.CP_RING), count - keep):
             t = cp_state[w, T.CP_RING0 + i % T.CP_RING]
             if t > until:
                 until = t
-    if until > cycle + 1:
-        w_wake[w] = until
-        w_reason[w] = ST.LONG_SCOREBOARD
+    return until

@@ -319,13 +319,12 @@ def run_timed(ts, m, ms, code, budget):
     isa = ts.isa
     pipe_issues = ts.pipe_issues
     pipe_interval = ts.pipe_interval
-    cp_state = ts.cp_state
     clock_mhz = prm[T.TP_CLOCK_MHZ]
     # lazy accounting of ready warps needs one bit per warp of a sub-partition, and no interval trace
     # (a parked warp's not_selected / throttle cycles are charged in total, not as intervals)
     mp = T.MemoryPath(prm, pipe_interval, pipe_free, pipe_busy_acc, pipe_busy_t0, ts.shared_path, ts.bank_scratch,
                       ts.pc_mem, ts.last_sectors, ts.ctr, ts.addrs, ts.sectors, ts.lane_ops, w_mem_pending,
-                      ts.mem_trace, ts.mem_trace_n, m.mem_req, m.lane_addr, warp_block)
+                      ts.mem_trace, ts.mem_trace_n, m.mem_req, m.lane_addr, warp_block, ts.cp_state)
     lazy = trace.shape[0] == 0 and issue_trace.shape[0] == 0 and slots // nsp <= 62
     per_sub = (slots + nsp - 1) // nsp    # slots of a sub-partition: sp, sp + nsp, ... below slots
     sp_of = m.sp
@@ -501,7 +500,7 @@ def run_timed(ts, m, ms, code, budget):
                 if mem_req[S.MR_KIND] != 0:
                     memory_ready = memory_timing(mp, ms, best, sm, sub, pc, cycle)
                 record_issue(issue_trace, issue_trace_n, cycle, best, pc, mem_req, stall_before, warp_block[best])
-                book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, cp_state, reg_ready,
+                book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, reg_ready,
                            reg_dep, w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, best, sub, cycle,
                            memory_ready)
                 sched_last[sub] = best

@@ -59,7 +59,7 @@ issue_trace, .._n  [cap, 7], [2]         issued warp-instructions (IT_*) when tr
 shared_path        [NSM] float64         next-free instant of each SM's shared-memory data path (a server)
 loop               [N_LP]                the timed loop between two calls (LP_*): started, the cycle it
                                          resumes at, the next block to dispatch, the next dispatch age
-cp_state           [W, CP_FIELDS]        cp.async groups per warp (issue.book_async_copy; issue 14)
+cp_state           [W, CP_FIELDS]        cp.async groups per warp (issue.async_copy_groups; issue 14)
 =================  ====================  ===============================================
 """
 
@@ -89,10 +89,11 @@ TIMINGSTATE_FIELDS = [
 TimingState = namedtuple("TimingState", TIMINGSTATE_FIELDS)
 
 # What the memory path of an issued instruction touches (issue.memory_timing): views of TimingState and
-# Machine arrays, gathered once per run so that each call passes 19 arrays instead of both whole states.
+# Machine arrays, gathered once per run so that each call passes 20 arrays instead of both whole states.
 MEMORY_PATH_FIELDS = ["prm", "pipe_interval", "pipe_free", "pipe_busy_acc", "pipe_busy_t0", "shared_path",
                       "bank_scratch", "pc_mem", "last_sectors", "ctr", "addrs", "sectors", "lane_ops",
-                      "w_mem_pending", "mem_trace", "mem_trace_n", "mem_req", "lane_addr", "warp_block"]
+                      "w_mem_pending", "mem_trace", "mem_trace_n", "mem_req", "lane_addr", "warp_block",
+                      "cp_state"]   # tensor cores (issue 14)
 MemoryPath = namedtuple("MemoryPath", MEMORY_PATH_FIELDS)
 
 # The memory hierarchy's state (see gpusim.engine.memory.memsys): caches, servers, MSHRs, counters.
