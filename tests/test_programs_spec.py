@@ -57,7 +57,8 @@ def test_program_loads_and_its_files_exist(path: Path):
     assert f'.file\t1 "{spec.source.name}"' in ptx_text, "the .file entry should name the .cu relatively"
     for launch in spec.launches:
         assert re.search(r"\.visible\s+\.entry\s+" + launch.kernel + r"\(", ptx_text)
-        assert f'extern "C" __global__ void {launch.kernel}(' in source_text
+        assert re.search(r'extern "C" __global__ void\s+(?:__launch_bounds__\([^)]*\)\s+)?' + launch.kernel + r"\(",
+                         source_text), f"{launch.kernel} should be an extern \"C\" __global__ function of the .cu"
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=PROGRAM_IDS)
