@@ -25,6 +25,8 @@ from gpusim.engine import compile_cache
 from gpusim.engine.semantics.alu import alu_eval
 from gpusim.engine.semantics.execute import exec_memory
 from gpusim.engine.semantics.functional import run_functional
+from gpusim.engine.semantics.tensor import tensor_op
+from gpusim.engine.semantics.texture import exec_texture
 from gpusim.engine.semantics.warpops import warp_op
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.issue import memory_timing
@@ -53,8 +55,12 @@ def code_row_type(code):
 
 
 def timed_roots(ts, m, ms, code, budget):
+    row = code_row_type(code)
     memory = (memory_timing, (memory_path_type(ts, m), ms, I64, I64, I64, I64, I64))  # mp, ms, w, sm, sub, pc, cycle
-    return [(alu_eval, ALU_EVAL_ARGS), memory]
+    return [(alu_eval, ALU_EVAL_ARGS),
+            (tensor_op, (m, row, I64, I64, I64)),      # m, row, pc, w, mask
+            (exec_texture, (m, row, I64, I64, I64)),   # m, row, pc, w, mask
+            memory]
 
 
 def functional_roots(m, code, n_blocks, limit, ctl, fw, budget):
