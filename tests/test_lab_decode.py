@@ -167,7 +167,8 @@ def test_tensor_sweep_is_correct_and_prints_both_ridges(tensor_result, tensor_co
     assert values["dense_ridge"] == pytest.approx(dense / peak_bw)  # 320 at 1980 MHz (295 at NVIDIA's 1830)
     assert values["ridge_point"] == pytest.approx(mma_sync / sustained)
     assert values["ridge_point"] < values["dense_ridge"]
-    assert f"{values['dense_ridge']:.0f}" in tensor_result.lesson and f"{values['ridge_point']:.0f}" in tensor_result.lesson
+    assert f"{values['dense_ridge']:.0f}" in tensor_result.lesson
+    assert f"{values['ridge_point']:.0f}" in tensor_result.lesson
     assert "wgmma" in tensor_result.lesson
 
 

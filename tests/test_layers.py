@@ -2,8 +2,9 @@
 
 Layers, bottom to top (docs/design.md, "Layout"): errors → arch (configs, ISA tables, program encoding)
 → ptx (front end) → codegen (the ptxas-like stage) → engine (jit/bits → semantics → memory → sm) →
-host model → analytic models → observability → launch and results → public API objects → Python-kernel front ends (numba.cuda, Triton)
-→ ready programs and labs → sweeps → CLI and the package's re-exports. Every import in every module counts,
+host model → analytic models → observability → launch and results → public API objects → Python-kernel
+front ends (numba.cuda, Triton) → ready programs and labs → sweeps → CLI and the package's re-exports.
+Every import in every module counts,
 at any depth (inside functions and ``TYPE_CHECKING`` blocks too), because a deferred import is still a
 dependency.
 """

@@ -17,8 +17,9 @@ themselves). Each instruction's priority is the longest latency path from it to 
 (latencies from the config; a global load plans with an L2 hit, a shared load with the shared-memory
 latency); one instruction is placed per cycle, the ready one with the highest priority first (ties: the
 original order), except that at most :data:`LOAD_WINDOW` loaded values wait for their first reader at a
-time (ptxas's register pressure: its gemv loop interleaves FFMAs with the LDGs beyond the 16th). Not modelled: register pressure (ptxas weighs it; here registers per thread come from
-ptxas -v or the PTX's own line, not from this schedule), dual-issue and operand-reuse effects.
+time (ptxas's register pressure: its gemv loop interleaves FFMAs with the LDGs beyond the 16th). Not
+modelled: register pressure (ptxas weighs it; here registers per thread come from ptxas -v or the PTX's
+own line, not from this schedule), dual-issue and operand-reuse effects.
 """
 
 from __future__ import annotations

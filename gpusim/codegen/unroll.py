@@ -235,7 +235,7 @@ def _unrolled(kernel, block, b, plan, factor):
                 row[L.F_AOFF] = int(row[L.F_AOFF]) + (j + (1 if k > at else 0)) * step
             _rename(row, mapping)
             main.insts.append(_clone(inst, row))
-    for r, (at, step) in sorted(inductions.items(), key=lambda item: item[1][0]):
+    for _, (at, step) in sorted(inductions.items(), key=lambda item: item[1][0]):
         row = insts[at].row.copy()
         for s in range(int(row[L.F_NSRC])):
             if int(row[L.F_SK0 + 2 * s]) == L.SK_IMM:

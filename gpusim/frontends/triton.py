@@ -13,8 +13,8 @@ copied to the device and back; DeviceArrays are passed in place.
 
 Triton's tensor-core code for sm_80-sm_89 (``mma.sync``, ``ldmatrix``, ``cp.async``) runs; kernels that
 need PTX gpusim does not model (Hopper's ``wgmma``, ``mbarrier``, TMA's bulk copies) end in
-``UnsupportedPTXError`` naming every such instruction the PTX uses. Simplified: one compiled kernel per (function, signature, constants,
-num_warps, num_stages) in the process; no autotuning (pass the constexprs you want).
+``UnsupportedPTXError`` naming every such instruction the PTX uses. Simplified: one compiled kernel per
+(function, signature, constants, num_warps, num_stages) in the process; no autotuning (pass the constexprs you want).
 """
 
 from __future__ import annotations

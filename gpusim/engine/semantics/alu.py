@@ -106,7 +106,6 @@ from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.semantics.alu_convert import convert, is_float_type
 from gpusim.engine.semantics.alu_dot import dot_product_accumulate
 from gpusim.engine.semantics.alu_float import float_op, load_float
-from gpusim.engine.semantics.alu_tensor_types import convert_tensor_type, is_tensor_type
 from gpusim.engine.semantics.alu_int import (
     bit_field_extract,
     bit_field_insert,
@@ -131,6 +130,7 @@ from gpusim.engine.semantics.alu_int import (
     type_width,
     width_mask,
 )
+from gpusim.engine.semantics.alu_tensor_types import convert_tensor_type, is_tensor_type
 
 U64_ZERO = np.uint64(0)
 U64_ONE = np.uint64(1)

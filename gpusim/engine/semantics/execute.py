@@ -20,8 +20,8 @@ from gpusim.engine.bits import popcount64
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu import alu_eval
-from gpusim.engine.semantics.calls import exec_call, exec_return, exec_vprintf
 from gpusim.engine.semantics.barrier_reduce import RED_PHASE, barrier_reduce
+from gpusim.engine.semantics.calls import exec_call, exec_return, exec_vprintf
 from gpusim.engine.semantics.fastpath import fast_alu
 from gpusim.engine.semantics.its import (
     ITS_BLOCKED,
@@ -47,8 +47,8 @@ from gpusim.engine.semantics.simt import (
     fail,
     normalize,
 )
-from gpusim.engine.semantics.texture import exec_texture
 from gpusim.engine.semantics.tensor import tensor_op
+from gpusim.engine.semantics.texture import exec_texture
 from gpusim.engine.semantics.warpops import warp_op
 
 U64_0 = np.uint64(0)

@@ -36,7 +36,7 @@ from gpusim.engine.semantics.alu_round import format_bits_to_f64
 from gpusim.engine.semantics.alu_tensor_types import fp8_value
 from gpusim.engine.semantics.memops import read_element, resolve, write_element
 from gpusim.engine.semantics.operands import read_src
-from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK
+from gpusim.engine.semantics.simt import STATUS_OK, fail
 
 U64_ZERO = np.uint64(0)
 LOW32 = np.uint64(0xFFFFFFFF)
@@ -173,16 +173,6 @@ def exec_mma(m, row, w):
 
 
 @compiled_only
-def _fail(m, kind, pc, w, lane, address):
-    m.err[S.E_KIND] = kind
-    m.err[S.E_PC] = pc
-    m.err[S.E_WARP] = w
-    m.err[S.E_LANE] = lane
-    m.err[S.E_ADDRESS] = address
-    return STATUS_ERROR
-
-
-@compiled_only
 def _lane_address(m, row, w, lane):
     address = row[L.F_AOFF]
     base = row[L.F_ABASE]
@@ -218,7 +208,7 @@ def exec_ldmatrix(m, row, pc, w, store):
         address = _lane_address(m, row, w, lane)
         space, offset = resolve(m, L.SP_SHARED, address, 16, 16, False)
         if space < 0:
-            return _fail(m, S.ERR_OUT_OF_BOUNDS if offset == 1 else S.ERR_MISALIGNED, pc, w, lane, address)
+            return fail(m, S.ERR_OUT_OF_BOUNDS if offset == 1 else S.ERR_MISALIGNED, pc, w, lane, address)
         m.lane_addr[lane] = offset
     for lane in range(32):
         for j in range(count):
@@ -264,7 +254,7 @@ def exec_cp_async(m, row, pc, w, mask):
                 src_size = size
             dspace, doff = resolve(m, L.SP_SHARED, dst, size, size, False)
             if dspace < 0:
-                return _fail(m, S.ERR_OUT_OF_BOUNDS if doff == 1 else S.ERR_MISALIGNED, pc, w, lane, dst)
+                return fail(m, S.ERR_OUT_OF_BOUNDS if doff == 1 else S.ERR_MISALIGNED, pc, w, lane, dst)
             m.snap[lane] = np.uint64(doff)
             m.lane_addr[lane] = -1
             if src_size > 0:
@@ -272,7 +262,7 @@ def exec_cp_async(m, row, pc, w, mask):
                 if sspace < 0:
                     kind = S.ERR_OUT_OF_BOUNDS if soff == 1 else (
                         S.ERR_MISALIGNED if soff == 2 else S.ERR_UNINITIALIZED)
-                    return _fail(m, kind, pc, w, lane, src)
+                    return fail(m, kind, pc, w, lane, src)
                 m.lane_addr[lane] = soff
                 any_read |= 1 << lane
     for lane in range(32):
@@ -343,7 +333,7 @@ def exec_wmma_memory(m, row, pc, w, store):
             if got_space < 0:
                 kind = S.ERR_OUT_OF_BOUNDS if offset == 1 else (
                     S.ERR_MISALIGNED if offset == 2 else S.ERR_UNINITIALIZED)
-                return _fail(m, kind, pc, w, lane, address)
+                return fail(m, kind, pc, w, lane, address)
             if lane == 0 and s == 0:
                 first_space = got_space
                 first_ldm = ldm

@@ -16,7 +16,8 @@ predicated off — the hardware would wait for it, or read garbage), and two
 members that name different masks (masks that differ only in exited lanes
 are the same group). A shuffle whose source lane is outside the
 reading lane's group (or out of range) returns the reading lane's own value
-(PTX leaves it undefined; this choice is deterministic). ``bar.warp.sync`` (``__syncwarp``) is checked in execute.py/its.py.
+(PTX leaves it undefined; this choice is deterministic). ``bar.warp.sync`` (``__syncwarp``) is checked
+in execute.py and its.py.
 """
 
 from __future__ import annotations

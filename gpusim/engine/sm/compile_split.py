@@ -38,7 +38,7 @@ MACHINE_FIELDS_IN_MEMORY_PATH = ("mem_req", "lane_addr", "warp_block")   # the r
 
 
 def _fields(tuple_type) -> dict:
-    return dict(zip(tuple_type.fields, tuple_type.types))
+    return dict(zip(tuple_type.fields, tuple_type.types, strict=True))
 
 
 def memory_path_type(ts, m):
