@@ -13,6 +13,8 @@ set -euo pipefail
 NVCC="${NVCC:-nvcc}"
 PTXAS="${PTXAS:-ptxas}"
 ARCH="${ARCH:-sm_90}"
+# shellcheck source=scripts/ptxas_regs.sh
+source "$(dirname "$0")/ptxas_regs.sh"
 cd "$(dirname "$0")/../tests/corpus"
 
 for tool in "$NVCC" "$PTXAS"; do
@@ -35,11 +37,6 @@ for source in "${sources[@]}"; do
     output="${source%.cu}.ptx"
     "$NVCC" -ptx -O3 -arch="$ARCH" -lineinfo -o "$output" "$source"
     sed -i -E "s|^(\s*\.file\s+[0-9]+\s+\")[^\"]*/${source}\"|\1${source}\"|" "$output"
-    # ptxas -v: "Compiling entry function 'NAME' ..." then "Used N registers, ..."
-    regs=$("$PTXAS" -v -arch="$ARCH" "$output" -o /dev/null 2>&1 | awk '
-        /Compiling entry function/ { match($0, /'\''[^'\'']+'\''/); name = substr($0, RSTART + 1, RLENGTH - 2) }
-        /Used [0-9]+ registers/ && name != "" { match($0, /Used [0-9]+ registers/);
-            split(substr($0, RSTART, RLENGTH), f, " "); print "// gpusim: regs=" f[2] " kernel=" name; name = "" }')
-    { printf '%s\n' "$regs"; cat "$output"; } > "$output.tmp" && mv "$output.tmp" "$output"
-    echo "$source -> $output ($(printf '%s\n' "$regs" | grep -c regs=) kernels)"
+    kernels="$(prepend_ptxas_regs "$output" "$ARCH")"
+    echo "$source -> $output ($kernels kernels)"
 done

@@ -15,6 +15,8 @@ set -euo pipefail
 NVCC="${NVCC:-nvcc}"
 ARCH="${ARCH:-sm_80}"
 PTXAS="${PTXAS:-ptxas}"
+# shellcheck source=scripts/ptxas_regs.sh
+source "$(dirname "$0")/ptxas_regs.sh"
 cd "$(dirname "$0")/../programs"
 
 # Tensor-core programs (issue 14). Their target where it is newer than $ARCH (e4m3 mma needs sm_89+), and
@@ -43,10 +45,7 @@ for source in "${sources[@]}"; do
     "$NVCC" -ptx -O3 -arch="${ARCH_OF[$source]:-$ARCH}" -lineinfo -o "$output" "$source"
     sed -i -E "s|^(\s*\.file\s+[0-9]+\s+\")[^\"]*/${base}\"|\1${base}\"|" "$output"
     if [[ " ${REGS_FROM_PTXAS[*]} " == *" $source "* ]]; then
-        regs="$("$PTXAS" -v -arch=sm_90 "$output" -o /dev/null 2>&1 | awk '
-            /Compiling entry function/ { gsub(/\047/, "", $7); kernel = $7 }
-            /Used [0-9]+ registers/ { for (i = 1; i <= NF; i++) if ($i == "Used") print "// gpusim: regs=" $(i + 1) " kernel=" kernel }')"
-        { printf '%s\n' "$regs"; cat "$output"; } > "$output.tmp" && mv "$output.tmp" "$output"
+        prepend_ptxas_regs "$output" sm_90 >/dev/null
     fi
     echo "$source -> $output"
 done

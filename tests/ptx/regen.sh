@@ -3,6 +3,8 @@
 # count of each kernel in a '// gpusim: regs=N kernel=NAME' line at the top, as the shipped programs carry it.
 # The .ptx files are committed: nothing at test time needs the CUDA toolkit. Usage: tests/ptx/regen.sh DIR/NAME.cu ...
 set -euo pipefail
+# shellcheck source=scripts/ptxas_regs.sh
+source "$(dirname "$0")/../../scripts/ptxas_regs.sh"
 cd "$(dirname "$0")"
 for source in "$@"; do
     source="${source#tests/ptx/}"
@@ -11,9 +13,6 @@ for source in "$@"; do
     base="$(basename "$source")"
     (cd "$dir" && nvcc -ptx -O3 -arch=sm_90 -lineinfo -o "${base%.cu}.ptx" "$base")
     sed -i -E "s|^(\s*\.file\s+[0-9]+\s+\")[^\"]*/${base}\"|\1${base}\"|" "$output"
-    regs="$(ptxas -v -arch=sm_90 "$output" -o /dev/null 2>&1 | awk '
-        /Compiling entry function/ { name = $0; sub(/^.*entry function \047/, "", name); sub(/\047.*$/, "", name) }
-        /Used [0-9]+ registers/ { for (i = 1; i <= NF; i++) if ($i == "Used") print "// gpusim: regs=" $(i + 1) " kernel=" name }')"
-    { echo "$regs"; cat "$output"; } > "$output.tmp" && mv "$output.tmp" "$output"
+    prepend_ptxas_regs "$output" sm_90 >/dev/null
     echo "$source -> $output"
 done
