@@ -43,7 +43,7 @@ def _typing_wait_for_helper():
     if failure == "interrupt":
         raise KeyboardInterrupt
     session = compile_cache._state["session"]
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + 300     # only a guard against a hung helper, not a speed expectation
     while session is not None and session.other_running() and time.monotonic() < deadline:
         time.sleep(0.02)
     return lambda: None
