@@ -272,7 +272,7 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
 
 
 @compiled_only
-def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, pipe_interval, reg_ready, reg_dep,
+def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, reg_ready, reg_dep,
                w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready):
     """Book the timing of the instruction at ``pc`` that warp ``w`` issued at ``cycle``: pipe occupancy,
     when its destinations are ready (``memory_ready`` for memory instructions, else the form's latency),
@@ -282,10 +282,7 @@ def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, p
     latency = isa[form, I.I_LATENCY]
     dep = isa[form, I.I_DEP]
     pipe_issues[pipe] += 1
-    interval = pipe_interval[pipe]
-    if pipe == I.PIPE_TENSOR:         # a tensor form's interval depends on its shape and types (issue 14)
-        interval = isa[form, I.I_INTERVAL]
-    hold_pipe(pipe_free, pipe_busy_acc, pipe_busy_t0, sub, pipe, cycle, cycle + interval)
+    hold_pipe(pipe_free, pipe_busy_acc, pipe_busy_t0, sub, pipe, cycle, cycle + isa[form, I.I_INTERVAL])
     ready = cycle + max(latency, 1) if memory_ready < 0 else memory_ready
     for i in range(code[pc, L.F_NDST]):
         d = code[pc, L.F_DST0 + i]

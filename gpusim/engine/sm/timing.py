@@ -500,7 +500,7 @@ def run_timed(ts, m, ms, code, budget):
                 if mem_req[S.MR_KIND] != 0:
                     memory_ready = memory_timing(mp, ms, best, sm, sub, pc, cycle)
                 record_issue(issue_trace, issue_trace_n, cycle, best, pc, mem_req, stall_before, warp_block[best])
-                book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, pipe_interval, reg_ready,
+                book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, reg_ready,
                            reg_dep, w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, best, sub, cycle,
                            memory_ready)
                 sched_last[sub] = best
