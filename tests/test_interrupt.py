@@ -18,6 +18,8 @@ from gpusim.errors import LaunchError, SimulationLimitError
 from gpusim.launch import progress as P
 from gpusim.launch import slices
 
+# The instruction counts here are the PTX's as written (codegen="none"): these tests are about the launch
+# loop's slices, not about what the code-generation stage makes of the kernels.
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
 SPIN = HEADER + """.visible .entry spin(.param .u64 p_out)
 {
@@ -109,7 +111,7 @@ def _raised_in_python(info) -> None:
 
 @TIMING
 def test_sigint_from_another_thread_stops_an_endless_kernel(timing, sigint_raises):
-    gpu = gpusim.GPU("teaching", **ENDLESS)
+    gpu = gpusim.GPU("teaching", codegen="none", **ENDLESS)
     _add_one_works(gpu, timing)       # the engine is loaded: the signal comes while the kernel runs
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
@@ -126,7 +128,7 @@ def test_sigint_from_another_thread_stops_an_endless_kernel(timing, sigint_raise
 def test_sigint_between_slices_interrupts_and_the_gpu_launches_again(timing, sigint_raises, monkeypatch):
     """Deterministic: the progress hook raises SIGINT at the third slice."""
     monkeypatch.setattr(slices, "FIXED_BUDGET", 500)
-    gpu = gpusim.GPU("teaching", **ENDLESS)
+    gpu = gpusim.GPU("teaching", codegen="none", **ENDLESS)
     seen = []
 
     def hook(p):
@@ -146,7 +148,7 @@ def test_sigint_between_slices_interrupts_and_the_gpu_launches_again(timing, sig
     _add_one_works(gpu, timing)
     # and a launch after the interrupt gives what a fresh GPU gives
     clock = gpu.load_ptx(CLOCK)["clk"]
-    fresh = gpusim.GPU("teaching")
+    fresh = gpusim.GPU("teaching", codegen="none")
     outs = []
     for g, k in ((gpu, clock), (fresh, fresh.load_ptx(CLOCK)["clk"])):
         out = g.zeros(4 * 96, np.uint32)
@@ -160,7 +162,7 @@ def test_functional_clock_is_the_same_however_the_run_is_cut(monkeypatch):
     results = []
     for budget in (1 << 40, 7, 1):
         monkeypatch.setattr(slices, "FIXED_BUDGET", budget)
-        gpu = gpusim.GPU("teaching")
+        gpu = gpusim.GPU("teaching", codegen="none")
         out = gpu.zeros(3 * 96, np.uint32)
         gpu.launch(gpu.load_ptx(CLOCK)["clk"], grid=3, block=96, args=[out, np.uint32(20)], timing=False)
         results.append(out.get())
@@ -175,7 +177,7 @@ def test_functional_clock_is_the_same_however_the_run_is_cut(monkeypatch):
 # ------------------------------------------------------------------------------------------------ progress
 def test_progress_reports_blocks_and_cycles(monkeypatch):
     monkeypatch.setattr(slices, "FIXED_BUDGET", 200)
-    gpu = gpusim.GPU("teaching")
+    gpu = gpusim.GPU("teaching", codegen="none")
     host = np.arange(1024, dtype=np.uint32)
     src, dst = gpu.to_device(host), gpu.zeros(1024, np.uint32)
     seen = []
@@ -187,7 +189,7 @@ def test_progress_reports_blocks_and_cycles(monkeypatch):
 
 
 def test_a_short_run_prints_no_progress(capsys):
-    gpu = gpusim.GPU("teaching")
+    gpu = gpusim.GPU("teaching", codegen="none")
     src, dst = gpu.to_device(np.arange(1024, dtype=np.uint32)), gpu.zeros(1024, np.uint32)
     gpu.launch(gpu.load_ptx(ADD_ONE)["add_one"], grid=8, block=128, args=[src, dst], progress=True)
     assert capsys.readouterr().err == ""
@@ -197,7 +199,7 @@ def test_a_short_run_prints_no_progress(capsys):
 def test_progress_true_prints_lines_when_stderr_is_not_a_terminal(timing, monkeypatch, capsys):
     monkeypatch.setattr(slices, "FIXED_BUDGET", 100)
     monkeypatch.setattr(P, "SHOW_AFTER_SECONDS", 0.0)
-    gpu = gpusim.GPU("teaching")
+    gpu = gpusim.GPU("teaching", codegen="none")
     src, dst = gpu.to_device(np.arange(1024, dtype=np.uint32)), gpu.zeros(1024, np.uint32)
     gpu.launch(gpu.load_ptx(ADD_ONE)["add_one"], grid=8, block=128, args=[src, dst], progress=True,
                timing=timing)
@@ -230,7 +232,7 @@ def test_the_terminal_display_is_removed_when_the_run_ends(use_rich, monkeypatch
 
 
 def test_progress_takes_only_bools_and_functions():
-    gpu = gpusim.GPU("teaching")
+    gpu = gpusim.GPU("teaching", codegen="none")
     with pytest.raises(LaunchError, match="progress="):
         gpu.launch(gpu.load_ptx(ADD_ONE)["add_one"], grid=1, block=32,
                    args=[gpu.zeros(32, np.uint32), gpu.zeros(32, np.uint32)], progress="yes")
@@ -252,7 +254,7 @@ def test_shipped_configs_limit_a_launch_to_50_ms_of_gpu_time():
 
 
 def test_the_timed_limit_says_how_to_raise_it_and_where_the_kernel_loops():
-    gpu = gpusim.GPU("teaching", max_cycles=5000)
+    gpu = gpusim.GPU("teaching", codegen="none", max_cycles=5000)
     with pytest.raises(SimulationLimitError) as info:
         _spin(gpu, True)
     text = str(info.value)
@@ -265,7 +267,7 @@ def test_the_timed_limit_says_how_to_raise_it_and_where_the_kernel_loops():
 
 
 def test_the_functional_limit_says_how_to_raise_it():
-    gpu = gpusim.GPU("teaching")
+    gpu = gpusim.GPU("teaching", codegen="none")
     with pytest.raises(SimulationLimitError) as info:
         gpu.launch(gpu.load_ptx(SPIN)["spin"], grid=8, block=128, args=[gpu.zeros(1, np.uint32)], timing=False,
                    max_warp_instructions=10_000)

@@ -39,6 +39,7 @@ POINTER_CHASE = r"""
  mov.u32 %r1, 0;
  mov.u32 %r2, 0;
 $L_hop:
+ .pragma "nounroll";
  mul.wide.u32 %rd3, %r1, 4;
  add.s64 %rd4, %rd1, %rd3;
  ld.global.u32 %r1, [%rd4];
@@ -139,7 +140,8 @@ STREAM_LOADS = r"""
 .version 7.0
 .target sm_80
 .address_size 64
-// each warp streams `iters` iterations of 4 independent float4 loads (2 KiB per warp in flight)
+// each warp streams `iters` iterations of 4 independent float4 loads (2 KiB per warp in flight); the loop
+// is not unrolled (as `#pragma unroll 1` makes ptxas keep it), so that number holds with codegen="ptxas" too
 .visible .entry stream_loads(.param .u64 src, .param .u64 out, .param .u32 iters)
 {
  .reg .pred %p<2>; .reg .b32 %r<10>; .reg .f32 %f<20>; .reg .b64 %rd<12>;
@@ -152,6 +154,7 @@ STREAM_LOADS = r"""
  mov.f32 %f17, 0f00000000;
  mov.u32 %r8, 0;
 $L_it:
+ .pragma "nounroll";
  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];
  add.s64 %rd6, %rd4, %rd5;
  ld.global.v4.f32 {%f5, %f6, %f7, %f8}, [%rd6];
@@ -187,7 +190,8 @@ ROWS_16B = r"""
 .version 7.0
 .target sm_80
 .address_size 64
-// thread t XORs the words of row t (src + t * pitch) with `steps` 16-byte loads, one in flight at a time:
+// thread t XORs the words of row t (src + t * pitch) with `steps` 16-byte loads, one in flight at a time
+// (the loop is not unrolled, as `#pragma unroll 1` makes ptxas keep it):
 // each 32-byte sector is requested by two consecutive loads, a DRAM latency apart
 .visible .entry rows16(.param .u64 src, .param .u64 out, .param .u32 pitch, .param .u32 steps)
 {
@@ -199,6 +203,7 @@ ROWS_16B = r"""
  mov.u32 %r10, 0;
  mov.u32 %r8, 0;
 $L_it:
+ .pragma "nounroll";
  ld.global.v4.u32 {%r11, %r12, %r13, %r14}, [%rd4];
  add.s64 %rd4, %rd4, 16;
  xor.b32 %r10, %r10, %r11; xor.b32 %r10, %r10, %r12; xor.b32 %r10, %r10, %r13; xor.b32 %r10, %r10, %r14;
@@ -226,6 +231,7 @@ L1_RESIDENT_LOADS = r"""
  mov.f32 %f5, 0f00000000;
  mov.u32 %r4, 0;
 $L_it:
+ .pragma "nounroll";
  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];
  add.f32 %f5, %f5, %f1;
  add.s32 %r4, %r4, 1;

@@ -45,7 +45,7 @@ from gpusim.codegen.vectorize import vectorize_shared_loads
 from gpusim.errors import ConfigError
 
 MODES = ("ptxas", "none")
-DEFAULT_CODEGEN = "none"
+DEFAULT_CODEGEN = "ptxas"
 """The default mode of ``GPU(codegen=...)``."""
 
 

@@ -1,7 +1,10 @@
 """Lab `latency-hiding`: resident warps per SM from 1 to the maximum against Little's law.
 
-Kernel programs/labs/stream_loads.ptx (``stream_loads_v4``): each warp keeps 4 float4 loads = 2 KiB in
-flight, then waits for them. On a slice of ``sms`` SMs the lab launches exactly ``warps`` warps per SM
+Kernel programs/labs/stream_loads.ptx (``stream_loads_v4``): each loop iteration issues 4 float4 loads,
+then uses them. As the PTX is written (``codegen="none"``) a warp keeps 4 loads = 2 KiB in flight, then
+waits; as ptxas compiles it (``codegen="ptxas"``, the default) the loop is unrolled 4 times and all 16
+loads = 8 KiB go out before the first use, so a quarter of the warps reach the plateau. The lab counts the
+loads in flight from the instruction stream the engine times (``compiler.loads_before_first_use``). On a slice of ``sms`` SMs the lab launches exactly ``warps`` warps per SM
 (one wave) and measures DRAM bytes per cycle per SM. Little's law (gpusim.analytic.latency_hiding)
 predicts min(the SM's sustained share of DRAM bandwidth, warps x bytes in flight per warp / time in
 flight): linear in the warps until bytes in flight = bandwidth x time, flat after. The time a warp's
@@ -29,8 +32,10 @@ import numpy as np
 
 from gpusim.analytic.models import latency_hiding
 from gpusim.arch.config import WARP_SIZE
+from gpusim.codegen import DEFAULT_CODEGEN
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.stalls import STATE_NAMES
+from gpusim.labs.compiler import loads_before_first_use
 from gpusim.labs.support import LAB_PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "latency-hiding"
@@ -39,7 +44,7 @@ DEFAULT_CONFIG = "h100-sxm"
 PROGRAM = LAB_PROGRAMS_DIR / "stream_loads.ptx"
 LOADS_PER_ITERATION = 4
 BYTES_PER_LANE_PER_LOAD = 16
-BYTES_IN_FLIGHT_PER_WARP = LOADS_PER_ITERATION * BYTES_PER_LANE_PER_LOAD * WARP_SIZE
+BYTES_IN_FLIGHT_PER_WARP = LOADS_PER_ITERATION * BYTES_PER_LANE_PER_LOAD * WARP_SIZE  # as the PTX is written
 WARPS = (1, 2, 3, 4, 6, 8, 16, 32, 64)
 TRACE_ROWS = 400_000
 SELECTED = STATE_NAMES.index("selected")
@@ -68,19 +73,24 @@ def run(
     *,
     sms: int = 1,
     warps: tuple = WARPS,
-    iterations: int = 6,
+    iterations: int = 8,
     timeline_warps: tuple = (1, 4, 16),
+    codegen: str = DEFAULT_CODEGEN,
 ) -> LabResult:
     """Sweep resident warps per SM (each traced for its idle-issue fraction); ``timeline_warps`` are drawn."""
     from gpusim.api.gpu import GPU
 
-    gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
+    gpu = GPU(config or DEFAULT_CONFIG, sms=sms, codegen=codegen)
     cfg = gpu.config
     kernel = gpu.load(str(PROGRAM))["stream_loads_v4"]
-    model = latency_hiding(cfg, BYTES_IN_FLIGHT_PER_WARP, "dram")
-    transfer_cycles = BYTES_IN_FLIGHT_PER_WARP / model.bytes_per_cycle_per_sm
+    # the loads one warp has in flight: 4 as the PTX is written; 16 as ptxas compiles it (the loop unrolled
+    # 4 times, every load issued before the first add reads one)
+    loads_in_flight = loads_before_first_use(kernel.program)
+    bytes_in_flight = loads_in_flight * BYTES_PER_LANE_PER_LOAD * WARP_SIZE
+    model = latency_hiding(cfg, bytes_in_flight, "dram")
+    transfer_cycles = bytes_in_flight / model.bytes_per_cycle_per_sm
     in_flight_cycles = model.latency_cycles + transfer_cycles
-    knee_warps = model.bytes_per_cycle_per_sm * in_flight_cycles / BYTES_IN_FLIGHT_PER_WARP
+    knee_warps = model.bytes_per_cycle_per_sm * in_flight_cycles / bytes_in_flight
     points = []
     timelines = {}
     for count in progress_items(warps, NAME, progress):
@@ -92,7 +102,7 @@ def run(
             kernel, grid=grid, block=block, args=[source, out, np.uint32(iterations)], trace=TRACE_ROWS
         )
         measured = result.metrics["dram__bytes_read.sum"] / result.cycles / sms
-        predicted = min(model.bytes_per_cycle_per_sm, count * BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles)
+        predicted = min(model.bytes_per_cycle_per_sm, count * bytes_in_flight / in_flight_cycles)
         point = {
             "warps": count,
             "bytes_per_cycle_per_sm": measured,
@@ -116,14 +126,16 @@ def run(
         "config": cfg.name,
         "sms": sms,
         "points": points,
-        "bytes_in_flight_per_warp": BYTES_IN_FLIGHT_PER_WARP,
+        "codegen": kernel.program.codegen,
+        "loads_in_flight_per_warp": loads_in_flight,
+        "bytes_in_flight_per_warp": bytes_in_flight,
         "predicted_knee_warps": knee_warps,
         "bare_latency_knee_warps": model.warps_per_sm_to_saturate,
         "measured_knee_warps": plateau / slope,
         "in_flight_cycles": in_flight_cycles,
         "predicted_plateau": model.bytes_per_cycle_per_sm,
         "measured_plateau": plateau,
-        "predicted_slope": BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles,
+        "predicted_slope": bytes_in_flight / in_flight_cycles,
         "measured_slope": slope,
     }
     rows = [
@@ -156,17 +168,17 @@ def run(
     )
     table += (
         f"\n\nLittle's law: {model.bytes_per_cycle_per_sm:.2f} B/cycle/SM x ({model.latency_cycles:.0f} "
-        f"latency + {transfer_cycles:.0f} transfer) cycles = {knee_warps * BYTES_IN_FLIGHT_PER_WARP:.0f} B "
-        f"in flight per SM = {knee_warps:.1f} warps of {BYTES_IN_FLIGHT_PER_WARP} B (bare latency: "
+        f"latency + {transfer_cycles:.0f} transfer) cycles = {knee_warps * bytes_in_flight:.0f} B "
+        f"in flight per SM = {knee_warps:.1f} warps of {bytes_in_flight} B (bare latency: "
         f"{model.warps_per_sm_to_saturate:.1f}); measured knee "
         f"{values['measured_knee_warps']:.1f} warps (plateau {plateau:.2f} B/cycle / slope "
         f"{slope:.1f} B/cycle per warp)"
     )
     lesson = (
-        f"Each warp keeps {BYTES_IN_FLIGHT_PER_WARP} bytes in flight and then waits "
+        f"Each warp keeps {bytes_in_flight} bytes in flight and then waits "
         f"{in_flight_cycles:.0f} cycles for them, so bandwidth grows by one warp's bytes per latency "
         f"for every warp added -- until the SM has bandwidth x time in flight = "
-        f"{knee_warps * BYTES_IN_FLIGHT_PER_WARP / 1024:.1f} KiB in flight, at "
+        f"{knee_warps * bytes_in_flight / 1024:.1f} KiB in flight, at "
         f"{knee_warps:.1f} warps (measured {values['measured_knee_warps']:.1f}). "
         f"More warps add nothing: the DRAM is busy. The gaps show in the timeline: with one warp the "
         f"SM issues a burst of loads and then nothing for ~{in_flight_cycles:.0f} cycles "
@@ -183,7 +195,7 @@ def run(
         left.plot(
             grid_warps,
             [
-                min(model.bytes_per_cycle_per_sm, w * BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles)
+                min(model.bytes_per_cycle_per_sm, w * bytes_in_flight / in_flight_cycles)
                 for w in grid_warps
             ],
             "k-",

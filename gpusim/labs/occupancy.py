@@ -1,12 +1,16 @@
 """Lab `occupancy`: registers per thread and shared memory per block against resident warps and speed.
 
-Kernel programs/labs/stream_loads.ptx (``stream_loads_v1``: 4 float loads = 512 bytes in flight per warp,
-memory-latency-bound, so its speed depends on how many warps are resident). The lab launches it with
+Kernel programs/labs/stream_loads.ptx (``stream_loads_v1``: 4 float loads per loop iteration,
+memory-latency-bound, so its speed depends on how many warps are resident). As the PTX is written a warp
+has those 4 loads = 512 bytes in flight; as ptxas compiles it (``codegen="ptxas"``, the default) the loop
+is unrolled 4 times and 16 loads = 2 KiB are in flight, so a quarter of the warps cover the latency: the
+lab counts the loads from the stream the engine times (``compiler.loads_before_first_use``). The lab launches it with
 ``regs=`` (registers per thread) and ``shared_bytes=`` (dynamic shared memory per block, unused by the
 kernel but allocated) and reports, per point, the occupancy calculator's limiter and theoretical
 occupancy (gpusim.arch.occupancy), the achieved occupancy (sm__warps_active.avg.pct_of_peak_sustained_active),
 DRAM bytes per cycle per SM, and Little's law's prediction at the theoretical warps:
-min(the SM's sustained DRAM share, warps x 512 B / (DRAM latency + 512 B / that share)).
+min(the SM's sustained DRAM share, warps x B / (DRAM latency + B / that share)), B the bytes in flight
+per warp.
 
 More occupancy helps only until the resident warps keep bandwidth x latency in flight; the lab reports
 the lowest occupancy within 5 % of the best throughput against that analytic point.
@@ -28,6 +32,8 @@ import numpy as np
 from gpusim.analytic.models import latency_hiding
 from gpusim.arch.config import WARP_SIZE
 from gpusim.arch.occupancy import occupancy
+from gpusim.codegen import DEFAULT_CODEGEN
+from gpusim.labs.compiler import loads_before_first_use
 from gpusim.labs.support import LAB_PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 
 NAME = "occupancy"
@@ -36,7 +42,8 @@ DEFAULT_CONFIG = "h100-sxm"
 PROGRAM = LAB_PROGRAMS_DIR / "stream_loads.ptx"
 BLOCK_THREADS = 128
 LOADS_PER_ITERATION = 4
-BYTES_IN_FLIGHT_PER_WARP = LOADS_PER_ITERATION * 4 * WARP_SIZE
+BYTES_PER_LANE_PER_LOAD = 4
+BYTES_IN_FLIGHT_PER_WARP = LOADS_PER_ITERATION * BYTES_PER_LANE_PER_LOAD * WARP_SIZE  # as the PTX is written
 BASE_REGS = 32
 REGISTER_SWEEP = (32, 64, 96, 128, 168, 255)
 SHARED_SWEEP_KIB = (0, 16, 32, 48, 72, 112, 200)
@@ -51,18 +58,22 @@ def run(
     sms: int = 1,
     registers: tuple = REGISTER_SWEEP,
     shared_kib: tuple = SHARED_SWEEP_KIB,
-    iterations: int = 4,
+    iterations: int = 16,
     waves: int = 2,
+    codegen: str = DEFAULT_CODEGEN,
 ) -> LabResult:
     """Sweep registers per thread (no shared memory), then shared memory per block (``BASE_REGS`` regs)."""
     from gpusim.api.gpu import GPU
 
-    gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
+    gpu = GPU(config or DEFAULT_CONFIG, sms=sms, codegen=codegen)
     cfg = gpu.config
     kernel = gpu.load(str(PROGRAM))["stream_loads_v1"]
-    model = latency_hiding(cfg, BYTES_IN_FLIGHT_PER_WARP, "dram")
-    in_flight_cycles = model.latency_cycles + BYTES_IN_FLIGHT_PER_WARP / model.bytes_per_cycle_per_sm
-    warps_to_saturate = model.bytes_per_cycle_per_sm * in_flight_cycles / BYTES_IN_FLIGHT_PER_WARP
+    # 4 float loads in flight per warp as the PTX is written, 16 as ptxas compiles it (loop unrolled x4)
+    loads_in_flight = loads_before_first_use(kernel.program)
+    bytes_in_flight = loads_in_flight * BYTES_PER_LANE_PER_LOAD * WARP_SIZE
+    model = latency_hiding(cfg, bytes_in_flight, "dram")
+    in_flight_cycles = model.latency_cycles + bytes_in_flight / model.bytes_per_cycle_per_sm
+    warps_to_saturate = model.bytes_per_cycle_per_sm * in_flight_cycles / bytes_in_flight
     best_blocks = occupancy(cfg, BLOCK_THREADS, BASE_REGS, 0).blocks_per_sm
     grid = waves * best_blocks * sms
     threads = grid * BLOCK_THREADS
@@ -84,7 +95,7 @@ def run(
         )
         measured = result.metrics["dram__bytes_read.sum"] / result.cycles / sms
         predicted = min(
-            model.bytes_per_cycle_per_sm, theory.warps_per_sm * BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles
+            model.bytes_per_cycle_per_sm, theory.warps_per_sm * bytes_in_flight / in_flight_cycles
         )
         points.append(
             {
@@ -108,6 +119,9 @@ def run(
     values = {
         "config": cfg.name,
         "sms": sms,
+        "codegen": kernel.program.codegen,
+        "loads_in_flight_per_warp": loads_in_flight,
+        "bytes_in_flight_per_warp": bytes_in_flight,
         "points": points,
         "best_bytes_per_cycle_per_sm": best,
         "stops_helping_pct": stops_helping_pct,
@@ -144,7 +158,7 @@ def run(
     table += (
         f"\n\nmore occupancy stops helping at {stops_helping_pct:.0f}% (lowest occupancy within "
         f"{100 * (1 - SATURATION_FRACTION):.0f}% of the best); Little's law: {warps_to_saturate:.1f} warps "
-        f"of {BYTES_IN_FLIGHT_PER_WARP} B = {analytic_stops_pct:.0f}% of {cfg.max_warps_per_sm}"
+        f"of {bytes_in_flight} B = {analytic_stops_pct:.0f}% of {cfg.max_warps_per_sm}"
     )
     lesson = (
         f"Registers and shared memory are split among resident blocks: past "
@@ -174,7 +188,7 @@ def run(
             [
                 min(
                     model.bytes_per_cycle_per_sm,
-                    pct / 100 * cfg.max_warps_per_sm * BYTES_IN_FLIGHT_PER_WARP / in_flight_cycles,
+                    pct / 100 * cfg.max_warps_per_sm * bytes_in_flight / in_flight_cycles,
                 )
                 for pct in grid_pct
             ],
