@@ -33,6 +33,7 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 for name in "${names[@]}"; do
+    mkdir -p "sass/$ARCH/$(dirname "$name")" "$work/$(dirname "$name")"
     "$PTXAS" -arch="$ARCH" -O3 -lineinfo "$name.ptx" -o "$work/$name.cubin"
     {
         echo "// $name.ptx: ptxas -arch=$ARCH -O3 -lineinfo, nvdisasm -c -gp -hex ($("$PTXAS" --version | tail -1))"
