@@ -2,7 +2,7 @@
 //   rmsnorm    out[b,:] = x[b,:] / sqrt(mean(x[b,:]^2) + eps) * weight          one block per batch row
 //   gemv       y[b,n] = act(sum_k x[b,k] * W[k,n]) (+ residual[b,n])             W row-major [K][N]
 //              block (32 columns, 8 k-slices), 4 batch rows per block; act 1 = SiLU; residual may be null
-//              (loads grouped ahead of their use, 8 per warp in flight: the kernel is executed as PTX, in order)
+//              (a k-slice takes 8 consecutive k per step: 8 weight loads and 8 float4 x loads in flight)
 //   attention  appends this token's k,v to the cache at `pos`, then softmax(q.K / sqrt(d)) V over 0..pos
 //              one block per (head, batch row); K cache [b][h][d][max_seq], V cache [b][h][max_seq][d]
 //   add        out = a + b;   silu  out = x / (1 + exp(-x))                      elementwise
@@ -45,9 +45,11 @@ extern "C" __global__ void rmsnorm(float* out, const float* x, const __half* wei
 extern "C" __global__ void gemv(float* y, const float* x, const __half* w, const float* residual,
                                 int k_dim, int n_dim, int batch, int act)
 {
-    // Loads are grouped ahead of their use (GEMV_UNROLL weight rows, then the x values) so that a warp
-    // keeps GEMV_UNROLL weight loads in flight, as ptxas' scheduling would arrange; batch rows past the
-    // end read the last row (always valid) and are never stored, so the loop has no branches.
+    // Each k-slice (threadIdx.y) takes GEMV_UNROLL consecutive k per step, so a step loads GEMV_UNROLL
+    // weights (one per row) and each batch row's GEMV_UNROLL x values as two float4: 16 loads, all issued
+    // before the first FFMA as ptxas schedules them, GEMV_UNROLL weight loads in flight per warp. Batch rows
+    // past the end read the last row (always valid) and are never stored, so the loop has no branches. The
+    // float4 path needs 16-byte aligned rows (k_dim % 4 == 0); the scalar loop after it does the rest.
     __shared__ float partial[GEMV_SLICES][GEMV_BATCH][GEMV_COLUMNS];
     int n = blockIdx.x * GEMV_COLUMNS + threadIdx.x;
     int b0 = blockIdx.y * GEMV_BATCH;
@@ -58,25 +60,32 @@ extern "C" __global__ void gemv(float* y, const float* x, const __half* w, const
     float acc[GEMV_BATCH];
 #pragma unroll
     for (int b = 0; b < GEMV_BATCH; ++b) acc[b] = 0.0f;
-    int k = threadIdx.y;
-    for (; k + (GEMV_UNROLL - 1) * GEMV_SLICES < k_dim; k += GEMV_UNROLL * GEMV_SLICES) {
+    int step = GEMV_UNROLL * GEMV_SLICES;
+    int vector_end = (k_dim & 3) == 0 ? k_dim / step * step : 0;
+    for (int k0 = threadIdx.y * GEMV_UNROLL; k0 < vector_end; k0 += step) {
         __half raw[GEMV_UNROLL];
-        float xv[GEMV_UNROLL][GEMV_BATCH];
+        float4 xv[GEMV_BATCH][GEMV_UNROLL / 4];
 #pragma unroll
-        for (int u = 0; u < GEMV_UNROLL; ++u) raw[u] = w[(size_t)(k + u * GEMV_SLICES) * n_dim + column];
+        for (int u = 0; u < GEMV_UNROLL; ++u) raw[u] = w[(size_t)(k0 + u) * n_dim + column];
 #pragma unroll
-        for (int u = 0; u < GEMV_UNROLL; ++u) {
+        for (int b = 0; b < GEMV_BATCH; ++b) {
 #pragma unroll
-            for (int b = 0; b < GEMV_BATCH; ++b) xv[u][b] = rows[b][k + u * GEMV_SLICES];
+            for (int q = 0; q < GEMV_UNROLL / 4; ++q) xv[b][q] = reinterpret_cast<const float4*>(rows[b] + k0)[q];
         }
 #pragma unroll
-        for (int u = 0; u < GEMV_UNROLL; ++u) {
-            float wv = __half2float(raw[u]);
+        for (int q = 0; q < GEMV_UNROLL / 4; ++q) {
+            float w0 = __half2float(raw[4 * q]), w1 = __half2float(raw[4 * q + 1]);
+            float w2 = __half2float(raw[4 * q + 2]), w3 = __half2float(raw[4 * q + 3]);
 #pragma unroll
-            for (int b = 0; b < GEMV_BATCH; ++b) acc[b] += xv[u][b] * wv;
+            for (int b = 0; b < GEMV_BATCH; ++b) {
+                acc[b] += xv[b][q].x * w0;
+                acc[b] += xv[b][q].y * w1;
+                acc[b] += xv[b][q].z * w2;
+                acc[b] += xv[b][q].w * w3;
+            }
         }
     }
-    for (; k < k_dim; k += GEMV_SLICES) {
+    for (int k = vector_end + threadIdx.y; k < k_dim; k += GEMV_SLICES) {
         float wv = __half2float(w[(size_t)k * n_dim + column]);
 #pragma unroll
         for (int b = 0; b < GEMV_BATCH; ++b) acc[b] += rows[b][k] * wv;
