@@ -299,7 +299,8 @@ def _code_names(code: pytypes.CodeType) -> set[str]:
     return names
 
 
-def _callees(dispatcher: Dispatcher) -> list[Dispatcher]:
+def callees(dispatcher: Dispatcher) -> list[Dispatcher]:
+    """The engine dispatchers ``dispatcher``'s own code names (its direct callees)."""
     py_func = dispatcher.py_func
     names = _code_names(py_func.__code__)
     scope = py_func.__globals__
@@ -318,7 +319,7 @@ def reachable(dispatcher: Dispatcher) -> list[Dispatcher]:
     seen = {id(dispatcher): dispatcher}
     todo = [dispatcher]
     while todo:
-        for callee in _callees(todo.pop()):
+        for callee in callees(todo.pop()):
             if id(callee) not in seen:
                 seen[id(callee)] = callee
                 todo.append(callee)
@@ -331,7 +332,7 @@ def still_to_build(dispatcher: Dispatcher) -> list[Dispatcher]:
     seen = {id(dispatcher): dispatcher}
     todo = [dispatcher]
     while todo:
-        for callee in _callees(todo.pop()):
+        for callee in callees(todo.pop()):
             if id(callee) not in seen and not callee.overloads:
                 seen[id(callee)] = callee
                 todo.append(callee)

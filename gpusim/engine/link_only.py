@@ -11,6 +11,13 @@ library only links its callees' IR in and, if ``OPTIMIZE_MODULES``, optimizes th
 IR a caller received before, so the entry points' machine code is built from the same input); it
 emits no machine code. The entry points and the functions Python also calls keep numba's library.
 
+The slow path's subtree (``SLOW_PATH``: the functions the two loops reach only through ``step_warp``)
+is linked but not optimized module by module (``unoptimized``): each of its ~170 libraries would
+re-optimize all the IR linked into it, once per level of the call tree, and the entry point's module
+optimization, which runs over the whole linked tree anyway, then does it once. The hot path
+(``step_fast``, the issue, scheduling and memory timing functions) keeps its per-library
+optimization, which its speed depends on.
+
 Two details numba's finalization covered:
 
 * A function's environment pointer (a global numba fills in after emitting the code) has no address
@@ -23,15 +30,25 @@ Two details numba's finalization covered:
 
 from __future__ import annotations
 
+import importlib
+
 from llvmlite import binding as ll
 from numba.core import codegen, compiler, typed_passes
 from numba.core.compiler_lock import require_global_compiler_lock
 from numba.core.compiler_machinery import FunctionPass, LoweringPass, register_pass
 
+from gpusim.engine import compile_cache
+
 OPTIMIZE_MODULES = True
 """Optimize a compiled-only function's linked module as numba would (its callers then start from the
 same IR as with numba's own library); skipping it saves more compile time but changes what the entry
 points' optimizer starts from."""
+
+SLOW_PATH = ("gpusim.engine.semantics.execute", "step_warp")
+"""The root of the slow path (module, name): what the loops reach only through it is built unoptimized."""
+
+LOOPS = (("gpusim.engine.sm.timing", "run_timed"), ("gpusim.engine.semantics.functional", "run_functional"))
+"""The entry points whose other callees (and theirs) stay optimized library by library."""
 
 _ENV_PREFIX = "_ZN08NumbaEnv"
 _deferred_envs: dict = {}       # environment global name -> Environment, not yet given an address
@@ -42,6 +59,31 @@ INLINING = {"book_issue": "alwaysinline"}
 heuristic inlined ``book_issue`` (called for every issued instruction) until its body grew by the tensor
 pipe's interval lookup and cp.async wait; then it stopped, and the ALU-bound case fell from 6.9 to 4.0 M
 warp-instructions/s (benchmarks/bench_speed.py, idle machine). ``alwaysinline`` makes it 7.6 M/s."""
+
+
+_unoptimized: set | None = None
+
+
+def _dispatcher(key):
+    module, name = key
+    return getattr(importlib.import_module(module), name)
+
+
+def unoptimized() -> set:
+    """The (module, qualname) of every function the loops reach only through ``SLOW_PATH``'s root."""
+    global _unoptimized
+    if _unoptimized is None:
+        def key(dispatcher):
+            return dispatcher.py_func.__module__, dispatcher.py_func.__qualname__
+
+        root = _dispatcher(SLOW_PATH)
+        slow = {key(d) for d in compile_cache.reachable(root)}
+        for loop in LOOPS:
+            for callee in compile_cache.callees(_dispatcher(loop)):
+                if callee is not root:
+                    slow -= {key(d) for d in compile_cache.reachable(callee)}
+        _unoptimized = slow
+    return _unoptimized
 
 
 class _CodegenView:
@@ -60,6 +102,8 @@ class _CodegenView:
 class LinkOnlyLibrary(codegen.JITCodeLibrary):
     """A code library finalized to linked (and optionally optimized) IR only, without machine code."""
 
+    function_key: tuple = ("", "")     # the function's (module, qualname), set by ``UseLinkOnlyLibrary``
+
     @property
     def codegen(self):
         return _CodegenView(self._codegen)
@@ -73,7 +117,7 @@ class LinkOnlyLibrary(codegen.JITCodeLibrary):
                 seen.add(library)
                 self._reload_init.update(library._reload_init)
                 self._final_module.link_in(library._get_module_for_linking(), preserve=True)
-        if OPTIMIZE_MODULES:
+        if OPTIMIZE_MODULES and self.function_key not in unoptimized():
             self._optimize_final_module()
         short = self.name.rsplit(".", 1)[-1]
         if short in INLINING:
@@ -112,6 +156,7 @@ class UseLinkOnlyLibrary(FunctionPass):
     def run_pass(self, state):
         if state.library is None:
             state.library = LinkOnlyLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
+            state.library.function_key = (state.func_id.modname, state.func_id.func_qualname)
             state.library.enable_object_caching()
         return False
 
