@@ -19,11 +19,11 @@ PTXAS="${PTXAS:-ptxas}"
 source "$(dirname "$0")/ptxas_regs.sh"
 cd "$(dirname "$0")/../programs"
 
-# Tensor-core programs (issue 14). Their target where it is newer than $ARCH (e4m3 mma needs sm_89+), and
-# '// gpusim: regs=N kernel=NAME' lines from `ptxas -v -arch=sm_90`: 64-240 registers per thread set their
-# occupancy, which their timing depends on, and gpusim's own estimate is only an estimate.
+# Their target where it is newer than $ARCH (e4m3 mma needs sm_89+). Every regenerated .ptx gets
+# '// gpusim: regs=T sm_80=A sm_89=B sm_90=C kernel=NAME' lines from `ptxas -v` (scripts/ptxas_regs.sh:
+# write_ptxas_regs): registers per thread set the occupancy, which the timing depends on, differ per
+# architecture, and gpusim's own estimate is only an estimate.
 declare -A ARCH_OF=([gemm_bf16_mma.cu]=sm_90)
-REGS_FROM_PTXAS=(wmma_gemm.cu gemm_bf16_mma.cu gemm_int8.cu labs/tensor_intensity.cu)
 
 if ! command -v "$NVCC" >/dev/null 2>&1; then
     echo "regen_ptx.sh: '$NVCC' not found; the committed .ptx files are up to date as shipped" >&2
@@ -44,8 +44,6 @@ for source in "${sources[@]}"; do
     base="$(basename "$source")"
     "$NVCC" -ptx -O3 -arch="${ARCH_OF[$source]:-$ARCH}" -lineinfo -o "$output" "$source"
     sed -i -E "s|^(\s*\.file\s+[0-9]+\s+\")[^\"]*/${base}\"|\1${base}\"|" "$output"
-    if [[ " ${REGS_FROM_PTXAS[*]} " == *" $source "* ]]; then
-        prepend_ptxas_regs "$output" sm_90 >/dev/null
-    fi
+    write_ptxas_regs "$output" >/dev/null
     echo "$source -> $output"
 done

@@ -317,7 +317,8 @@ def test_shared_loads_vectorize_only_where_alignment_is_proven():
 def test_fixed_latencies_are_those_of_ptxas_control_bits(config, arch):
     """The smallest stall-count distance from a fixed-latency producer to its first dependent reader over
     all shipped listings of the config's architecture is the latency ptxas assumes: the config's fields
-    must say the same. The predicate latency (ISETP -> guard: 13) has no field of its own yet."""
+    must say the same, and so must predicate_latency_cycles (ISETP -> guard: 13) and taken_branch_cycles (a
+    loop back-edge BRA's stall count: 5)."""
     from gpusim.arch.config import load_config
     from gpusim.codegen.sass import dependent_stalls
 
@@ -329,7 +330,12 @@ def test_fixed_latencies_are_those_of_ptxas_control_bits(config, arch):
         stalls = [s for f in funcs for s in dependent_stalls(f, producers)]
         assert len(stalls) > 40 and min(stalls) == getattr(cfg, field_name), field_name
     predicate = [s for f in funcs for s in fixed_latency_pairs(f, "ISETP")]
-    assert min(predicate) == 13 > cfg.int32_latency_cycles
+    assert min(predicate) == 13 == cfg.predicate_latency_cycles > cfg.int32_latency_cycles
+    # a loop back-edge's BRA (taken on every trip but the last): its own stall count, the most common of them
+    back_edges = [f.blocks[latch].instrs[-1].stall for f in funcs for _, latch in f.loops()
+                  if f.blocks[latch].instrs[-1].base == "BRA"]
+    assert len(back_edges) >= 10
+    assert max(set(back_edges), key=back_edges.count) == cfg.taken_branch_cycles == min(back_edges)
 
 
 _PREDICATE = _HEADER + """    .reg .pred %p<2>;
@@ -383,3 +389,50 @@ def test_matmul_tiled_times_like_its_sass_order_variant():
     plain = _matmul_cycles(programs_dir() / "matmul_tiled.ptx", "none")
     assert 1 / 1.25 <= made / sass_order <= 1.25
     assert made < plain
+
+
+_LOOP = _HEADER + """    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    ld.global.u32 %r2, [%rd1];
+    mov.u32 %r1, 0;
+$L_loop:
+    .pragma "nounroll";
+    add.u32 %r1, %r1, 1;
+    setp.lt.u32 %p1, %r1, %r2;
+    @%p1 bra $L_loop;
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["ptxas", "none"])
+def test_a_loop_grows_by_its_taken_trips_times_the_taken_branch_cost(mode):
+    """One thread, a rolled loop of ``trips`` trips: its back-edge is taken trips - 1 times, and in
+    codegen="ptxas" each taken one waits taken_branch_cycles (5: a BRA's stall count in ptxas's control
+    bits), so the kernel's cycles grow by (trips - 1) x the change of the field; the PTX-as-written model
+    waits branch_latency_cycles either way."""
+    trips = 37
+    cycles = {}
+    for taken in (5, 12):
+        gpu = GPU("h100-sxm", sms=1, codegen=mode, taken_branch_cycles=taken)
+        out = gpu.to_device(np.array([trips], np.uint32))
+        run = gpu.launch(gpu.load_ptx(_LOOP, "loop.ptx")["k"], grid=1, block=1, args=[out])
+        assert int(out.get()[0]) == trips
+        cycles[taken] = int(run.cycles)
+    assert cycles[12] - cycles[5] == ((trips - 1) * (12 - 5) if mode == "ptxas" else 0)
+
+
+def test_the_configs_taken_branch_cost_is_what_a_loop_trip_pays():
+    """A trip of the loop above in codegen="ptxas": add -> setp (int32 latency) -> bra (the predicate
+    latency) -> taken back-edge (taken_branch_cycles) -> the next add."""
+    gpu = GPU("h100-sxm", sms=1, codegen="ptxas")
+    cfg = gpu.config
+    cycles = []
+    for trips in (20, 21):
+        out = gpu.to_device(np.array([trips], np.uint32))
+        cycles.append(int(gpu.launch(gpu.load_ptx(_LOOP, "loop.ptx")["k"], grid=1, block=1, args=[out]).cycles))
+    assert cycles[1] - cycles[0] == (cfg.int32_latency_cycles + cfg.predicate_latency_cycles
+                                     + cfg.taken_branch_cycles)

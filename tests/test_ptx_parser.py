@@ -607,6 +607,14 @@ $L__info_string0:
     assert parse_ptx(".version 6.0\n.target sm_70\n").address_size == 32
 
 
+def test_gpusim_regs_lines_carry_a_count_per_architecture():
+    module = parse_ptx(
+        "// gpusim: regs=30 sm_80=30 sm_89=40 sm_90=32 kernel=k\n// gpusim: regs=12\n" + kernel("ret;")
+    )
+    assert module.gpusim_regs == {"k": 30, "*": 12}
+    assert module.gpusim_regs_arch == {"k": {"sm_80": 30, "sm_89": 40, "sm_90": 32}, "*": {}}
+
+
 def test_parse_file_reads_a_path(tmp_path):
     path = tmp_path / "tiny.ptx"
     path.write_text(kernel("ret;"))
@@ -664,6 +672,10 @@ MALFORMED = [
     ("‸// gpusim: regs=abc\n" + kernel("ret;"), "gpusim comment needs 'regs=N'"),
     ("‸// gpusim: regs=3 kernel=nope\n" + kernel("ret;"), "names kernel 'nope'"),
     ("‸// gpusim: regs=3 color=red\n" + kernel("ret;"), "malformed gpusim comment item 'color=red'"),
+    ("‸// gpusim: regs=3 sm_80=0\n" + kernel("ret;"), "needs 'sm_80=N' with N a positive integer"),
+    ("‸// gpusim: regs=3 sm_80=4 sm_80=5\n" + kernel("ret;"), "gives 'sm_80=' twice"),
+    ("‸// gpusim: sm_80=4\n" + kernel("ret;"), "gpusim comment needs 'regs=N'"),
+    ("‸// gpusim: regs=3 smx_80=4\n" + kernel("ret;"), "malformed gpusim comment item 'smx_80=4'"),
     (kernel("    not.b32 %r1, !‸foo;"), "'foo' is not a declared register"),
     (HEADER + "‸.version 8.0\n", "duplicate '.version' directive"),
     (HEADER + ".extern .func f() ‸{ ret; }", "'.extern' function 'f' cannot have a body"),

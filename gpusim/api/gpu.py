@@ -67,7 +67,13 @@ class Kernel:
             if isinstance(regs, bool) or not isinstance(regs, int | np.integer) or regs < 1:
                 raise LaunchError(f"regs= must be a positive int (registers per thread), got {regs!r}")
             return int(regs), "launch argument regs="
+        arch = f"sm_{self.gpu.config.cc_major}{self.gpu.config.cc_minor}"
+        if arch in self.program.gpusim_regs_arch:
+            return int(self.program.gpusim_regs_arch[arch]), f"'// gpusim: regs=' line in the PTX, its {arch}= count"
         if self.program.gpusim_regs is not None:
+            if self.program.gpusim_regs_arch:
+                return int(self.program.gpusim_regs), (f"'// gpusim: regs=' line in the PTX, its plain regs= "
+                                                       f"(the line has no {arch}= count)")
             return int(self.program.gpusim_regs), "'// gpusim: regs=' line in the PTX"
         if self.ptxas_regs is not None:
             return self.ptxas_regs, self.ptxas_source
@@ -335,8 +341,10 @@ class GPU:
         unsupported = {name: p for name, p in programs.items() if isinstance(p, UnsupportedPTXError)}
         if unsupported and len(unsupported) == len(programs):
             raise next(iter(unsupported.values()))      # none of its kernels can run: refuse the load
+        # the committed '// gpusim: regs=' lines win over ptxas -v: no need to run it when every kernel has one
+        lined = all(p.gpusim_regs is not None for n, p in programs.items() if n not in unsupported)
         regs, regs_note = (_ptxas_registers(path, self.config.cc_major, self.config.cc_minor, module_ast.target)
-                           if path else ({}, "ptxas -v"))
+                           if path and not lined else ({}, "ptxas -v"))
         module = Module(str(path) if path else module_ast.file, {}, unsupported, symbols, self.heap)
         for name, program in programs.items():
             if name not in unsupported:

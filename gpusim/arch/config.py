@@ -146,6 +146,9 @@ class GPUConfig:
     # codegen (issue 11): latencies read from ptxas's schedule
     predicate_latency_cycles: int = _spec("pipes", "cycles", "setp result to the guard or branch reading it, "
                                           "as ptxas's control bits time it (codegen=\"ptxas\" only)")
+    taken_branch_cycles: int = _spec("pipes", "cycles", "a taken branch (the warp's next instruction is not the "
+                                     "one after it) before the warp fetches again, as ptxas's control bits "
+                                     "time it (codegen=\"ptxas\" only; else branch_latency_cycles)")
     # [memory]
     sector_bytes: int = _spec("memory", "bytes", "cache sector: the unit of transfer below L1")
     line_bytes: int = _spec("memory", "bytes", "cache line (a whole number of sectors)")

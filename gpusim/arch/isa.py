@@ -195,6 +195,10 @@ FORMS: tuple[Form, ...] = (
     # predicate_latency_cycles (ptxas control bits); gpusim.codegen picks it by name in codegen="ptxas"
     Form(name="setp.pred", op=c.OP_SETP, types="any", pipe=PIPE_ALU, latency="predicate_latency_cycles",
          dep=DEP_FIXED),
+    # codegen (issue 11): a bra as ptxas times it, a taken one waiting taken_branch_cycles (a BRA's stall count
+    # in ptxas's control bits; one not taken waits branch_latency_cycles, as "bra"); codegen="ptxas" picks it
+    Form(name="bra.ptxas", op=c.OP_BRA, types="any", pipe=PIPE_BRANCH, latency="taken_branch_cycles",
+         dep=DEP_FIXED),
 )
 
 
@@ -265,6 +269,10 @@ def isa_row(op: int, type_code: int, variant: str | None = None) -> int:
         if key in _INDEX:
             return _INDEX[key]
     raise KeyError(f"no opcode-table row for op {op} on type {type_code}")
+
+
+BRA_FORM = _INDEX[(c.OP_BRA, "bra")]
+"""The plain ``bra`` form: its latency (branch_latency_cycles) is what a branch not taken waits in any mode."""
 
 
 # columns of ISA_ARRAY, the table as the engine reads it

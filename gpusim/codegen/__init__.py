@@ -15,7 +15,8 @@ modelled):
 7. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
    instruction count ptxas gives them, and the kernel gets SASS's prologue;
 8. ``latency``: a setp whose predicate guards an instruction or decides a branch is ready after the
-   config's ``predicate_latency_cycles`` (13 in ptxas's control bits on sm_80..sm_90);
+   config's ``predicate_latency_cycles`` (13 in ptxas's control bits on sm_80..sm_90); a taken branch
+   waits ``taken_branch_cycles`` (a BRA's stall count, 5);
 9. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
    allow; never across barriers, fences, atomics or warp-synchronous operations).
 
@@ -37,7 +38,7 @@ from gpusim.codegen.expand import add_prologue, expand_kernel
 from gpusim.codegen.fold import fold_kernel
 from gpusim.codegen.ifconvert import if_convert
 from gpusim.codegen.ir import decode, encode, merge_straight_line
-from gpusim.codegen.latency import predicate_latencies
+from gpusim.codegen.latency import branch_latencies, predicate_latencies
 from gpusim.codegen.predicates import combine_predicates
 from gpusim.codegen.schedule import schedule_kernel
 from gpusim.codegen.unroll import unroll_loops
@@ -77,6 +78,7 @@ def generate(program, config, mode: str = DEFAULT_CODEGEN):
     vectorized = vectorize_shared_loads(kernel)
     expanded = expand_kernel(kernel) + add_prologue(kernel)
     retimed = predicate_latencies(kernel)
+    branches = branch_latencies(kernel)
     moved = schedule_kernel(kernel, config)
     kernel.notes.extend([f"ifconvert: {converted} short forward branches turned into guarded instructions",
                          f"unroll: {unrolled} counted loops unrolled x4",
@@ -86,5 +88,6 @@ def generate(program, config, mode: str = DEFAULT_CODEGEN):
                          f"vectorize: {vectorized} shared loads merged into LDS.64/LDS.128-like loads",
                          f"expand: {expanded} companion instructions (multi-instruction SASS forms)",
                          f"latency: {retimed} predicates timed as ptxas does (predicate_latency_cycles)",
+                         f"latency: {branches} branches timed as ptxas does (taken_branch_cycles when taken)",
                          f"schedule: {moved} instructions moved inside their blocks"])
     return encode(kernel, mode)

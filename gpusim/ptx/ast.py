@@ -165,7 +165,9 @@ class Function:
 class Module:
     """A parsed PTX file. ``files`` maps a ``.file`` index to its path (for ``.loc``).
     ``gpusim_regs`` maps a kernel name (or '*' for all) to the register count given by
-    a ``// gpusim: regs=N`` comment (``// gpusim: regs=N kernel=NAME`` for one kernel)."""
+    a ``// gpusim: regs=N`` comment (``// gpusim: regs=N kernel=NAME`` for one kernel);
+    ``gpusim_regs_arch`` maps the same keys to the comment's per-architecture counts
+    (``// gpusim: regs=N sm_80=A sm_90=B`` -> ``{"sm_80": A, "sm_90": B}``)."""
 
     file: str
     version: str
@@ -175,3 +177,4 @@ class Module:
     globals: list
     files: dict = field(default_factory=dict)
     gpusim_regs: dict = field(default_factory=dict)
+    gpusim_regs_arch: dict = field(default_factory=dict)

@@ -29,6 +29,7 @@ HEADER_DIRECTIVES = _INT_LIST_DIRECTIVES + _INT_DIRECTIVES + _FLAG_DIRECTIVES + 
 _TARGET_OPTIONS = ("texmode_unified", "texmode_independent", "debug", "map_f64_to_f32")
 _LOC_ATTRIBUTES = ("function_name", "inlined_at")
 _DECIMAL = re.compile(r"[0-9]+")
+_ARCH_KEY = re.compile(r"sm_[0-9]+")
 
 
 class DirectiveParser(DeclarationParser):
@@ -163,26 +164,42 @@ class DirectiveParser(DeclarationParser):
                 f"unknown function directive '{token.text}'; supported: {', '.join(HEADER_DIRECTIVES)}",
             )
 
-    def parse_gpusim_comments(self, comments: list[Token], functions: dict) -> dict:
-        """``// gpusim: regs=N [kernel=NAME]`` comments -> {NAME or '*': N}; NAME must be in ``functions``."""
-        result: dict = {}
+    def parse_gpusim_comments(self, comments: list[Token], functions: dict) -> tuple[dict, dict]:
+        """``// gpusim: regs=N [sm_XY=M ...] [kernel=NAME]`` comments -> ``({NAME or '*': N},
+        {NAME or '*': {"sm_XY": M, ...}})``; NAME must be in ``functions``.
+
+        ``regs=N`` is the count for any architecture; ``sm_XY=M`` is ptxas's count for that architecture
+        (registers differ per architecture: ``scripts/ptxas_regs.sh`` writes one per ptxas target), which a
+        launch on a config of compute capability X.Y takes instead of N."""
+        plain: dict = {}
+        per_arch: dict = {}
+        expected = ("'// gpusim: regs=N', '// gpusim: regs=N kernel=NAME' or "
+                    "'// gpusim: regs=N sm_80=A sm_90=B kernel=NAME'")
         for comment in comments:
             fields = {}
             for item in str(comment.value).split():
                 key, equals, value = item.partition("=")
-                if not equals or key not in ("regs", "kernel") or not value:
-                    raise self.error_at(
-                        comment,
-                        f"malformed gpusim comment item '{item}'; expected "
-                        "'// gpusim: regs=N' or '// gpusim: regs=N kernel=NAME'",
-                    )
+                if (not equals or not value
+                        or (key not in ("regs", "kernel") and not _ARCH_KEY.fullmatch(key))):
+                    raise self.error_at(comment, f"malformed gpusim comment item '{item}'; expected {expected}")
+                if key in fields:
+                    raise self.error_at(comment, f"gpusim comment gives '{key}=' twice")
                 fields[key] = value
-            if "regs" not in fields or not _DECIMAL.fullmatch(fields["regs"]) or int(fields["regs"]) <= 0:
+            if "regs" not in fields:
                 raise self.error_at(comment, "gpusim comment needs 'regs=N' with N a positive integer")
+            counts = {}
+            for key, value in fields.items():
+                if key == "kernel":
+                    continue
+                if not _DECIMAL.fullmatch(value) or int(value) <= 0:
+                    what = "'regs=N'" if key == "regs" else f"'{key}=N'"
+                    raise self.error_at(comment, f"gpusim comment needs {what} with N a positive integer")
+                counts[key] = int(value)
             kernel = fields.get("kernel", "*")
             if kernel != "*" and kernel not in functions:
                 raise self.error_at(
                     comment, f"gpusim comment names kernel '{kernel}', which this file does not define"
                 )
-            result[kernel] = int(fields["regs"])
-        return result
+            plain[kernel] = counts.pop("regs")
+            per_arch[kernel] = counts
+        return plain, per_arch

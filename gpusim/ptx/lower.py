@@ -111,6 +111,7 @@ class Program:
     regs_estimate: int
     directives: dict = field(default_factory=dict)
     gpusim_regs: int | None = None
+    gpusim_regs_arch: dict = field(default_factory=dict)   # "sm_XY" -> the '// gpusim:' line's count for sm_XY
     # calls (gpusim.ptx.calls): the largest frame of a called function; whether a call can recurse (then the
     # launch adds max_call_depth frames to local_bytes); whether the kernel calls vprintf
     call_frame_bytes: int = 0
@@ -313,7 +314,8 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
             src_lines.append(None)
         else:
             src_lines.append((files.get(ins.src_line[0], str(ins.src_line[0])), ins.src_line[1]))
-    regs_given = module.gpusim_regs.get(func.name, module.gpusim_regs.get("*"))
+    regs_key = func.name if func.name in module.gpusim_regs else "*"    # a kernel's own line wins over '*'
+    regs_given = module.gpusim_regs.get(regs_key)
     return Program(
         name=func.name, file=module.file, code=code, n_regs=max(len(fl.reg_names), 1),
         reg_names=list(fl.reg_names), params=fl.params, param_bytes=fl.param_bytes,
@@ -323,6 +325,7 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
         texts=[ins.text for ins in body], src_lines=src_lines,
         regs_estimate=estimate_registers(code, fl.reg_names, func.regs),
         directives=dict(func.directives), gpusim_regs=regs_given,
+        gpusim_regs_arch=dict(module.gpusim_regs_arch.get(regs_key, {})),
         call_frame_bytes=linked.max_frame_bytes if linked is not None else 0,
         call_recursive=linked is not None and linked.recursive,
         has_printf=linked is not None and any(site.kind == "printf" for site in linked.calls.values()),

@@ -155,7 +155,7 @@ class _ModuleParser(DirectiveParser):
         if self.target is None:
             raise self.error_at(self.peek(), "expected a '.target sm_XX' directive after '.version'")
         self.check_pending_refs()
-        gpusim_regs = self.parse_gpusim_comments(self.gpusim_comments, self.functions)
+        gpusim_regs, gpusim_regs_arch = self.parse_gpusim_comments(self.gpusim_comments, self.functions)
         return Module(
             file=self.source.filename,
             version=self.version,
@@ -165,6 +165,7 @@ class _ModuleParser(DirectiveParser):
             globals=self.globals,
             files=self.files,
             gpusim_regs=gpusim_regs,
+            gpusim_regs_arch=gpusim_regs_arch,
         )
 
     def parse_module_directive(self, token: Token) -> None:

@@ -273,10 +273,13 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
 
 @compiled_only
 def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, reg_ready, reg_dep,
-               w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready):
+               w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready, next_pc):
     """Book the timing of the instruction at ``pc`` that warp ``w`` issued at ``cycle``: pipe occupancy,
     when its destinations are ready (``memory_ready`` for memory instructions, else the form's latency),
-    and any wait it imposes on the warp (branch resolution, memory barrier, nanosleep)."""
+    and any wait it imposes on the warp (branch resolution, memory barrier, nanosleep). ``next_pc``: the
+    warp's next instruction after this one executed: a branch taken (to anything but ``pc + 1``) waits its
+    form's latency (``bra``: branch_latency_cycles; ``bra.ptxas``, codegen="ptxas": taken_branch_cycles),
+    one not taken the plain ``bra`` form's (branch_latency_cycles)."""
     form = code[pc, L.F_ISA]
     pipe = isa[form, I.I_PIPE]
     latency = isa[form, I.I_LATENCY]
@@ -293,6 +296,8 @@ def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, r
     w_wake[w] = cycle + 1
     w_reason[w] = ST.NOT_SELECTED
     if op == c.OP_BRA or op == c.OP_EXIT or (op >= c.OP_CALL and op <= c.OP_VPRINTF):
+        if op == c.OP_BRA and next_pc == pc + 1:
+            latency = isa[I.BRA_FORM, I.I_LATENCY]
         w_wake[w] = cycle + max(latency, 1)     # a call, return or printf: a fetch redirect, like a branch
         w_reason[w] = ST.BRANCH_RESOLVING
     elif op == c.OP_MEMBAR:

@@ -502,7 +502,7 @@ def run_timed(ts, m, ms, code, budget):
                 record_issue(issue_trace, issue_trace_n, cycle, best, pc, mem_req, stall_before, warp_block[best])
                 book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, reg_ready,
                            reg_dep, w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, best, sub, cycle,
-                           memory_ready)
+                           memory_ready, stk_pc[best, sp_of[best]])
                 sched_last[sub] = best
                 w_eval[sub * per_sub + quotient(best - base_sm, nsp)] = cycle + 1
                 if cycle + 1 < sub_next[sub]:
