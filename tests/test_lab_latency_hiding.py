@@ -23,7 +23,8 @@ def test_registered():
 def test_loads_in_flight_are_the_instruction_streams():
     # 4 float4 loads per iteration as written; ptxas unrolls the counted loop 4 times (codegen.unroll) and
     # issues all 16 loads before the first add reads one
-    for mode, loads in (("none", latency_hiding.LOADS_PER_ITERATION), ("ptxas", 4 * latency_hiding.LOADS_PER_ITERATION)):
+    per_iteration = latency_hiding.LOADS_PER_ITERATION
+    for mode, loads in (("none", per_iteration), ("ptxas", 4 * per_iteration)):
         values = latency_hiding.run(progress=False, sms=1, warps=(1,), iterations=4, codegen=mode).values
         assert values["codegen"] == mode
         assert values["loads_in_flight_per_warp"] == loads

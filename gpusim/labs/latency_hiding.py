@@ -4,12 +4,13 @@ Kernel programs/labs/stream_loads.ptx (``stream_loads_v4``): each loop iteration
 then uses them. As the PTX is written (``codegen="none"``) a warp keeps 4 loads = 2 KiB in flight, then
 waits; as ptxas compiles it (``codegen="ptxas"``, the default) the loop is unrolled 4 times and all 16
 loads = 8 KiB go out before the first use, so a quarter of the warps reach the plateau. The lab counts the
-loads in flight from the instruction stream the engine times (``compiler.loads_before_first_use``). On a slice of ``sms`` SMs the lab launches exactly ``warps`` warps per SM
+loads in flight from the instruction stream the engine times (``compiler.loads_before_first_use``).
+On a slice of ``sms`` SMs the lab launches exactly ``warps`` warps per SM
 (one wave) and measures DRAM bytes per cycle per SM. Little's law (gpusim.analytic.latency_hiding)
 predicts min(the SM's sustained share of DRAM bandwidth, warps x bytes in flight per warp / time in
 flight): linear in the warps until bytes in flight = bandwidth x time, flat after. The time a warp's
 request spends in flight is the unloaded DRAM latency plus the time the SM's share of bandwidth needs to
-deliver the warp's own bytes (2 KiB at ~11.5 B/cycle is ~180 cycles on h100-sxm); the table shows the
+deliver the warp's own bytes (8 KiB at ~11.5 B/cycle is ~710 cycles on h100-sxm with ptxas's unroll, 2 KiB ~180 as written); the table shows the
 prediction with the bare latency too, which puts the knee one warp early. The lab locates
 the measured knee (the plateau over the measured slope per warp) against the predicted one.
 

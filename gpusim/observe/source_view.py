@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpusim.arch import codes as c
 from gpusim.arch import isa as I
 from gpusim.arch import layout as L
 from gpusim.engine.sm import timing_state as T
@@ -312,7 +313,7 @@ def _build_rows(run) -> list[SourceRow]:
         form = I.FORMS[int(program.code[pc, L.F_ISA])]
         pipe = I.PIPE_NAMES[form.pipe]
         src = program.src_lines[pc]
-        is_branch = form.name == "bra"
+        is_branch = form.op == c.OP_BRA          # "bra", or "bra.ptxas" as the code-generation stage times it
         rows.append(
             SourceRow(
                 pc=pc,
