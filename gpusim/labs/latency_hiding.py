@@ -12,7 +12,8 @@ flight): linear in the warps until bytes in flight = bandwidth x time, flat afte
 request spends in flight is the unloaded DRAM latency plus the time the SM's share of bandwidth needs to
 deliver the warp's own bytes (8 KiB at ~11.5 B/cycle is ~710 cycles on h100-sxm with ptxas's unroll,
 2 KiB ~180 as written); the table shows the prediction with the bare latency too, which puts the knee
-one warp early. The lab locates the measured knee (the plateau over the measured slope per warp) against the predicted one.
+one warp early. The lab locates the measured knee (the plateau over the measured slope per warp)
+against the predicted one.
 
 The warp timeline (``trace=True``) shows why: with one warp the SM's schedulers sit idle while its loads
 are out; with enough warps some warp is always ready. The table gives the idle-issue fraction of SM 0:
