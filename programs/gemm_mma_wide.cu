@@ -15,19 +15,18 @@
 //   gemm_f16_mma_256x256:  f16 in, f16 accumulate, f16 out. 8 warps as 2 x 4, each a 128 x 64 piece
 //                          (8 x 8 tiles, 2 registers of two f16 each: 128 registers per thread).
 //
-// Both: K advances in slices of 64 elements (128 bytes per row); STAGES = 3 shared buffers filled by
-// cp.async.cg (16 bytes per request, src-size zero fill past the edges), 2 slices in flight while one is
-// computed (commit_group / wait_group 1); ldmatrix.x4 loads the fragments, double-buffered in registers;
-// shared rows are padded to 144 bytes so the 8 rows one ldmatrix matrix reads fall in 8 distinct groups of
-// 4 banks. The buffers are dynamic shared memory: 3 x (BM + BN) x 144 bytes, 165888 (128 x 256) and 221184
-// (256 x 256), more than the 48 KiB a block gets without opting in. The mainloop is described at its head.
+// Both: K advances in slices of 64 elements (128 bytes per row); STAGES = 3 shared buffers (2 in the _2stage
+// kernels) filled by cp.async.cg (16 bytes per request, src-size zero fill past the edges), STAGES - 1 slices
+// in flight while one is computed (commit_group / wait_group STAGES - 2); ldmatrix.x4 loads the fragments,
+// double-buffered in registers; shared rows are padded to 144 bytes so the 8 rows one ldmatrix matrix reads fall in 8 distinct groups of
+// 4 banks. The buffers are dynamic shared memory: STAGES x (BM + BN) x 144 bytes (see the kernels at the end),
+// more than the 48 KiB a block gets without opting in. The mainloop is described at its head.
 // Launch: grid (ceil(N / BN), ceil(M / BM)), 256 threads, shared_bytes as above. The grid walks the N tiles of
 // one M tile first, so the blocks that share an A tile run together.
 #include <cstdint>
 #include <cuda_bf16.h>
 
 #define THREADS 256
-#define STAGES 3
 #define BK_BYTES 128                // one K slice: 64 16-bit elements per row (fewer barriers per K)
 #define ROW_BYTES (BK_BYTES + 16)   // padded shared row
 #define CHUNKS_PER_ROW (BK_BYTES / 16)
@@ -54,24 +53,6 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address)
                  : "r"(address));
 }
 
-// Two 16-bit results of columns col (even) and col + 1 of a row, in one 32-bit store where both are in range
-// and the pair is 4-byte aligned (n even), else one 16-bit store each
-__device__ __forceinline__ void store_pair(uint16_t* C, uint32_t pair, int row, int col, int m, int n)
-{
-    if (row >= m || col >= n) {
-        return;
-    }
-    uint16_t* out = C + (size_t)row * n + col;
-    if (col + 1 < n && n % 2 == 0) {
-        *reinterpret_cast<uint32_t*>(out) = pair;
-    } else {
-        out[0] = static_cast<uint16_t>(pair & 0xffff);
-        if (col + 1 < n) {
-            out[1] = static_cast<uint16_t>(pair >> 16);
-        }
-    }
-}
-
 // bf16 x bf16 -> fp32: four fp32 accumulators per m16n8 tile per thread, element r at row g + 8 (r / 2),
 // column 2 t + r % 2 (g = lane / 4, t = lane % 4)
 struct Bf16F32 {
@@ -84,15 +65,11 @@ struct Bf16F32 {
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
     }
-    // the tile's accumulators -> C (bf16 bits, round to nearest even)
-    static __device__ __forceinline__ void store(uint16_t* C, const float (&d)[4], int row, int col, int m, int n)
+    // row g + 8 h of the tile's accumulators as two bf16 (round to nearest even), column 2 t in the low half
+    static __device__ __forceinline__ uint32_t pair(const float (&d)[4], int h)
     {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            uint32_t pair = __bfloat16_as_ushort(__float2bfloat16_rn(d[2 * h]))
-                            | (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(d[2 * h + 1])) << 16;
-            store_pair(C, pair, row + 8 * h, col, m, n);
-        }
+        return __bfloat16_as_ushort(__float2bfloat16_rn(d[2 * h]))
+               | (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(d[2 * h + 1])) << 16;
     }
 };
 
@@ -108,16 +85,10 @@ struct F16F16 {
                      : "+r"(d[0]), "+r"(d[1])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
     }
-    static __device__ __forceinline__ void store(uint16_t* C, const uint32_t (&d)[2], int row, int col, int m, int n)
-    {
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            store_pair(C, d[r], row + 8 * r, col, m, n);
-        }
-    }
+    static __device__ __forceinline__ uint32_t pair(const uint32_t (&d)[2], int h) { return d[h]; }
 };
 
-template <typename T, int BM, int BN>
+template <typename T, int BM, int BN, int STAGES>
 __device__ __forceinline__ void gemm_tile(const uint8_t* A, const uint8_t* B, uint16_t* C, int m, int n, int k)
 {
     constexpr int WARPS_N = 4;
@@ -289,27 +260,63 @@ __device__ __forceinline__ void gemm_tile(const uint8_t* A, const uint8_t* B, ui
     }
     cp_async_wait<0>();
 
+    // Epilogue through shared memory, as CUTLASS's: each thread's 32-bit pairs go to the C tile in the
+    // (now idle) pipeline buffers, rows padded by 16 bytes (a row is 132 words: the 8 rows x 4 threads of one
+    // store hit 32 distinct banks); then each warp writes whole rows of C, 16 bytes per thread, so every
+    // 32-byte sector it writes to L2 is full (the pairs written directly would fill half of each).
+    constexpr int OUT_ROW_BYTES = BN * 2 + 16;
+    constexpr int OUT_CHUNKS = BN * 2 / 16;  // 16-byte chunks per row of the C tile
+    static_assert(BM * OUT_ROW_BYTES <= STAGES * (BM + BN) * ROW_BYTES, "the C tile fits in the buffers");
+    static_assert(STAGES >= 2, "at least double buffering");
+    __syncthreads();  // every warp has read its last fragments
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
 #pragma unroll
         for (int j = 0; j < NI; ++j) {
-            T::store(C, acc[i][j], first_row + warp_row + 16 * i + lane / 4,
-                     first_col + warp_col + 8 * j + 2 * (lane % 4), m, n);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = warp_row + 16 * i + lane / 4 + 8 * h;
+                const int col = warp_col + 8 * j + 2 * (lane % 4);
+                *reinterpret_cast<uint32_t*>(shared + row * OUT_ROW_BYTES + col * 2) = T::pair(acc[i][j], h);
+            }
+        }
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int chunk = tid; chunk < BM * OUT_CHUNKS; chunk += THREADS) {
+        const int row = first_row + chunk / OUT_CHUNKS;
+        const int col = first_col + (chunk % OUT_CHUNKS) * 8;
+        if (row < m && col < n) {
+            const uint4 v = *reinterpret_cast<const uint4*>(shared + (chunk / OUT_CHUNKS) * OUT_ROW_BYTES
+                                                            + (chunk % OUT_CHUNKS) * 16);
+            uint16_t* out = C + (size_t)row * n + col;
+            if (n % 8 == 0 && col + 8 <= n) {
+                *reinterpret_cast<uint4*>(out) = v;  // 16-byte aligned: n % 8 == 0 and col % 8 == 0
+            } else {
+                const uint16_t* e = reinterpret_cast<const uint16_t*>(&v);
+#pragma unroll
+                for (int q = 0; q < 8; ++q) {
+                    if (col + q < n) {
+                        out[q] = e[q];
+                    }
+                }
+            }
         }
     }
 }
 
-// shared_bytes: STAGES x (BM + BN) x ROW_BYTES = 165888 (128 x 256) and 221184 (256 x 256)
-extern "C" __global__ void __launch_bounds__(THREADS)
-    gemm_bf16_mma_128x256(const uint16_t* A, const uint16_t* B, uint16_t* C, int m, int n, int k)
-{
-    gemm_tile<Bf16F32, 128, 256>(reinterpret_cast<const uint8_t*>(A), reinterpret_cast<const uint8_t*>(B), C, m,
-                                 n, k);
-}
+// shared_bytes: STAGES x (BM + BN) x ROW_BYTES. 3 stages: 165888 (128 x 256) and 221184 (256 x 256), which
+// H100 allows a block (227 KB); the _2stage kernels (110592 and 147456: double buffering, one slice in flight)
+// are for A100's 163 KB.
+#define WIDE_KERNEL(NAME, T, BM, BN, STAGES)                                                                    \
+    extern "C" __global__ void __launch_bounds__(THREADS)                                                      \
+        NAME(const uint16_t* A, const uint16_t* B, uint16_t* C, int m, int n, int k)                           \
+    {                                                                                                          \
+        gemm_tile<T, BM, BN, STAGES>(reinterpret_cast<const uint8_t*>(A), reinterpret_cast<const uint8_t*>(B), \
+                                     C, m, n, k);                                                              \
+    }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
-    gemm_f16_mma_256x256(const uint16_t* A, const uint16_t* B, uint16_t* C, int m, int n, int k)
-{
-    gemm_tile<F16F16, 256, 256>(reinterpret_cast<const uint8_t*>(A), reinterpret_cast<const uint8_t*>(B), C, m,
-                                n, k);
-}
+WIDE_KERNEL(gemm_bf16_mma_128x256, Bf16F32, 128, 256, 3)
+WIDE_KERNEL(gemm_f16_mma_256x256, F16F16, 256, 256, 3)
+WIDE_KERNEL(gemm_bf16_mma_128x256_2stage, Bf16F32, 128, 256, 2)
+WIDE_KERNEL(gemm_f16_mma_256x256_2stage, F16F16, 256, 256, 2)

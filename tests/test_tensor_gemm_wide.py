@@ -19,14 +19,16 @@ PROGRAM = PROGRAMS_DIR / "gemm_mma_wide.ptx"
 THREADS = 256
 ROW_BYTES = 128 + 16   # one 64-element K slice of 16-bit elements, padded
 STAGES = 3
-KERNELS = {  # name: (BM, BN)
-    "gemm_f16_mma_256x256": (256, 256),
-    "gemm_bf16_mma_128x256": (128, 256),
+KERNELS = {  # name: (BM, BN, stages)
+    "gemm_f16_mma_256x256": (256, 256, 3),
+    "gemm_bf16_mma_128x256": (128, 256, 3),
+    "gemm_f16_mma_256x256_2stage": (256, 256, 2),
+    "gemm_bf16_mma_128x256_2stage": (128, 256, 2),
 }
 
 
-def _shared_bytes(bm: int, bn: int) -> int:
-    return STAGES * (bm + bn) * ROW_BYTES
+def _shared_bytes(bm: int, bn: int, stages: int = STAGES) -> int:
+    return stages * (bm + bn) * ROW_BYTES
 
 
 def _f16_operands(rng, rows: int, k: int) -> np.ndarray:
@@ -53,10 +55,11 @@ def _f16_stepwise(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _launch(gpu, name: str, a: np.ndarray, b: np.ndarray, m: int, n: int, k: int, cache_control: str = "none"):
-    bm, bn = KERNELS[name]
+    bm, bn, stages = KERNELS[name]
     kernel = gpu.load(str(PROGRAM))[name]
     out = gpu.zeros(m * n, np.uint16)
-    run = gpu.launch(kernel, grid=(-(-n // bn), -(-m // bm)), block=THREADS, shared_bytes=_shared_bytes(bm, bn),
+    run = gpu.launch(kernel, grid=(-(-n // bn), -(-m // bm)), block=THREADS,
+                     shared_bytes=_shared_bytes(bm, bn, stages),
                      cache_control=cache_control,
                      args=[gpu.to_device(a.view(np.uint16)), gpu.to_device(b.view(np.uint16)), out, np.int32(m),
                            np.int32(n), np.int32(k)])
@@ -75,6 +78,35 @@ def test_f16_accumulate_matches_the_stepwise_rounding_bit_for_bit(m, n, k):
     assert np.array_equal(got, expected.view(np.uint16))
     # and the rounding is real: the exact float64 product differs from it somewhere
     assert not np.array_equal(expected.astype(np.float64), a.astype(np.float64) @ b.astype(np.float64).T)
+
+
+def test_two_stage_variants_fit_a100_and_agree():
+    """A100 gives a block 163 KB of shared memory: the 3-stage 256 x 256 kernel (216 KB) is refused with the
+    limit named, the 2-stage ones run and give the same bits (f16) as the stepwise replay and as the 3-stage
+    kernel on h100-sxm (bf16)."""
+    gpu = gpusim.GPU("a100", sms=2)
+    assert _shared_bytes(256, 256) > gpu.config.max_shared_bytes_per_block >= _shared_bytes(256, 256, 2)
+    rng = np.random.default_rng(5)
+    m, n, k = 300, 264, 200
+    a, b = _f16_operands(rng, m, k), _f16_operands(rng, n, k)
+    with pytest.raises(gpusim.LaunchError, match="shared memory"):
+        _launch(gpu, "gemm_f16_mma_256x256", a, b, m, n, k)
+    _, got = _launch(gpu, "gemm_f16_mma_256x256_2stage", a, b, m, n, k)
+    assert np.array_equal(got, _f16_stepwise(a, b).view(np.uint16))
+    ab, bb = _bf16_operands(rng, m, k), _bf16_operands(rng, n, k)
+    _, two = _launch(gpu, "gemm_bf16_mma_128x256_2stage", ab, bb, m, n, k)
+    _, three = _launch(gpusim.GPU("h100-sxm", sms=2), "gemm_bf16_mma_128x256", ab, bb, m, n, k)
+    assert np.array_equal(two, three)
+
+
+def test_layer_gemm_picks_the_variant_that_fits():
+    from gpusim.labs.tensor_gemm import WIDE_TYPES
+
+    kind = WIDE_TYPES["f16acc"]
+    assert kind.variant(gpusim.load_config("h100-sxm")) == ("gemm_f16_mma_256x256", _shared_bytes(256, 256))
+    assert kind.variant(gpusim.load_config("a100")) == ("gemm_f16_mma_256x256_2stage", _shared_bytes(256, 256, 2))
+    with pytest.raises(gpusim.LaunchError, match="rtx4090 allows"):
+        kind.variant(gpusim.load_config("rtx4090"))
 
 
 @pytest.mark.parametrize("m, n, k", [(200, 301, 200), (128, 256, 64)], ids=["edges-odd-n", "one-tile"])
@@ -113,7 +145,7 @@ def test_f16_accumulate_gemm_reaches_80_percent_of_the_mma_sync_rate():
     flops = 2 * m * n * k
     assert run.metrics["gpusim__tensor_flops.sum"] == flops
     pct = _pct_of_mma_sync(run, config, flops)
-    bm, bn = KERNELS["gemm_f16_mma_256x256"]
+    bm, bn, _ = KERNELS["gemm_f16_mma_256x256"]
     flop_per_l2_byte = 2 * bm * bn / ((bm + bn) * 2)
     l2_cap_pct = 100.0 * flop_per_l2_byte * config.l2_bytes_per_cycle / (
         config.mma_sync_flops_per_cycle_per_sm("fp16") * config.sms)
@@ -131,7 +163,7 @@ def test_fp32_accumulate_wide_tile_sits_at_its_l2_bound():
     a, b = _bf16_operands(rng, m, k), _bf16_operands(rng, n, k)
     run, _ = _launch(gpu, "gemm_bf16_mma_128x256", a, b, m, n, k, cache_control="all")
     pct = _pct_of_mma_sync(run, config, 2 * m * n * k)
-    bm, bn = KERNELS["gemm_bf16_mma_128x256"]
+    bm, bn, _ = KERNELS["gemm_bf16_mma_128x256"]
     l2_cap_pct = 100.0 * (2 * bm * bn / ((bm + bn) * 2)) * config.l2_bytes_per_cycle / (
         config.mma_sync_flops_per_cycle_per_sm("fp16") * config.sms)
     assert 55.0 < l2_cap_pct < 62.0                # 85.3 x 2500 / (2730.7 x 132)

@@ -11,12 +11,16 @@ The kernels are the 4-stage ones (3 K slices in flight, enough to cover a DRAM l
 ``bf16`` (gemm_bf16_mma_4stage: fp32 accumulate, bf16 output), ``int8`` (gemm_s8_mma_4stage, W8A8 with s32
 accumulate and output) and ``fp8`` (gemm_e4m3_mma_4stage: e4m3, fp32 accumulate, bf16 output); each
 has its bytes per weight and the analytic roofline ceiling its mma.sync reaches
-(gpusim.analytic.models.tensor_peaks). The outputs are bf16 as a layer feeding the next writes them: on a
+(gpusim.analytic.models.tensor_peaks). ``WIDE_TYPES`` are the wider block tiles of programs/gemm_mma_wide.cu,
+which take more FLOPs per L2 byte: ``bf16-wide`` (128 weight rows x 256 tokens, fp32 accumulate, bf16 output)
+and ``f16acc`` (256 x 256, f16 inputs accumulated in f16 -- the only way a 256 x 256 tile's accumulators fit
+in the registers -- f16 output). The outputs are bf16 as a layer feeding the next writes them: on a
 slice of a few SMs, whose L2 is a few MB, fp32 outputs would be as many bytes as the weights.
 
 Every result is checked against numpy: integers exactly, floats within the rigorous bound of k-term fp32
 sums of exact products, E = k u (|A| |B|^T) elementwise with u = 2^-24, plus the bf16 rounding of the
-output, 2^-8 (|exact| + E).
+output, 2^-8 (|exact| + E); f16 accumulation bit for bit, replaying its k / 16 roundings (its operands are
+multiples of 1/64, so every step's sum is exact before the kernel rounds it).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from gpusim.errors import LaunchError
 from gpusim.labs.support import PROGRAMS_DIR
 
 PROGRAM = PROGRAMS_DIR / "gemm_bf16_mma.ptx"
+WIDE_PROGRAM = PROGRAMS_DIR / "gemm_mma_wide.ptx"
 TILE = 128            # BM = BN in gemm_bf16_mma.cu
 THREADS = 128
 CHUNK_BYTES = 16      # cp.async request size: a row's bytes must be a multiple
@@ -50,7 +55,40 @@ class GemmType:
     dense: str
     """the dense tensor peak of the type"""
     output: str
-    """the output's storage: int32, or bf16 bits (uint16)"""
+    """the output's storage: int32, bf16 bits or f16 bits (uint16)"""
+    tile_rows: int = TILE
+    """the block tile's weight rows (the kernel's BM)"""
+    tile_tokens: int = TILE
+    """the block tile's tokens (BN)"""
+    threads: int = THREADS
+    shared_bytes: int = 0
+    """dynamic shared memory per block"""
+    program: Any = PROGRAM
+    fallback: tuple = ()
+    """(kernel, shared_bytes) of variants with fewer pipeline stages, for configs whose blocks may not have
+    ``shared_bytes`` (A100: 163 KB); the first that fits runs"""
+
+    def variant(self, config: Any) -> tuple[str, int]:
+        """The (kernel, shared bytes) that fits a block of ``config``; a LaunchError when none does."""
+        for kernel, shared in ((self.kernel, self.shared_bytes), *self.fallback):
+            if shared <= config.max_shared_bytes_per_block:
+                return kernel, shared
+        needed = min(shared for _, shared in ((self.kernel, self.shared_bytes), *self.fallback))
+        raise LaunchError(f"tensor GEMM ({self.name}): the {self.tile_rows} x {self.tile_tokens} tile needs at least "
+                          f"{needed} bytes of shared memory per block; {config.name} allows "
+                          f"{config.max_shared_bytes_per_block}")
+
+    @property
+    def flop_per_l2_byte(self) -> float:
+        """FLOPs per byte of A and B the block tile loads from L2: 2 BM BN per (BM + BN) x element bytes."""
+        return 2 * self.tile_rows * self.tile_tokens / ((self.tile_rows + self.tile_tokens) * self.element_bytes)
+
+    def flop_per_l2_byte_with_stores(self, k: int) -> float:
+        """The same over a whole K of ``k`` with the tile's output written once: 2 BM BN k per
+        ((BM + BN) k element bytes + BM BN output bytes)."""
+        output_bytes = 4 if self.output == "int32" else 2
+        loads = (self.tile_rows + self.tile_tokens) * k * self.element_bytes
+        return 2 * self.tile_rows * self.tile_tokens * k / (loads + self.tile_rows * self.tile_tokens * output_bytes)
 
 
 TYPES = {
@@ -60,22 +98,40 @@ TYPES = {
 }
 
 
-TILE_FLOP_PER_L2_BYTE = TILE * TILE / (TILE + TILE) * FLOPS_PER_MAC / 2
+WIDE_TYPES = {
+    "bf16-wide": GemmType("bf16-wide", "gemm_bf16_mma_128x256", 2, "mma_sync_bf16", "tensor_bf16", "bf16",
+                          tile_rows=128, tile_tokens=256, threads=256, shared_bytes=3 * (128 + 256) * 144,
+                          program=WIDE_PROGRAM,
+                          fallback=(("gemm_bf16_mma_128x256_2stage", 2 * (128 + 256) * 144),)),
+    "f16acc": GemmType("f16acc", "gemm_f16_mma_256x256", 2, "mma_sync_fp16", "tensor_fp16", "f16",
+                       tile_rows=256, tile_tokens=256, threads=256, shared_bytes=3 * (256 + 256) * 144,
+                       program=WIDE_PROGRAM, fallback=(("gemm_f16_mma_256x256_2stage", 2 * (256 + 256) * 144),)),
+}
+"""programs/gemm_mma_wide.cu's kernels: 3 stages (2 where a block may not have 3) of 64-element K slices in
+rows padded to 144 bytes."""
+
+
+TILE_FLOP_PER_L2_BYTE = TYPES["bf16"].flop_per_l2_byte
 """A 128 x 128 block tile loads (128 + 128) x 2 bytes of A and B per K step from L2 and does 2 x 128 x 128
 FLOPs with them: 64 FLOP per L2 byte (for bf16; the 8-bit types load half the bytes for the same MACs)."""
 
 
-def l2_cap_flops(config: Any) -> float:
-    """The FLOP/s at which the tile's operand loads fill the L2 bandwidth (bf16): 64 FLOP per byte x the
-    config's L2 bytes per second. On h100-sxm (2500 B/cycle, 18.9 per SM) that is 45 % of the mma.sync rate:
-    the reason Hopper feeds its tensor cores with TMA multicast and wgmma's larger tiles."""
-    return TILE_FLOP_PER_L2_BYTE * config.l2_bytes_per_cycle * config.clock_hz
+def l2_cap_flops(config: Any, kind: str = "bf16", k: int | None = None) -> float:
+    """The FLOP/s at which a type's block tile fills the L2 bandwidth with its operand loads (and, given ``k``,
+    its output stores): its FLOPs per L2 byte x the config's L2 bytes per second. On h100-sxm (2500 B/cycle,
+    18.9 per SM) the 128 x 128 bf16 tile's 64 FLOP/B feed 44 % of the mma.sync rate, 128 x 256's 85 59 %,
+    256 x 256's 128 89 %: the reason Hopper feeds its tensor cores with TMA multicast and wgmma's larger tiles."""
+    kind_ = gemm_type(kind)
+    per_byte = kind_.flop_per_l2_byte if k is None else kind_.flop_per_l2_byte_with_stores(k)
+    return per_byte * config.l2_bytes_per_cycle * config.clock_hz
 
 
 def gemm_type(name: str) -> GemmType:
-    if name not in TYPES:
-        raise LaunchError(f"tensor GEMM: unknown type '{name}' (types: {', '.join(TYPES)})")
-    return TYPES[name]
+    if name in TYPES:
+        return TYPES[name]
+    if name in WIDE_TYPES:
+        return WIDE_TYPES[name]
+    raise LaunchError(f"tensor GEMM: unknown type '{name}' (types: {', '.join([*TYPES, *WIDE_TYPES])})")
 
 
 def _bf16_bits(values: np.ndarray) -> np.ndarray:
@@ -93,8 +149,12 @@ def _e4m3_values(bits: np.ndarray) -> np.ndarray:
 
 
 def random_operand(kind: GemmType, shape: tuple[int, int], rng: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(stored bits or values, their float64/int64 values): bf16 and e4m3 of magnitude < 1, int8 in full range."""
-    if kind.name == "bf16":
+    """(stored bits or values, their float64/int64 values): bf16 and e4m3 of magnitude < 1, f16 multiples of
+    1/64 in [-1, 1], int8 in full range."""
+    if kind.output == "f16":
+        values = (rng.integers(-64, 65, shape) / 64).astype(np.float16)
+        return values.view(np.uint16), values.astype(np.float64)
+    if kind.element_bytes == 2:
         bits = _bf16_bits(rng.uniform(-1.0, 1.0, shape))
         return bits, _bf16_values(bits)
     if kind.name == "fp8":
@@ -111,6 +171,15 @@ def check_shape(kind: GemmType, rows: int, k: int, tokens: int) -> None:
                           f"positive multiple of {CHUNK_BYTES // kind.element_bytes} (16-byte cp.async chunks)")
 
 
+def f16_stepwise(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A B^T as k / 16 mma.syncs with f16 accumulators compute it: per K step, the accumulator plus 16 exact
+    products, rounded once to f16 (numpy's float16 cast rounds to nearest even), in increasing k."""
+    acc = np.zeros((a.shape[0], b.shape[0]), np.float16)
+    for k0 in range(0, a.shape[1], 16):
+        acc = (acc.astype(np.float64) + a[:, k0:k0 + 16] @ b[:, k0:k0 + 16].T).astype(np.float16)
+    return acc
+
+
 class LayerGemm:
     """One layer's weights on a GPU, ready to multiply any number of tokens."""
 
@@ -120,7 +189,8 @@ class LayerGemm:
         self.gpu = gpu
         self.rows, self.k = rows, k
         self.rng = np.random.default_rng(seed)
-        self.kernel = gpu.load(str(PROGRAM))[self.kind.kernel]
+        kernel_name, self.shared_bytes = self.kind.variant(gpu.config)
+        self.kernel = gpu.load(str(self.kind.program))[kernel_name]
         bits, self.weight_values = random_operand(self.kind, (rows, k), self.rng)
         self.weights = gpu.to_device(bits)
         self.weight_bytes = rows * k * self.kind.element_bytes
@@ -133,8 +203,10 @@ class LayerGemm:
         check_shape(self.kind, self.rows, self.k, tokens)
         bits, values = random_operand(self.kind, (tokens, self.k), self.rng)
         out = self.gpu.zeros(self.rows * tokens, np.int32 if self.kind.output == "int32" else np.uint16)
-        grid = (-(-tokens // TILE), -(-self.rows // TILE))
-        run = self.gpu.launch(self.kernel, grid=grid, block=THREADS, cache_control="all",
+        kind = self.kind
+        grid = (-(-tokens // kind.tile_tokens), -(-self.rows // kind.tile_rows))
+        run = self.gpu.launch(self.kernel, grid=grid, block=kind.threads, shared_bytes=self.shared_bytes,
+                              cache_control="all",
                               args=[self.weights, self.gpu.to_device(bits), out, np.int32(self.rows),
                                     np.int32(tokens), np.int32(self.k)])
         if not check:
@@ -143,6 +215,8 @@ class LayerGemm:
         expected = self.weight_values @ values.T
         if self.kind.output == "int32":
             return run, bool(np.array_equal(got.astype(np.int64), expected))
+        if self.kind.output == "f16":
+            return run, bool(np.array_equal(got, f16_stepwise(self.weight_values, values).view(np.uint16)))
         accumulated = self.k * FP32_UNIT_ROUNDOFF * (np.abs(self.weight_values) @ np.abs(values).T)
         bound = accumulated + BF16_UNIT_ROUNDOFF * (np.abs(expected) + accumulated)
         return run, bool(np.all(np.abs(_bf16_values(got) - expected) <= bound))
