@@ -26,32 +26,12 @@
 #include <cstdint>
 #include <cuda_bf16.h>
 
+#include "mma_ptx.cuh"
+
 #define THREADS 256
 #define BK_BYTES 128                // one K slice: 64 16-bit elements per row (fewer barriers per K)
 #define ROW_BYTES (BK_BYTES + 16)   // padded shared row
 #define CHUNKS_PER_ROW (BK_BYTES / 16)
-
-__device__ __forceinline__ uint32_t shared_address(const void* pointer)
-{
-    return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
-}
-
-__device__ __forceinline__ void cp_async_16(uint32_t destination, const void* source, int bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(destination), "l"(source), "r"(bytes));
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-template <int PENDING>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING)); }
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(address));
-}
 
 // bf16 x bf16 -> fp32: four fp32 accumulators per m16n8 tile per thread, element r at row g + 8 (r / 2),
 // column 2 t + r % 2 (g = lane / 4, t = lane % 4)
@@ -60,10 +40,7 @@ struct Bf16F32 {
     static constexpr int ACC = 4;
     static __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
     {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+        mma_bf16_f32(d, a, b0, b1);
     }
     // row g + 8 h of the tile's accumulators as two bf16 (round to nearest even), column 2 t in the low half
     static __device__ __forceinline__ uint32_t pair(const float (&d)[4], int h)
@@ -308,15 +285,32 @@ __device__ __forceinline__ void gemm_tile(const uint8_t* A, const uint8_t* B, ui
 // shared_bytes: STAGES x (BM + BN) x ROW_BYTES. 3 stages: 165888 (128 x 256) and 221184 (256 x 256), which
 // H100 allows a block (227 KB); the _2stage kernels (110592 and 147456: double buffering, one slice in flight)
 // are for A100's 163 KB.
-#define WIDE_KERNEL(NAME, T, BM, BN, STAGES)                                                                    \
-    extern "C" __global__ void __launch_bounds__(THREADS)                                                      \
-        NAME(const uint16_t* A, const uint16_t* B, uint16_t* C, int m, int n, int k)                           \
-    {                                                                                                          \
-        gemm_tile<T, BM, BN, STAGES>(reinterpret_cast<const uint8_t*>(A), reinterpret_cast<const uint8_t*>(B), \
-                                     C, m, n, k);                                                              \
-    }
+template <typename T, int BM, int BN, int STAGES>
+__device__ __forceinline__ void gemm(const uint16_t* A, const uint16_t* B, uint16_t* C, int m, int n, int k)
+{
+    gemm_tile<T, BM, BN, STAGES>(reinterpret_cast<const uint8_t*>(A), reinterpret_cast<const uint8_t*>(B), C, m, n, k);
+}
 
-WIDE_KERNEL(gemm_bf16_mma_128x256, Bf16F32, 128, 256, 3)
-WIDE_KERNEL(gemm_f16_mma_256x256, F16F16, 256, 256, 3)
-WIDE_KERNEL(gemm_bf16_mma_128x256_2stage, Bf16F32, 128, 256, 2)
-WIDE_KERNEL(gemm_f16_mma_256x256_2stage, F16F16, 256, 256, 2)
+extern "C" __global__ void __launch_bounds__(THREADS)
+    gemm_bf16_mma_128x256(const uint16_t* A, const uint16_t* B, uint16_t* C, int m, int n, int k)
+{
+    gemm<Bf16F32, 128, 256, 3>(A, B, C, m, n, k);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    gemm_f16_mma_256x256(const uint16_t* A, const uint16_t* B, uint16_t* C, int m, int n, int k)
+{
+    gemm<F16F16, 256, 256, 3>(A, B, C, m, n, k);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    gemm_bf16_mma_128x256_2stage(const uint16_t* A, const uint16_t* B, uint16_t* C, int m, int n, int k)
+{
+    gemm<Bf16F32, 128, 256, 2>(A, B, C, m, n, k);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    gemm_f16_mma_256x256_2stage(const uint16_t* A, const uint16_t* B, uint16_t* C, int m, int n, int k)
+{
+    gemm<F16F16, 256, 256, 2>(A, B, C, m, n, k);
+}

@@ -44,6 +44,8 @@ for source in "${sources[@]}"; do
     base="$(basename "$source")"
     "$NVCC" -ptx -O3 -arch="${ARCH_OF[$source]:-$ARCH}" -lineinfo -o "$output" "$source"
     sed -i -E "s|^(\s*\.file\s+[0-9]+\s+\")[^\"]*/${base}\"|\1${base}\"|" "$output"
+    # and the headers of this folder (programs/*.cuh) that the source includes, by their bare names too
+    sed -i -E "s|^(\s*\.file\s+[0-9]+\s+\")[^\"]*/(programs/)?([A-Za-z0-9_]+\.cuh)\"|\1\3\"|" "$output"
     write_ptxas_regs "$output" >/dev/null
     echo "$source -> $output"
 done
