@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 import gpusim
-
 from gpusim.errors import ConfigError
 from gpusim.programs.catalog import (
     CheckResult,
