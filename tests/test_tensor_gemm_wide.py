@@ -14,6 +14,7 @@ import pytest
 
 import gpusim
 from gpusim.labs.support import PROGRAMS_DIR
+from gpusim.labs.tensor_gemm import f16_stepwise
 
 PROGRAM = PROGRAMS_DIR / "gemm_mma_wide.ptx"
 THREADS = 256
@@ -44,16 +45,6 @@ def _bf16_values(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
-def _f16_stepwise(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """C = A B^T as k / 16 mma.syncs compute it: per K step of 16, the f16 accumulator plus 16 exact products,
-    rounded once to f16 (numpy's float16 cast rounds to nearest even)."""
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    acc = np.zeros((a.shape[0], b.shape[0]), np.float16)
-    for k0 in range(0, a.shape[1], 16):
-        acc = (acc.astype(np.float64) + a64[:, k0:k0 + 16] @ b64[:, k0:k0 + 16].T).astype(np.float16)
-    return acc
-
-
 def _launch(gpu, name: str, a: np.ndarray, b: np.ndarray, m: int, n: int, k: int, cache_control: str = "none"):
     bm, bn, stages = KERNELS[name]
     kernel = gpu.load(str(PROGRAM))[name]
@@ -74,7 +65,7 @@ def test_f16_accumulate_matches_the_stepwise_rounding_bit_for_bit(m, n, k):
     rng = np.random.default_rng(m + n + k)
     a, b = _f16_operands(rng, m, k), _f16_operands(rng, n, k)
     _, got = _launch(gpusim.GPU("h100-sxm", sms=2), "gemm_f16_mma_256x256", a, b, m, n, k)
-    expected = _f16_stepwise(a, b)
+    expected = f16_stepwise(a, b)
     assert np.array_equal(got, expected.view(np.uint16))
     # and the rounding is real: the exact float64 product differs from it somewhere
     assert not np.array_equal(expected.astype(np.float64), a.astype(np.float64) @ b.astype(np.float64).T)
@@ -92,7 +83,7 @@ def test_two_stage_variants_fit_a100_and_agree():
     with pytest.raises(gpusim.LaunchError, match="shared memory"):
         _launch(gpu, "gemm_f16_mma_256x256", a, b, m, n, k)
     _, got = _launch(gpu, "gemm_f16_mma_256x256_2stage", a, b, m, n, k)
-    assert np.array_equal(got, _f16_stepwise(a, b).view(np.uint16))
+    assert np.array_equal(got, f16_stepwise(a, b).view(np.uint16))
     ab, bb = _bf16_operands(rng, m, k), _bf16_operands(rng, n, k)
     _, two = _launch(gpu, "gemm_bf16_mma_128x256_2stage", ab, bb, m, n, k)
     _, three = _launch(gpusim.GPU("h100-sxm", sms=2), "gemm_bf16_mma_128x256", ab, bb, m, n, k)
@@ -141,7 +132,7 @@ def test_f16_accumulate_gemm_reaches_80_percent_of_the_mma_sync_rate():
     rng = np.random.default_rng(7)
     a, b = _f16_operands(rng, m, k), _f16_operands(rng, n, k)
     run, got = _launch(gpu, "gemm_f16_mma_256x256", a, b, m, n, k, cache_control="all")
-    assert np.array_equal(got, _f16_stepwise(a, b).view(np.uint16))
+    assert np.array_equal(got, f16_stepwise(a, b).view(np.uint16))
     flops = 2 * m * n * k
     assert run.metrics["gpusim__tensor_flops.sum"] == flops
     pct = _pct_of_mma_sync(run, config, flops)

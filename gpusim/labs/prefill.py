@@ -56,18 +56,22 @@ def _measure(layer: LayerGemm, tokens: int, roofs: Any) -> dict:
     judged = verdict(result)
     kind = layer.kind
     achieved = flops / result.seconds
+    mma_sync = roofs.peak_flops[kind.mma_sync]
+    l2_cap = l2_cap_flops(layer.gpu.config, kind.name)
+    l2_cap_with_stores = l2_cap_flops(layer.gpu.config, kind.name, layer.k)
     return {
-        "kind": kind.name, "kernel": kind.kernel, "tile": f"{kind.tile_rows}x{kind.tile_tokens}",
+        "kind": kind.name, "kernel": layer.kernel_name, "tile": f"{kind.tile_rows}x{kind.tile_tokens}",
         "accumulate": "f16" if kind.output == "f16" else "fp32",
         "tokens": tokens, "correct": correct, "seconds": result.seconds, "flops_per_s": achieved,
         "flop_per_weight_byte": flops / layer.weight_bytes, "intensity": flops / dram_bytes,
-        "pct_of_mma_sync": 100.0 * achieved / roofs.peak_flops[kind.mma_sync],
+        "pct_of_mma_sync": 100.0 * achieved / mma_sync,
         "pct_of_dense": 100.0 * achieved / roofs.peak_flops[kind.dense],
         "dram_pct": metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
         "l2_pct": metrics["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
         "tensor_pct": metrics["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"],
-        "l2_cap_flops": l2_cap_flops(layer.gpu.config, kind.name),
-        "l2_cap_flops_with_stores": l2_cap_flops(layer.gpu.config, kind.name, layer.k),
+        "l2_cap_flops": l2_cap, "l2_cap_flops_with_stores": l2_cap_with_stores,
+        "l2_cap_pct_of_mma_sync": 100.0 * l2_cap / mma_sync,
+        "l2_cap_with_stores_pct": 100.0 * l2_cap_with_stores / mma_sync,
         "tokens_per_s": tokens / result.seconds,
         "roofline_side": roofs.bound(flops / dram_bytes, kind.mma_sync, "dram_sustained"),
         "verdict": judged.kind, "reason": judged.reason, "limiter": judged.limiter,
@@ -93,8 +97,7 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     weight_bytes = layers["bf16"].weight_bytes
     values = {"config": cfg.name, "sms": sms, "rows": rows, "k": k, "prompt": prompt,
               "weight_bytes": weight_bytes, "phases": phases, "mma_sync_ridge": ridge,
-              "dense_ridge": dense_ridge, "mma_sync_pct_of_dense": mma_pct_of_dense,
-              "mma_sync_flops": roofs.peak_flops["mma_sync_bf16"]}
+              "dense_ridge": dense_ridge, "mma_sync_pct_of_dense": mma_pct_of_dense}
     table = format_table(
         ["phase", "tile", "acc", "tokens", "FLOP/weight B", "FLOP/DRAM B", "step us", "TFLOP/s", "% of mma.sync",
          "% of dense", "tensor %", "L2 %", "DRAM %", "roofline", "report verdict"],
@@ -109,8 +112,6 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     for label in PHASE_LABELS[:2]:
         p = phases[label]
         kind = gemm_type(p["kind"])
-        p["l2_cap_pct_of_mma_sync"] = 100.0 * p["l2_cap_flops"] / roofs.peak_flops[kind.mma_sync]
-        p["l2_cap_with_stores_pct"] = 100.0 * p["l2_cap_flops_with_stores"] / roofs.peak_flops[kind.mma_sync]
         table += (f"\nL2 cap of the {p['tile']} tile ({label}): {kind.flop_per_l2_byte:.0f} FLOP per L2 byte x "
                   f"{l2_rate / 1e9:.0f} GB/s = {p['l2_cap_flops'] / 1e12:.2f} TFLOP/s, "
                   f"{p['l2_cap_pct_of_mma_sync']:.0f}% of the mma.sync rate; with its output stores over "

@@ -70,10 +70,11 @@ class GemmType:
 
     def variant(self, config: Any) -> tuple[str, int]:
         """The (kernel, shared bytes) that fits a block of ``config``; a LaunchError when none does."""
-        for kernel, shared in ((self.kernel, self.shared_bytes), *self.fallback):
+        candidates = ((self.kernel, self.shared_bytes), *self.fallback)
+        for kernel, shared in candidates:
             if shared <= config.max_shared_bytes_per_block:
                 return kernel, shared
-        needed = min(shared for _, shared in ((self.kernel, self.shared_bytes), *self.fallback))
+        needed = min(shared for _, shared in candidates)
         raise LaunchError(f"tensor GEMM ({self.name}): the {self.tile_rows} x {self.tile_tokens} tile needs at least "
                           f"{needed} bytes of shared memory per block; {config.name} allows "
                           f"{config.max_shared_bytes_per_block}")
@@ -98,22 +99,22 @@ TYPES = {
 }
 
 
+def _wide(name: str, kernel: str, mma_sync: str, dense: str, output: str, rows: int, tokens: int) -> GemmType:
+    """programs/gemm_mma_wide.cu's kernel ``kernel``: 3 stages of 64-element K slices in rows padded to 144
+    bytes, and its ``_2stage`` variant for blocks that may not have 3."""
+    def pipeline(stages: int) -> int:
+        return stages * (rows + tokens) * WIDE_ROW_BYTES
+
+    return GemmType(name, kernel, 2, mma_sync, dense, output, tile_rows=rows, tile_tokens=tokens, threads=256,
+                    shared_bytes=pipeline(3), program=WIDE_PROGRAM, fallback=((f"{kernel}_2stage", pipeline(2)),))
+
+
+WIDE_ROW_BYTES = 128 + 16
+"""One 64-element K slice of 16-bit elements per shared row, padded by 16 bytes (gemm_mma_wide.cu)."""
 WIDE_TYPES = {
-    "bf16-wide": GemmType("bf16-wide", "gemm_bf16_mma_128x256", 2, "mma_sync_bf16", "tensor_bf16", "bf16",
-                          tile_rows=128, tile_tokens=256, threads=256, shared_bytes=3 * (128 + 256) * 144,
-                          program=WIDE_PROGRAM,
-                          fallback=(("gemm_bf16_mma_128x256_2stage", 2 * (128 + 256) * 144),)),
-    "f16acc": GemmType("f16acc", "gemm_f16_mma_256x256", 2, "mma_sync_fp16", "tensor_fp16", "f16",
-                       tile_rows=256, tile_tokens=256, threads=256, shared_bytes=3 * (256 + 256) * 144,
-                       program=WIDE_PROGRAM, fallback=(("gemm_f16_mma_256x256_2stage", 2 * (256 + 256) * 144),)),
+    "bf16-wide": _wide("bf16-wide", "gemm_bf16_mma_128x256", "mma_sync_bf16", "tensor_bf16", "bf16", 128, 256),
+    "f16acc": _wide("f16acc", "gemm_f16_mma_256x256", "mma_sync_fp16", "tensor_fp16", "f16", 256, 256),
 }
-"""programs/gemm_mma_wide.cu's kernels: 3 stages (2 where a block may not have 3) of 64-element K slices in
-rows padded to 144 bytes."""
-
-
-TILE_FLOP_PER_L2_BYTE = TYPES["bf16"].flop_per_l2_byte
-"""A 128 x 128 block tile loads (128 + 128) x 2 bytes of A and B per K step from L2 and does 2 x 128 x 128
-FLOPs with them: 64 FLOP per L2 byte (for bf16; the 8-bit types load half the bytes for the same MACs)."""
 
 
 def l2_cap_flops(config: Any, kind: str = "bf16", k: int | None = None) -> float:
@@ -174,9 +175,10 @@ def check_shape(kind: GemmType, rows: int, k: int, tokens: int) -> None:
 def f16_stepwise(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A B^T as k / 16 mma.syncs with f16 accumulators compute it: per K step, the accumulator plus 16 exact
     products, rounded once to f16 (numpy's float16 cast rounds to nearest even), in increasing k."""
+    a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)   # f16 operands: exact in float64
     acc = np.zeros((a.shape[0], b.shape[0]), np.float16)
     for k0 in range(0, a.shape[1], 16):
-        acc = (acc.astype(np.float64) + a[:, k0:k0 + 16] @ b[:, k0:k0 + 16].T).astype(np.float16)
+        acc = (acc.astype(np.float64) + a64[:, k0:k0 + 16] @ b64[:, k0:k0 + 16].T).astype(np.float16)
     return acc
 
 
@@ -189,8 +191,8 @@ class LayerGemm:
         self.gpu = gpu
         self.rows, self.k = rows, k
         self.rng = np.random.default_rng(seed)
-        kernel_name, self.shared_bytes = self.kind.variant(gpu.config)
-        self.kernel = gpu.load(str(self.kind.program))[kernel_name]
+        self.kernel_name, self.shared_bytes = self.kind.variant(gpu.config)
+        self.kernel = gpu.load(str(self.kind.program))[self.kernel_name]
         bits, self.weight_values = random_operand(self.kind, (rows, k), self.rng)
         self.weights = gpu.to_device(bits)
         self.weight_bytes = rows * k * self.kind.element_bytes
