@@ -102,11 +102,11 @@ class Run:
 
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
 
-    def to_html(self, path) -> None:
-        """Write one self-contained HTML report (figures embedded when matplotlib is installed)."""
+    def to_html(self, path, what_if=None) -> None:
+        """Write the interactive report: one self-contained HTML file (``what_if``: a ``run.what_if()``)."""
         from gpusim.observe.html import write_html
 
-        write_html(self, path)
+        write_html(self, path, what_if=what_if)
 
     def _repr_html_(self) -> str:
         from gpusim.observe.html import run_summary_html

@@ -1,38 +1,33 @@
-"""HTML views of a run: the notebook summary (``Run._repr_html_``) and one self-contained report file.
+"""HTML views of runs and results: the notebook cards (``_repr_html_``) and the interactive report file.
 
-The report file holds the verdict and the suggestions, the figures as inline SVG (when matplotlib is
-installed), the source view as a table (CUDA source beside each PTX line, the hottest lines coloured by
-stall cycles) and the text report; it needs no network and no other file. Without matplotlib the
-figures are left out with a line that says how to get them.
+* ``report_html(run, what_if=None)`` / ``write_html(run, path, what_if=None)`` (``run.to_html``): the
+  interactive report, one self-contained file (``gpusim.observe.html_report``).
+* ``run_summary_html(run)`` (``Run._repr_html_``): a compact card -- headline, verdict and top
+  suggestion, speed of light as bars, occupancy and the top stall.
+* ``render_what_if_html(what_if)``, ``render_comparison_html(comparison)``, ``lab_result_html(result)``:
+  the notebook views of ``run.what_if()``, ``gpusim.compare(a, b)`` and a lab's result.
 
-Both views sit in one ``<div class="gpusim-report">`` and every style rule is scoped under it
-(``gpusim.observe.source_html``; the figures' own SVG style rules too), so showing a run in a notebook
-restyles nothing else. The figures are
-drawn at the container's width, up to 900 px, one under the other.
+Every view sits in one ``<div class="gpusim-report">`` and every style rule is scoped under it
+(``gpusim.observe.source_html``), so showing a result in a notebook restyles nothing else.
+
+Simplifications: the notebook views have no script (Jupyter may not run one); sorting and zooming are
+the report file's.
 """
 
 from __future__ import annotations
 
+import base64
 import html
-import io
 import re
 from pathlib import Path
 
-from gpusim.errors import GpusimError
-from gpusim.observe.source_html import SCOPE, scoped, source_table_html
+from gpusim.observe.glossary import term_link
+from gpusim.observe.source_html import SCOPE
 
 _STYLE_ELEMENT = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.S)
 _CSS_RULE = re.compile(r"([^{}]+)\{([^}]*)\}")
-
-
-def _svg(fig) -> str:
-    from gpusim.observe.plot import pyplot
-
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg")
-    pyplot().close(fig)
-    text = buffer.getvalue()
-    return scope_svg_styles(text[text.index("<svg") :])
+EMBED_FIGURE_MAX_BYTES = 2_000_000
+"""A lab's PNG figures are embedded in its notebook view up to this size each."""
 
 
 def scope_svg_styles(svg: str) -> str:
@@ -50,27 +45,22 @@ def scope_svg_styles(svg: str) -> str:
     return _STYLE_ELEMENT.sub(scope, svg)
 
 
-def _figures_html(run) -> str:
-    try:
-        from gpusim.observe.plot import run_figures
+def notebook_scoped(inner: str) -> str:
+    """``inner`` in the report's container with the base and the report's style sheets (no script)."""
+    from gpusim.observe.html_report import style_sheet
+    from gpusim.observe.source_html import STYLE
 
-        figures = run_figures(run)
-    except GpusimError as error:
-        return f"<p><i>figures left out: {html.escape(str(error))}</i></p>"
-    return "\n".join(
-        f'<div class="figure" data-figure="{html.escape(name)}"><h3>{html.escape(name)}</h3>{_svg(fig)}</div>'
-        for name, fig in figures.items()
-    )
+    return f'<div class="{SCOPE}">\n<style>\n{STYLE}\n{style_sheet()}\n</style>\n{inner}\n</div>'
 
 
-def _verdict_html(v, label: str) -> str:
+def verdict_html(v, label: str) -> str:
     text = f'<div class="verdict"><b>{html.escape(v.kind)}</b>: {html.escape(v.reason)}'
     if v.suggestion:
         text += f"<br><b>{label}</b> [{html.escape(v.top.kind)}]: {html.escape(v.suggestion)}"
     return text + "</div>"
 
 
-def _suggestions_html(v) -> str:
+def suggestions_html(v) -> str:
     if len(v.findings) < 2:
         return ""
     items = "".join(
@@ -80,69 +70,89 @@ def _suggestions_html(v) -> str:
     return f"<h2>Suggestions (fixes for a {html.escape(v.kind)} run first)</h2><ol class='suggestions'>{items}</ol>"
 
 
-def _headline(run) -> str:
+def headline_html(run) -> str:
     config = run.config
-    timing = f"{run.cycles} cycles, {run.seconds * 1e6:.3f} us" if run.timing else "functional run"
+    timing = f"{run.cycles:,} cycles, {run.seconds * 1e6:.3f} us" if run.timing else "functional run"
     return (
         f'<div class="headline"><b>{html.escape(run.program.name)}</b> on {html.escape(config.name)} '
-        f"({config.sms} SMs): {timing}</div>"
+        f"({config.sms} {term_link('sm', 'SMs')}), grid {run.grid}, block {run.block}: {timing}</div>"
     )
+
+
+def _sol_bars(run) -> str:
+    from gpusim.observe.report import speed_of_light
+
+    rows = []
+    for name, pct in speed_of_light(run).items():
+        width = max(0.0, min(100.0, pct))
+        rows.append(f'<span class="text">{html.escape(name)}</span><span class="bar-track"><span class="bar" '
+                    f'style="width: {width:.1f}%"></span></span><span data-sol="{html.escape(name)}">'
+                    f"{pct:.1f}%</span>")
+    return f'<div class="sol">{"".join(rows)}</div>'
 
 
 def run_summary_html(run) -> str:
-    """The notebook view: headline, verdict, key metrics and (when matplotlib is installed) figures."""
-    from gpusim.observe.report import speed_of_light, verdict
+    """The notebook card of a run: headline, verdict, speed of light, occupancy and the top stall."""
+    from gpusim.observe.report import top_stall, verdict
 
     v = verdict(run)
-    parts = [_headline(run), _verdict_html(v, "suggestion")]
+    parts = [headline_html(run), verdict_html(v, "suggestion")]
     if run.timing:
-        rows = "".join(
-            f"<tr><td class='text'>{html.escape(k)}</td><td>{pct:.1f}%</td></tr>"
-            for k, pct in speed_of_light(run).items()
-        )
-        parts.append(
-            f'<table class="gpusim"><tr><th>speed of light</th><th>% of peak</th></tr>{rows}</table>'
-        )
-        parts.append(_figures_html(run))
-    return scoped("\n".join(parts))
-
-
-def report_html(run) -> str:
-    """The whole report as one self-contained HTML document."""
-    from gpusim.observe.report import report_text, verdict
-
-    view = run.source_view()
-    v = verdict(run, view)
-    title = f"gpusim: {run.program.name} on {run.config.name}"
-    inner = "\n".join(
-        [
-            f"<h1>{html.escape(title)}</h1>",
-            _headline(run),
-            _verdict_html(v, "top suggestion"),
-            _suggestions_html(v),
-            "<h2>Figures</h2>",
-            _figures_html(run) if run.timing else "<p><i>functional run: no figures</i></p>",
-            "<h2>Source view (executed PTX instructions)</h2>",
-            "<p class='legend-note'>CUDA source beside each PTX instruction; rows coloured by their stall "
-            "warp-cycles (darker = more), the five hottest marked on the left.</p>",
-            source_table_html(view),
-            "<h2>Report</h2>",
-            f"<pre>{html.escape(report_text(run))}</pre>",
+        m = run.metrics
+        stall, share = top_stall(run)
+        stall_text = f"top stall {term_link(stall)} {100 * share:.1f}% of warp-cycles" if stall else "no stalls"
+        parts += [
+            "<div><b>speed of light</b> (% of peak)</div>", _sol_bars(run),
+            f'<div class="kv">achieved {term_link("occupancy")} '
+            f'{m["sm__warps_active.avg.pct_of_peak_sustained_active"]:.1f}% (theoretical '
+            f"{100 * run.occupancy.occupancy:.1f}%) \u00b7 {stall_text} \u00b7 "
+            f'{m["smsp__inst_executed.sum"]:,.0f} warp-instructions</div>',
         ]
-    )
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            f"<title>{html.escape(title)}</title></head><body>",
-            scoped(inner),
-            "</body></html>",
-        ]
+    parts.append('<div class="kv">the whole report: <code>run.report()</code>; the interactive one: '
+                 "<code>run.to_html(\"report.html\")</code></div>")
+    return notebook_scoped(f'<div class="card">{"".join(parts)}</div>')
+
+
+def render_what_if_html(what_if) -> str:
+    """The notebook view of a ``run.what_if()`` result: one bar per removed limit, its measured speed-up."""
+    from gpusim.observe.html_report import what_if_bars
+
+    return notebook_scoped(f'<div class="card"><b>What-if</b>{what_if_bars(what_if)}</div>')
+
+
+def render_comparison_html(comparison) -> str:
+    """The notebook view of ``gpusim.compare(a, b)``: metrics, warp states and per-line deltas as tables."""
+    from gpusim.observe.html_report import comparison_tables
+
+    return notebook_scoped(comparison_tables(comparison))
+
+
+def _figure_html(path: Path) -> str:
+    if path.suffix.lower() != ".png" or not path.is_file() or path.stat().st_size > EMBED_FIGURE_MAX_BYTES:
+        return f"<div class='kv'>figure: <code>{html.escape(str(path))}</code></div>"
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return (f'<div class="figure"><img alt="{html.escape(path.name)}" style="max-width: 100%" '
+            f'src="data:image/png;base64,{data}"></div>')
+
+
+def lab_result_html(result) -> str:
+    """The notebook view of a lab's result: title, table, lesson and its PNG figures embedded."""
+    figures = "".join(_figure_html(Path(p)) for p in result.figures)
+    return notebook_scoped(
+        f"<h3>{html.escape(result.title)}</h3><pre>{html.escape(result.table)}</pre>"
+        f"<p>{html.escape(result.lesson)}</p>{figures}"
     )
 
 
-def write_html(run, path) -> Path:
-    """Write ``report_html(run)`` to path."""
+def report_html(run, what_if=None) -> str:
+    """The interactive report as one self-contained HTML document (``what_if``: a ``run.what_if()``)."""
+    from gpusim.observe.html_report import interactive_report_html
+
+    return interactive_report_html(run, what_if)
+
+
+def write_html(run, path, what_if=None) -> Path:
+    """Write ``report_html(run, what_if)`` to path."""
     path = Path(path)
-    path.write_text(report_html(run), encoding="utf-8")
+    path.write_text(report_html(run, what_if), encoding="utf-8")
     return path
