@@ -4,11 +4,15 @@ Chromium where it is installed)."""
 
 from __future__ import annotations
 
+import html
+import json
 import re
 import shutil
 import struct
 import subprocess
 import tempfile
+import time
+from collections import namedtuple
 from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,8 +21,13 @@ import numpy as np
 import pytest
 
 from gpusim.engine.sm.stalls import STATE_NAMES
-from gpusim.observe.html import report_html
-from gpusim.observe.report import verdict
+from gpusim.observe.glossary import GLOSSARY, anchor
+from gpusim.observe.html import render_comparison_html, render_what_if_html, report_html
+from gpusim.observe.html_report import KEY_METRICS
+from gpusim.observe.html_report.charts import memory_chart_svg, roofline_svg
+from gpusim.observe.html_report.timeline import timeline_data
+from gpusim.observe.plot import chip_ceilings
+from gpusim.observe.report import speed_of_light, verdict
 from gpusim.observe.source_html import SCOPE
 from gpusim.observe.source_view import SourceFiles
 from gpusim.programs.catalog import run_program
@@ -89,15 +98,14 @@ def _selectors(style: str) -> list[str]:
 
 
 def test_html_report_is_self_contained(traced, tmp_path):
-    pytest.importorskip("matplotlib")
     path = tmp_path / "r.html"
     traced.to_html(path)
     text = path.read_text()
     assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
-    assert text.count("<svg") >= 3  # roofline, stalls, timeline inline
-    # nothing is fetched: no external scripts, stylesheets, images or fonts
+    # nothing is fetched: no external scripts, stylesheets, images or fonts; the script is inline
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
-    assert "<script" not in text
+    assert not re.search(r"<script[^>]*\bsrc=", text) and "<link" not in text
+    assert text.count("<svg") >= 2  # the memory chart and the roofline, drawn without matplotlib
     v = verdict(traced)
     assert v.kind in text
     assert "uncoalesced access on line" in text
@@ -165,9 +173,12 @@ def test_source_files_are_found_by_path_basename_or_stem(tmp_path):
     assert SourceFiles(header).line("b.hpp", 1) == ""
 
 
-def test_notebook_view(traced):
+def test_notebook_view_is_a_compact_card(traced):
     text = traced._repr_html_()
     assert verdict(traced).kind in text and "speed of light" in text
+    assert "<svg" not in text and "<script" not in text  # compact: no figures, no script
+    shown = dict(re.findall(r'data-sol="([^"]+)">([\d.]+)%', text))
+    assert {k: float(v) for k, v in shown.items()} == {k: round(v, 1) for k, v in speed_of_light(traced).items()}
     view_html = traced.source_view()._repr_html_()
     assert f'<div class="{SCOPE}">' in view_html and 'class="gpusim source-view"' in view_html
 
@@ -176,19 +187,190 @@ def test_functional_run_html(tmp_path):
     run = run_program("vecadd", timing=False).runs[0]
     path = tmp_path / "f.html"
     run.to_html(path)
-    assert "functional run" in path.read_text()
+    text = path.read_text()
+    assert "functional run" in text and "<canvas" not in text
+    assert "functional run" in run._repr_html_()
+
+
+def test_untraced_run_says_how_to_get_a_timeline(tmp_path):
+    run = run_program("vecadd").runs[0]
+    text = report_html(run)
+    assert "<canvas" not in text and "launch with <code>trace=True</code>" in text
+    assert "what_if=run.what_if()" in text  # and how to get the what-if bars
+
+
+# ------------------------------------------------------------------------------------------------ glossary
+def _ids(text: str) -> set[str]:
+    return set(re.findall(r'''\bid=["']([^"']+)["']''', text))
+
+
+def test_every_term_link_resolves_to_a_glossary_entry(traced):
+    text = report_html(traced)
+    targets = re.findall(r'href="#([^"]+)"', text)
+    assert len(targets) > 50
+    assert set(targets) <= _ids(text)
+    # every stall reason, every metric the table shows and every unit used has an entry
+    assert set(STATE_NAMES) <= set(GLOSSARY)
+    assert set(KEY_METRICS) <= set(GLOSSARY)
+    assert {f"unit:{GLOSSARY[k].unit}" for k in GLOSSARY if GLOSSARY[k].unit} <= set(GLOSSARY)
+    # the source view's stall columns each link to their reason's entry
+    head = text.split('class="gpusim source-view sortable-table"', 1)[1].split("</thead>", 1)[0]
+    for state in {s for s in traced.stalls if traced.stalls[s] and s != "selected"}:
+        assert f">{state} <sup><a class=\"term\" href=\"#{anchor(state)}\"" in head, state
+    for key, entry in GLOSSARY.items():
+        assert entry.meaning and entry.title, key
+        assert f'id="{anchor(key)}"' in text
+
+
+# ------------------------------------------------------------------------------------------------ timeline
+def _decode(segments: dict):
+    """The page's delta encoding back to (row, start, end, state, pc) rows (as report.js does)."""
+    out, row, previous_end = [], 0, 0
+    for step, gap, duration, state, pc in zip(segments["r"], segments["g"], segments["d"], segments["k"],
+                                              segments["p"], strict=True):
+        if step:
+            row, previous_end = row + step, 0
+        start = previous_end + gap
+        previous_end = start + duration
+        out.append((row, start, previous_end, state, pc))
+    return out
+
+
+def test_timeline_segments_are_the_trace_intervals_merged(traced):
+    data = timeline_data(traced)
+    assert not data["aggregated"] and data["note"] == ""
+    decoded = _decode(data["segments"])
+    raw = traced.trace.raw_intervals
+    slots = {label: slot for slot, label in
+             ((s, f"SM{s // traced.trace.slots_per_sm} sp{int(traced.trace.sub_partition_of(s))} "
+                  f"slot {s % traced.trace.slots_per_sm}") for s in np.unique(raw[:, 0]).tolist())}
+    assert sorted(data["rows"]) == sorted(slots)
+    # every cycle of every warp-state interval is covered once, by a segment of the same state and pc
+    for row, label in enumerate(data["rows"]):
+        mine = raw[raw[:, 0] == slots[label]]
+        expected = sorted((int(a), int(b), int(k), int(p)) for _, k, a, b, p, _ in mine.tolist())
+        covered = [(s, e, k, p) for r, s, e, k, p in decoded if r == row]
+        cycles = {}
+        for a, b, k, p in expected:
+            for c in range(a, b):
+                cycles[c] = (k, p)
+        drawn = {}
+        for a, b, k, p in covered:
+            for c in range(a, b):
+                assert c not in drawn
+                drawn[c] = (k, p)
+        assert drawn == cycles, label
+
+
+def test_large_timelines_are_aggregated_and_say_so(traced, monkeypatch):
+    import gpusim.observe.html_report.timeline as timeline
+
+    monkeypatch.setattr(timeline, "MAX_ROWS", traced.trace.slots_per_sm)   # room for one SM's slots
+    monkeypatch.setattr(timeline, "MAX_SEGMENTS", 300)
+    data = timeline.timeline_data(traced)
+    assert data["aggregated"]
+    assert all(label.startswith("SM0 ") for label in data["rows"])
+    assert "SM 0-0 (1 of 2 SMs" in data["note"] and "sampled" in data["note"]
+    per_row = max(8, 300 // len(data["rows"]))
+    assert data["n_segments"] <= per_row * len(data["rows"])
+    # a sampled segment is the state at its column's middle cycle
+    raw = traced.trace.raw_intervals
+    for row, start, end, state, pc in _decode(data["segments"])[:50]:
+        slot = int(data["rows"][row].split("slot ")[1])  # SM 0: the slot index is the local one
+        middle = (start + min(start + -(-data["cycles"] // per_row), end)) // 2
+        hit = raw[(raw[:, 0] == slot) & (raw[:, 2] <= middle) & (raw[:, 3] > middle)]
+        assert len(hit) == 1 and int(hit[0, 1]) == state and int(hit[0, 4]) == pc
+    assert "Aggregated for drawing: showing the" in report_html(traced)
+
+
+# ------------------------------------------------------------------------------------------------ charts
+def _attrs(text: str, tag_class: str) -> list[dict]:
+    return [dict(re.findall(r'([\w-]+)="([^"]*)"', m)) for m in re.findall(rf'<g class="{tag_class}"([^>]*)>', text)]
+
+
+def test_memory_chart_bytes_and_percent_of_peak(traced):
+    text = memory_chart_svg(traced)
+    links = {a["data-link"]: a for a in _attrs(text, "link")}
+    c, config, cycles = traced.counters, traced.config, traced.cycles
+    assert float(links["DRAM reads"]["data-bytes"]) == c["dram_read_bytes"]
+    assert float(links["DRAM writes"]["data-bytes"]) == c["dram_write_bytes"]
+    dram_pct = 100 * (c["dram_read_bytes"] + c["dram_write_bytes"]) / (cycles * config.dram_bandwidth_gbs * 1e9
+                                                                       / config.clock_hz)
+    assert float(links["DRAM reads"]["data-pct"]) + float(links["DRAM writes"]["data-pct"]) == \
+        pytest.approx(dram_pct, abs=2e-3)
+    l2_bytes = c["l2_sectors"] * config.sector_bytes
+    assert float(links["L2 reads"]["data-bytes"]) + float(links["L2 writes"]["data-bytes"]) == l2_bytes
+    l2_pct = 100 * l2_bytes / (cycles * config.l2_bytes_per_cycle)
+    assert float(links["L2 reads"]["data-pct"]) + float(links["L2 writes"]["data-pct"]) == \
+        pytest.approx(l2_pct, abs=2e-3)
+    assert float(links["global loads"]["data-bytes"]) == c["global_load_sectors"] * config.sector_bytes
+    for unit in ("sm", "l1", "shared", "l2", "dram"):
+        assert f'data-unit="{unit}"><a href="#{anchor(unit)}"' in text
+
+
+def test_roofline_point_is_the_runs_flops_per_dram_byte():
+    run = run_program("daxpy").runs[0]
+    text = roofline_svg(run)
+    (point,) = _attrs(text, "point")
+    m = run.metrics
+    flops = m["gpusim__fp64_flops.sum"] + m["gpusim__fp32_flops.sum"] + m["gpusim__fp16_flops.sum"]
+    dram = run.counters["dram_read_bytes"] + run.counters["dram_write_bytes"]
+    assert flops > 0 and dram > 0
+    assert float(point["data-intensity"]) == pytest.approx(flops / dram, rel=1e-12)
+    assert float(point["data-flops"]) == pytest.approx(flops / (run.cycles / run.config.clock_hz), rel=1e-12)
+    compute, memory = chip_ceilings(run.config)
+    names = {a["data-name"] for a in _attrs(text, "ceiling compute")} | {a["data-name"] for a in
+                                                                         _attrs(text, "ceiling memory")}
+    assert names == set(compute) | set(memory)
+    assert "no point" in roofline_svg(run_program("strided_copy").runs[0]).split('class="caption"')[1]
+
+
+# ------------------------------------------------------------------------------------------------ what-if, compare
+def _fake_what_if():
+    rows = [SimpleNamespace(limit="dram_bandwidth", description="DRAM bandwidth x2", cycles=1000, speedup=2.5,
+                            moved={"dram__throughput.avg.pct_of_peak_sustained_elapsed": -20.0}),
+            SimpleNamespace(limit="divergence", description="no divergence cost", cycles=2450, speedup=1.02,
+                            moved={})]
+    return SimpleNamespace(rows=rows, baseline_cycles=2500)
+
+
+def test_what_if_bars(traced):
+    text = report_html(traced, what_if=_fake_what_if())
+    rows = _attrs(text.replace('<div class="bar-row whatif"', '<g class="whatif"'), "whatif")
+    assert [r["data-limit"] for r in rows] == ["dram_bandwidth", "divergence"]
+    widths = [float(w) for w in re.findall(r'class="bar" style="width: ([\d.]+)%"></span></span><span '
+                                           r'class="bar-value">[\d.]+x', text)]
+    assert widths == [100.0, pytest.approx(100 * 1.02 / 2.5, abs=0.01)]
+    assert "2.50x (1,000 cycles)" in text and "Baseline: 2,500 cycles" in text
+    notebook = render_what_if_html(_fake_what_if())
+    assert notebook.startswith(f'<div class="{SCOPE}">') and "<script" not in notebook and "2.50x" in notebook
+
+
+def test_comparison_tables():
+    row = namedtuple("Row", "metric unit a b diff ratio")
+    stall = namedtuple("Stall", "reason a b")
+    cmp = SimpleNamespace(rows=[row("sm__cycles_elapsed.max", "cycle", 2000, 1000, -1000, 0.5)],
+                          stalls=[stall("long_scoreboard", 5000, 1200)], lines=[])
+    text = render_comparison_html(cmp)
+    assert "<th class=\"sortable\">ratio</th>" in text and "sm__cycles_elapsed.max" in text
+    assert '<td data-v="0.5">0.5</td>' in text and "long_scoreboard" in text and "<i>none</i>" in text
 
 
 # ------------------------------------------------------------------------------------------------ Chromium
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),
                 None)
+needs_chromium = pytest.mark.skipif(CHROMIUM is None,
+                                    reason="headless Chromium is not installed (apt-get install chromium)")
 WINDOW = (1280, 2400)
+LOAD_MS_TARGET = 2000
+"""The interactive report of a 132-SM run opens in at most this many ms (issue 28)."""
+SIZE_TARGET = 5_000_000
 PROBE = """
 <script>
-const figures = [...document.querySelectorAll('.gpusim-report .figure svg')].map(
-  e => Math.round(e.getBoundingClientRect().width));
 const outside = getComputedStyle(document.getElementById('outside'));
-document.body.setAttribute('data-figure-widths', figures.join(','));
+const bars = [...document.querySelectorAll('.gpusim-report .card .bar')].map(
+  e => Math.round(e.getBoundingClientRect().width));
+document.body.setAttribute('data-bar-widths', bars.join(','));
 document.body.setAttribute('data-outside-pre-background', outside.backgroundColor);
 document.body.setAttribute('data-body-margin', getComputedStyle(document.body).marginTop);
 document.body.setAttribute('data-hot-rows', document.querySelectorAll('tr.hot').length);
@@ -206,12 +388,46 @@ def _chromium(*args: str) -> subprocess.CompletedProcess:
         )
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
-def test_report_renders_in_headless_chromium(divergence, divergence_html, tmp_path):
-    pytest.importorskip("matplotlib")
-    _, run = divergence
+def selftest(path: Path) -> dict:
+    """Open the report with #selftest in headless Chromium; what its script saw (see html_report)."""
+    dom = _chromium("--dump-dom", path.as_uri() + "#selftest").stdout
+    found = re.search(r'<pre id="selftest-result"[^>]*>(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+@needs_chromium
+def test_report_sorts_zooms_and_hovers_in_headless_chromium(traced, tmp_path):
+    path = tmp_path / "report.html"
+    traced.to_html(path)
+    seen = selftest(path)
+    view = traced.source_view()
+    executed = [r for r in view.rows if r.warp_inst]
+    # sorting by stall cycles: descending first, the hottest row on top; again: ascending
+    assert seen["sort_desc"] and seen["sort_asc"] and seen["sort_header_state"] == "asc"
+    assert seen["sort_first_pc"] == max(executed, key=lambda r: (r.stall_cycles, -r.pc)).pc
+    # brushing from 25 % to 50 % of the width zooms to that quarter of the run
+    cycles = traced.cycles
+    assert seen["zoom"] == [pytest.approx(cycles / 4, abs=cycles / 200), pytest.approx(cycles / 2, abs=cycles / 200)]
+    assert seen["reset"] == [0, cycles]
+    # the hover names the state and the instruction the trace has for that warp slot at that cycle
+    row, cycle = seen["hover"]["row"], seen["hover"]["cycle"]
+    label = seen["hover_row"]
+    sm, sp, slot = (int(x) for x in re.match(r"SM(\d+) sp(\d+) slot (\d+)", label).groups())
+    raw = traced.trace.raw_intervals
+    hit = raw[(raw[:, 0] == sm * traced.trace.slots_per_sm + slot) & (raw[:, 2] <= cycle) & (raw[:, 3] > cycle)]
+    assert len(hit) == 1 and row >= 0
+    state, pc = STATE_NAMES[int(hit[0, 1])], int(hit[0, 4])
+    assert state in seen["tooltip"] and traced.program.texts[pc] in seen["tooltip"]
+    assert f"PTX line {traced.program.lines[pc]}" in seen["tooltip"]
+    assert seen["broken"] == [] and seen["links"] > 50
+    assert seen["load_ms"] < LOAD_MS_TARGET
+
+
+@needs_chromium
+def test_report_screenshot_is_not_blank(traced, tmp_path):
     report = tmp_path / "report.html"
-    report.write_text(divergence_html, encoding="utf-8")
+    traced.to_html(report)
     shot = tmp_path / "report.png"
     _chromium(f"--screenshot={shot}", report.as_uri())
     data = shot.read_bytes()
@@ -221,9 +437,13 @@ def test_report_renders_in_headless_chromium(divergence, divergence_html, tmp_pa
         from PIL import Image
     except ImportError:  # pillow comes with matplotlib; without it only the PNG header is checked
         Image = None
-    if Image is not None:  # text, figures and colours, not a blank page
+    if Image is not None:  # text, the timeline's colours and the charts, not a blank page
         assert len(Image.open(shot).convert("RGB").getcolors(maxcolors=1 << 20)) > 100
-    # a notebook-like page: its own body and <pre>, then the run's notebook view, then the probe
+
+
+@needs_chromium
+def test_notebook_card_restyles_nothing_around_it(divergence, divergence_html, tmp_path):
+    _, run = divergence
     page = tmp_path / "notebook.html"
     page.write_text("<!DOCTYPE html><html><body><pre id='outside'>cell output</pre>"
                     + run._repr_html_() + divergence_html.split("<body>", 1)[1].split("</body>")[0]
@@ -231,9 +451,26 @@ def test_report_renders_in_headless_chromium(divergence, divergence_html, tmp_pa
     dom = _chromium("--dump-dom", page.as_uri()).stdout
     body = re.search(r"<body([^>]*)>", dom).group(1)
     attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', body))
-    widths = [int(w) for w in attrs["data-figure-widths"].split(",")]
-    assert len(widths) == 4  # roofline and stalls of the notebook view, then of the report
-    assert all(w >= 600 for w in widths), widths  # readable: at least 600 px at this window size
+    widths = [int(w) for w in attrs["data-bar-widths"].split(",")]
+    assert len(widths) == len(speed_of_light(run)) and max(widths) > 0   # the speed-of-light bars drawn
     assert attrs["data-outside-pre-background"] == "rgba(0, 0, 0, 0)"  # the page's <pre> is untouched
     assert attrs["data-body-margin"] == "8px"  # the browser default: no body rule leaks
     assert int(attrs["data-hot-rows"]) == 5
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_report_of_a_132_sm_run_opens_fast_and_stays_small(tmp_path):
+    """h100-sxm's 132 SMs, 8 blocks of vecadd each, every warp traced: the report aggregates its timeline,
+    opens within LOAD_MS_TARGET and stays within SIZE_TARGET."""
+    run = run_program("vecadd", config="h100-sxm", sizes={"n": 132 * 8 * 256}, trace=True).runs[0]
+    assert run.config.sms == 132 and len(np.unique(run.trace.raw_intervals[:, 0])) > 132 * 32
+    path = tmp_path / "big.html"
+    run.to_html(path)
+    assert path.stat().st_size <= SIZE_TARGET
+    started = time.perf_counter()
+    seen = selftest(path)
+    wall = time.perf_counter() - started
+    assert seen["load_ms"] <= LOAD_MS_TARGET, (seen["load_ms"], wall)
+    assert seen["sort_desc"] and seen["broken"] == [] and seen["zoom"][1] < run.cycles
+    assert "Aggregated for drawing: showing the" in path.read_text()

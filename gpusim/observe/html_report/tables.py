@@ -8,8 +8,9 @@ reason any row has, each in its own column. Every numeric cell carries ``data-v`
 
 ``what_if_bars(what_if)`` and ``comparison_tables(comparison)`` are the report's (and, wrapped by
 ``gpusim.observe.html.render_what_if_html`` / ``render_comparison_html``, the notebook's) views of
-``run.what_if()`` and ``gpusim.compare(a, b)``; they read only the attributes those results document (rows of limit, description, cycles, speedup; rows of metric, unit, a, b, diff, ratio; stalls of
-reason, a, b), so they work with any object that has them.
+``run.what_if()`` and ``gpusim.compare(a, b)``; they read only the attributes those results document
+(rows of limit, description, cycles, speedup; rows of metric, unit, a, b, diff, ratio; stalls of reason,
+a, b), so they work with any object that has them.
 
 Simplifications: one row per executed instruction (not folded per CUDA line); rows without executions
 are left out.
