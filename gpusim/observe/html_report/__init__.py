@@ -96,10 +96,17 @@ def _timeline_section(run, data: dict) -> str:
 
 def _metrics_table(run) -> str:
     m = run.metrics
-    rows = "".join(f"<tr><td class='text'>{term_link(name, name)}</td><td>{m[name]:,.4g}</td>"
+    rows = "".join(f"<tr><td class='text'>{term_link(name, name)}</td><td>{_number(m[name])}</td>"
                    f"<td class='text'>{term_link('unit:' + GLOSSARY[name].unit, GLOSSARY[name].unit)}</td></tr>"
                    for name in KEY_METRICS if name in m)
     return f"<table class='gpusim metrics'><tr><th>metric</th><th>value</th><th>unit</th></tr>{rows}</table>"
+
+
+def _number(value: float) -> str:
+    """An int with thousands separators, a float with four significant digits (scientific above 1e6)."""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:.4g}" if abs(value) >= 1e6 else f"{value:,.4g}"
 
 
 def _what_if_section(what_if) -> str:

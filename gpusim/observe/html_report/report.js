@@ -317,6 +317,11 @@
       out.reset = [timeline.view.t0, timeline.view.t1];
       out.segments = seg.n;
     }
+    out.sections = {};
+    Array.prototype.forEach.call(document.querySelectorAll(".gpusim-report h2[id]"), function (h) {
+      out.sections[h.id] = Math.round(h.getBoundingClientRect().top + window.scrollY);
+    });
+    out.height = document.documentElement.scrollHeight;
     var links = Array.prototype.slice.call(document.querySelectorAll("a[href^='#']"));
     out.links = links.length;
     out.broken = links.filter(function (a) {
@@ -329,5 +334,13 @@
     document.body.appendChild(result);
   }
 
+  /* #sort=HEADER sorts the source view by that column on opening (the docs' screenshots use it) */
+  var sortBy = /^#sort=(.+)$/.exec(location.hash);
+  var sourceTable = document.querySelector("table.source-view");
+  if (sortBy && sourceTable) {
+    Array.prototype.forEach.call(sourceTable.tHead.rows[0].cells, function (th) {
+      if (th.textContent.trim().replace(/\s*\?$/, "") === decodeURIComponent(sortBy[1])) { th.click(); }
+    });
+  }
   if (location.hash === "#selftest") { selftest(); }
 })();

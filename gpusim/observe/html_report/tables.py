@@ -69,7 +69,8 @@ def source_table(view) -> str:
         cells = [
             _num(r.ptx_line, cls="line"),
             f"<td class='where' data-v='{html.escape(r.source)}'>{html.escape(r.source)}</td>",
-            f"<td class='cu{' same' if same else ''}'>{html.escape(r.source_text)}</td>",
+            f"<td class='cu{' same' if same else ''}' title='{html.escape(r.source_text)}'>"
+            f"{html.escape(r.source_text)}</td>",
             f"<td class='text'>{html.escape(r.text)}</td>",
             _num(r.pc), f"<td class='text op'>{html.escape(r.opcode)}</td>", f"<td>{html.escape(r.pipe)}</td>",
             _num(r.warp_inst), _num(round(r.active_lanes, 2), f"{r.active_lanes:.1f}"),

@@ -32,7 +32,7 @@ from gpusim.observe.source_view import _short
 
 MAX_ROWS = 256
 """Warp slots drawn at most (whole SMs, the first ones)."""
-MAX_SEGMENTS = 60_000
+MAX_SEGMENTS = 150_000
 """Segments drawn at most; above it rows are sampled (see the module docstring)."""
 ISSUE_BINS = 400
 """Time bins of the issue strip."""
