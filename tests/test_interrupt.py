@@ -218,6 +218,7 @@ class _Terminal(io.StringIO):
 @pytest.mark.parametrize("use_rich", [True, False])
 def test_the_terminal_display_is_removed_when_the_run_ends(use_rich, monkeypatch):
     monkeypatch.setattr(P, "SHOW_AFTER_SECONDS", 0.0)
+    monkeypatch.setattr(P._Display, "_tqdm", lambda self, p: False)   # tqdm's bar: tests/test_notebook.py
     if not use_rich:
         monkeypatch.setattr(P._Display, "_rich", lambda self, p: False)
     stream = _Terminal()

@@ -355,7 +355,7 @@ class GPU:
     # ------------------------------------------------------------ launches
     def launch(self, kernel: Kernel, grid, block, args=(), shared_bytes: int = 0, *, timing: bool = True,
                regs: int | None = None, trace: bool = False, max_warp_instructions: int | None = None,
-               cache_control: str = "none", progress=False, cooperative: bool = False):
+               cache_control: str = "none", progress=None, cooperative: bool = False):
         """Run ``kernel`` over ``grid`` x ``block`` threads; returns a Run.
 
         ``cache_control="all"`` flushes and invalidates L1 and L2 before the launch (Nsight Compute's
@@ -363,9 +363,11 @@ class GPU:
         earlier launches left in L2.
 
         ``progress=True`` shows blocks done, simulated cycles and warp-instructions on stderr once the
-        launch has run two seconds; a function instead receives a ``gpusim.launch.progress.Progress``
-        after every slice (about five times a second). Ctrl-C stops a launch within a fraction of a
-        second with KeyboardInterrupt; the GPU stays usable (device memory keeps what the kernel wrote).
+        launch has run two seconds (a tqdm bar when tqdm is installed); ``None`` (the default) does so
+        when stderr is a terminal or in Jupyter, ``False`` never; a function instead receives a
+        ``gpusim.launch.progress.Progress`` after every slice (about five times a second). Ctrl-C stops a
+        launch within a fraction of a second with KeyboardInterrupt; the GPU stays usable (device memory
+        keeps what the kernel wrote).
 
         ``cooperative=True`` is ``cudaLaunchCooperativeKernel``: the grid must fit on the GPU at once, and a
         kernel using cooperative groups' ``this_grid().sync()`` needs it (docs/kernels.md)."""

@@ -1,7 +1,9 @@
 """Helpers the labs share: a progress bar, a figure context and the paths of the lab kernels.
 
-The progress bar uses ``rich`` when it is installed and a plain stderr line otherwise; ``enabled=False``
-makes it silent. Figures use matplotlib when installed; a lab without it still returns its table.
+The progress bar uses ``tqdm``, else ``rich``, when installed and a plain stderr line otherwise, only
+when stderr is a terminal or in Jupyter; ``enabled=False`` makes it silent. A ``LabResult`` renders as HTML
+in Jupyter (its table, lesson and figures). Figures use matplotlib when installed; a lab without it still
+returns its table.
 """
 
 from __future__ import annotations
@@ -19,10 +21,17 @@ LAB_PROGRAMS_DIR = PROGRAMS_DIR / "labs"
 
 
 def progress_items(items: Iterable[Any], label: str, enabled: bool = True) -> Iterator[Any]:
-    """Yield ``items`` while showing how many are done (on stderr, only when it is a terminal)."""
+    """Yield ``items`` while showing how many are done (on stderr, only when it is a terminal or in Jupyter):
+    a tqdm bar when tqdm is installed, else rich's, else a line."""
+    from gpusim.launch.progress import interactive, tqdm_class
+
     items = list(items)
-    if not enabled or not sys.stderr.isatty():
+    if not enabled or not interactive():
         yield from items
+        return
+    bar = tqdm_class()
+    if bar is not None:
+        yield from bar(items, desc=f"[{label}]", leave=False, file=sys.stderr)
         return
     try:
         from rich.progress import track
@@ -74,6 +83,11 @@ class LabResult:
 
     def __str__(self) -> str:
         return f"{self.title}\n\n{self.table}\n\n{self.lesson}"
+
+    def _repr_html_(self) -> str:
+        from gpusim.observe.html import lab_result_html
+
+        return lab_result_html(self)
 
 
 def format_table(header: list[str], rows: list[list[object]]) -> str:

@@ -3,13 +3,18 @@
 A launch runs in slices (``gpusim.launch.slices``); after each one the launch reports where it stands.
 ``progress=`` of ``GPU.launch`` says what becomes of that report:
 
-* ``False`` (the default in Python): nothing.
+* ``None`` (the default in Python): ``True`` when stderr is a terminal or the code runs in a Jupyter kernel
+  (``interactive()``), else nothing -- so tests and scripts writing to a file or pipe stay quiet.
+* ``False``: nothing.
 * ``True``: a display on stderr, shown only once the launch has run ``SHOW_AFTER_SECONDS`` of wall time
-  (short runs print nothing) and removed when it ends. On a terminal it is a rich progress bar when rich
-  is installed, else one line rewritten in place; when stderr is not a terminal, a plain line every
-  ``REPEAT_SECONDS``. The ``gpusim run`` command asks for it when stderr is a terminal.
+  (short runs print nothing) and removed when it ends. On a terminal or in Jupyter it is a tqdm bar when
+  tqdm is installed (a notebook widget where ipywidgets is), else a rich progress bar when rich is, else
+  one line rewritten in place; when stderr is neither, a plain line every ``REPEAT_SECONDS``. The
+  ``gpusim run`` command asks for it when stderr is a terminal.
 * a callable: called with a :class:`Progress` after every slice (about five times a second), from the
   thread that launched; what it raises ends the launch (a KeyboardInterrupt, for example).
+
+``CountBar`` is the same display for a count of things done (a sweep's points, a lab's steps).
 
 The measure is blocks done / total blocks (a block is done when its last warp has exited; a functional
 run executes blocks one at a time), the simulated clock of a timed run, and warp-instructions executed.
@@ -57,6 +62,37 @@ class Progress:
         return f"gpusim: kernel '{self.kernel}': " + ", ".join(parts)
 
 
+def in_jupyter() -> bool:
+    """Whether this runs in a Jupyter (IPython) kernel."""
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and hasattr(shell, "kernel")
+
+
+def interactive(stream: TextIO | None = None) -> bool:
+    """Whether a progress display is wanted by default: stderr is a terminal, or this is a Jupyter kernel."""
+    stream = stream or sys.stderr
+    return bool(getattr(stream, "isatty", lambda: False)()) or in_jupyter()
+
+
+def tqdm_class():
+    """tqdm's notebook-aware class (``tqdm.auto`` when ipywidgets is installed), or None without tqdm."""
+    from importlib.util import find_spec
+
+    if find_spec("tqdm") is None:
+        return None
+    if find_spec("ipywidgets") is not None and in_jupyter():
+        from tqdm.auto import tqdm as bar
+    else:
+        from tqdm import tqdm as bar
+    return bar
+
+
 def _count(n: int) -> str:
     for scale, suffix in ((1e9, " G"), (1e6, " M"), (1e3, " k")):
         if n >= scale:
@@ -69,8 +105,9 @@ class _Display:
 
     def __init__(self, stream: TextIO):
         self.stream = stream
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.tty = interactive(stream)
         self.bar = None          # rich Progress, once shown
+        self.tqdm = None         # tqdm bar, once shown
         self.task = None
         self.shown = False
         self.last_line = 0.0
@@ -79,7 +116,7 @@ class _Display:
     def update(self, p: Progress) -> None:
         if p.elapsed_s < SHOW_AFTER_SECONDS:
             return
-        if self.tty and self._rich(p):
+        if self.tty and (self._tqdm(p) or self._rich(p)):
             return
         if self.tty:
             text = p.line()
@@ -92,6 +129,20 @@ class _Display:
             self.stream.flush()
             self.last_line = p.elapsed_s
             self.shown = True
+
+    def _tqdm(self, p: Progress) -> bool:
+        if self.tqdm is None:
+            bar = tqdm_class()
+            if bar is None:
+                return False
+            self.tqdm = bar(total=max(p.blocks, 1), desc=f"kernel '{p.kernel}'", unit="block", file=self.stream,
+                            leave=False)
+        counts = (f"{_count(p.cycles)} cycles, " if p.cycles is not None else "") + \
+            f"{_count(p.warp_instructions)} warp-inst"
+        self.tqdm.n = p.blocks_done
+        self.tqdm.set_postfix_str(counts, refresh=False)
+        self.tqdm.refresh()
+        return True
 
     def _rich(self, p: Progress) -> bool:
         if self.bar is None:
@@ -115,7 +166,9 @@ class _Display:
         return True
 
     def close(self) -> None:
-        if self.bar is not None:
+        if self.tqdm is not None:
+            self.tqdm.close()
+        elif self.bar is not None:
             self.bar.stop()
         elif self.shown and self.tty:
             self.stream.write("\r" + " " * self.width + "\r")
@@ -133,6 +186,8 @@ class ProgressReporter:
         self.blocks = blocks
         self.start = time.perf_counter()
         self.callback = progress if callable(progress) else None
+        if progress is None:
+            progress = interactive(stream)
         self.display = _Display(stream or sys.stderr) if progress is True else None
 
     @property
@@ -151,3 +206,57 @@ class ProgressReporter:
     def close(self) -> None:
         if self.display is not None:
             self.display.close()
+
+
+class CountBar:
+    """A progress bar for a count of things done: ``bar(done, total)`` after each, ``close()`` at the end.
+
+    tqdm when installed (a notebook widget in Jupyter with ipywidgets), else rich, else one line on
+    ``stream`` rewritten in place (a plain line per update when it is not a terminal)."""
+
+    def __init__(self, label: str, stream: TextIO | None = None):
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.backend = None
+        self.task = None
+        self.width = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.backend is None:
+            self._start(total)
+        if self.task == "tqdm":
+            self.backend.total = total
+            self.backend.n = done
+            self.backend.refresh()
+        elif self.task is not None:
+            self.backend.update(self.task, completed=done, total=total)
+            self.backend.refresh()
+        else:
+            text = f"{self.label}: {done}/{total}"
+            self.stream.write("\r" + text.ljust(self.width))
+            self.width = len(text)
+            self.stream.flush()
+
+    def _start(self, total: int) -> None:
+        bar = tqdm_class()
+        if bar is not None:
+            self.backend, self.task = bar(total=total, desc=self.label, file=self.stream, leave=False), "tqdm"
+            return
+        try:
+            from rich.console import Console
+            from rich.progress import Progress as RichProgress
+        except ImportError:
+            self.backend = False
+            return
+        self.backend = RichProgress(console=Console(file=self.stream), transient=True, auto_refresh=False)
+        self.backend.start()
+        self.task = self.backend.add_task(self.label, total=total)
+
+    def close(self) -> None:
+        if self.task == "tqdm":
+            self.backend.close()
+        elif self.task is not None:
+            self.backend.stop()
+        elif self.backend is False and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()

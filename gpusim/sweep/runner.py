@@ -54,16 +54,25 @@ class SweepResult:
 
 def sweep(points: Iterable[dict], executor: Any = None, store: str | Path | None = DEFAULT_STORE, *,
           workers: int | None = None, cache_control: str = "all", base_dir: str | Path | None = None,
-          retry_errors: bool = False, progress: Callable[[int, int], None] | None = None):
+          retry_errors: bool = False, progress: Callable[[int, int], None] | bool | None = None):
     """Run ``points`` (dicts, see ``gpusim.sweep.points``) and return a pandas DataFrame, one row per point
     in point order: the point's parameters, ``key``, ``status`` (``ok`` or ``error`` with ``error_type``
     and ``error``), cycles, seconds, verdict, model predictions and errors, ``stalls.*`` and every metric.
 
     ``store`` (a folder of Parquet files, or a ``.sqlite`` file; None for none) keeps each finished point,
     so running the same sweep again runs only what is missing. ``base_dir`` anchors relative paths in the
-    points (default: the current directory). ``progress(done, total)`` is called as points finish."""
-    return run_sweep(points, executor, store, workers=workers, cache_control=cache_control, base_dir=base_dir,
-                     retry_errors=retry_errors, progress=progress).frame
+    points (default: the current directory). ``progress(done, total)`` is called as points finish;
+    ``progress=True`` shows a bar (tqdm, else rich, else a line) on stderr, ``None`` (the default) does so when
+    stderr is a terminal or in Jupyter, ``False`` never."""
+    from gpusim.launch.progress import CountBar, interactive
+
+    bar = CountBar("sweep") if progress is True or (progress is None and interactive()) else None
+    try:
+        return run_sweep(points, executor, store, workers=workers, cache_control=cache_control, base_dir=base_dir,
+                         retry_errors=retry_errors, progress=bar or (progress if callable(progress) else None)).frame
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def run_sweep(points: Iterable[dict], executor: Any = None, store: str | Path | None = DEFAULT_STORE, *,
