@@ -22,7 +22,11 @@ import re
 from pathlib import Path
 
 from gpusim.observe.glossary import term_link
+from gpusim.observe.html_report.summary import headline_html, suggestions_html, verdict_html
 from gpusim.observe.source_html import SCOPE
+
+__all__ = ["headline_html", "lab_result_html", "notebook_scoped", "render_comparison_html", "render_what_if_html",
+           "report_html", "run_summary_html", "scope_svg_styles", "suggestions_html", "verdict_html", "write_html"]
 
 _STYLE_ELEMENT = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.S)
 _CSS_RULE = re.compile(r"([^{}]+)\{([^}]*)\}")
@@ -51,32 +55,6 @@ def notebook_scoped(inner: str) -> str:
     from gpusim.observe.source_html import STYLE
 
     return f'<div class="{SCOPE}">\n<style>\n{STYLE}\n{style_sheet()}\n</style>\n{inner}\n</div>'
-
-
-def verdict_html(v, label: str) -> str:
-    text = f'<div class="verdict"><b>{html.escape(v.kind)}</b>: {html.escape(v.reason)}'
-    if v.suggestion:
-        text += f"<br><b>{label}</b> [{html.escape(v.top.kind)}]: {html.escape(v.suggestion)}"
-    return text + "</div>"
-
-
-def suggestions_html(v) -> str:
-    if len(v.findings) < 2:
-        return ""
-    items = "".join(
-        f'<li data-kind="{html.escape(f.kind)}"><b>{html.escape(f.kind)}</b>: {html.escape(f.text)}</li>'
-        for f in v.findings
-    )
-    return f"<h2>Suggestions (fixes for a {html.escape(v.kind)} run first)</h2><ol class='suggestions'>{items}</ol>"
-
-
-def headline_html(run) -> str:
-    config = run.config
-    timing = f"{run.cycles:,} cycles, {run.seconds * 1e6:.3f} us" if run.timing else "functional run"
-    return (
-        f'<div class="headline"><b>{html.escape(run.program.name)}</b> on {html.escape(config.name)} '
-        f"({config.sms} {term_link('sm', 'SMs')}), grid {run.grid}, block {run.block}: {timing}</div>"
-    )
 
 
 def _sol_bars(run) -> str:

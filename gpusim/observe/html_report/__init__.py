@@ -25,6 +25,7 @@ from importlib import resources
 from gpusim.engine.sm.stalls import STATE_NAMES
 from gpusim.observe.glossary import GLOSSARY, glossary_html, term_link
 from gpusim.observe.html_report.charts import memory_chart_svg, roofline_svg
+from gpusim.observe.html_report.summary import headline_html, suggestions_html, verdict_html
 from gpusim.observe.html_report.tables import comparison_tables, source_table, stall_bars, what_if_bars
 from gpusim.observe.html_report.timeline import program_table, timeline_data
 from gpusim.observe.source_html import SCOPE
@@ -140,7 +141,6 @@ def _timed_sections(run, what_if, data: dict) -> list[str]:
 
 def interactive_report_html(run, what_if=None) -> str:
     """The whole interactive report of ``run`` as one HTML document (``what_if``: a ``run.what_if()``)."""
-    from gpusim.observe.html import headline_html, suggestions_html, verdict_html
     from gpusim.observe.report import report_text, verdict
 
     view = run.source_view()

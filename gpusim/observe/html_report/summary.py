@@ -1,0 +1,33 @@
+"""The report's headline, verdict and suggestions as HTML (the report file and the notebook card share them)."""
+
+from __future__ import annotations
+
+import html
+
+from gpusim.observe.glossary import term_link
+
+
+def verdict_html(v, label: str) -> str:
+    text = f'<div class="verdict"><b>{html.escape(v.kind)}</b>: {html.escape(v.reason)}'
+    if v.suggestion:
+        text += f"<br><b>{label}</b> [{html.escape(v.top.kind)}]: {html.escape(v.suggestion)}"
+    return text + "</div>"
+
+
+def suggestions_html(v) -> str:
+    if len(v.findings) < 2:
+        return ""
+    items = "".join(
+        f'<li data-kind="{html.escape(f.kind)}"><b>{html.escape(f.kind)}</b>: {html.escape(f.text)}</li>'
+        for f in v.findings
+    )
+    return f"<h2>Suggestions (fixes for a {html.escape(v.kind)} run first)</h2><ol class='suggestions'>{items}</ol>"
+
+
+def headline_html(run) -> str:
+    config = run.config
+    timing = f"{run.cycles:,} cycles, {run.seconds * 1e6:.3f} us" if run.timing else "functional run"
+    return (
+        f'<div class="headline"><b>{html.escape(run.program.name)}</b> on {html.escape(config.name)} '
+        f"({config.sms} {term_link('sm', 'SMs')}), grid {run.grid}, block {run.block}: {timing}</div>"
+    )
