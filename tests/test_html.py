@@ -27,6 +27,7 @@ from gpusim.observe.html_report import KEY_METRICS
 from gpusim.observe.html_report.charts import memory_chart_svg, roofline_svg
 from gpusim.observe.html_report.timeline import timeline_data
 from gpusim.observe.plot import chip_ceilings
+from gpusim.observe.regime import FAMILY_OF_KIND
 from gpusim.observe.report import speed_of_light, verdict
 from gpusim.observe.source_html import SCOPE
 from gpusim.observe.source_view import SourceFiles
@@ -217,6 +218,9 @@ def test_every_term_link_resolves_to_a_glossary_entry(traced):
     head = text.split('class="gpusim source-view sortable-table"', 1)[1].split("</thead>", 1)[0]
     for state in {s for s in traced.stalls if traced.stalls[s] and s != "selected"}:
         assert f">{state} <sup><a class=\"term\" href=\"#{anchor(state)}\"" in head, state
+    v = verdict(traced)
+    assert v.kind in GLOSSARY and all(f"finding:{f.kind}" in GLOSSARY for f in v.findings)
+    assert set(FAMILY_OF_KIND) - {"functional"} <= set(GLOSSARY)
     for key, entry in GLOSSARY.items():
         assert entry.meaning and entry.title, key
         assert f'id="{anchor(key)}"' in text
@@ -354,6 +358,33 @@ def test_comparison_tables():
     text = render_comparison_html(cmp)
     assert "<th class=\"sortable\">ratio</th>" in text and "sm__cycles_elapsed.max" in text
     assert '<td data-v="0.5">0.5</td>' in text and "long_scoreboard" in text and "<i>none</i>" in text
+
+
+def test_what_if_of_a_real_run_renders():
+    run = run_program("vecadd").runs[0]
+    if not hasattr(run, "what_if"):
+        pytest.skip("run.what_if() is not on this branch (issue 28's what-if deliverable)")
+    what_if = run.what_if()
+    limits = [row.limit for row in what_if.rows]
+    assert limits and re.findall(r'data-limit="([^"]+)"', render_what_if_html(what_if)) == limits
+    report = report_html(run, what_if=what_if)
+    assert re.findall(r'data-limit="([^"]+)"', report) == limits
+
+
+def test_comparison_of_two_real_runs_renders():
+    import gpusim
+
+    a = run_program("strided_copy").runs[0]
+    b = run_program("strided_copy", sizes={"stride": 1}).runs[0]
+    try:
+        comparison = gpusim.compare(a, b)
+    except (TypeError, gpusim.GpusimError):
+        pytest.skip("gpusim.compare(run, run) is not on this branch (issue 28's compare deliverable)")
+    if not hasattr(comparison, "stalls"):
+        pytest.skip("gpusim.compare(run, run) is not on this branch (issue 28's compare deliverable)")
+    text = render_comparison_html(comparison)
+    assert text.startswith(f'<div class="{SCOPE}">') and text.count("<table") >= 2
+    assert "<script" not in text
 
 
 # ------------------------------------------------------------------------------------------------ Chromium

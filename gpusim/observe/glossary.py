@@ -130,16 +130,44 @@ _CONCEPTS = {
 }
 
 
+_VERDICTS = {
+    "memory-bound": "A memory unit (L1/shared, L2 or DRAM) runs near its peak: the kernel's time is its bytes over "
+                    "that bandwidth. Only moving fewer bytes (or reusing them closer to the SM) makes it faster.",
+    "compute-bound": "A math pipe or the issue slots run near their peak: the time is instructions over the "
+                     "issue rate. Fewer or cheaper instructions (or tensor cores) make it faster.",
+    "latency-bound": "Nothing runs near its peak: warps wait (for memory, dependences, barriers) and there is not "
+                     "enough independent work to hide it. More warps or more work in flight per warp help.",
+    "launch-bound": "The kernel is so short that the host's launch cost, or a grid too small to fill the SMs, "
+                    "sets the time. Give each launch more work, fuse kernels or use CUDA graphs.",
+}
+
+_FINDINGS = {
+    "coalescing": "suggestion: make a warp's addresses contiguous, so its loads and stores touch fewer sectors.",
+    "fewer_bytes": "suggestion: move fewer bytes: fuse kernels, lower precision, reuse data in shared memory.",
+    "bank_conflicts": "suggestion: pad or swizzle shared-memory arrays so a warp's accesses hit distinct banks.",
+    "divergence": "suggestion: keep the threads of a warp on one path of a branch.",
+    "stall": "suggestion: the dominant stall reason and the line it is charged to: remove its cause.",
+    "more_parallelism": "suggestion: more warps per SM (occupancy) or more independent work per warp.",
+    "fewer_instructions": "suggestion: fewer instructions per result (vector loads, less index arithmetic).",
+    "math_pipe": "suggestion: move work off the saturated math pipe (another pipe, tensor cores).",
+    "grid": "suggestion: launch enough blocks to fill every SM for several waves.",
+    "launch_overhead": "suggestion: the kernel is shorter than a launch: batch, fuse or capture in a CUDA graph.",
+}
+
+
 def _build() -> dict[str, Entry]:
     entries = {name: Entry(name, "warp-cycle", text) for name, text in _STALLS.items()}
     entries.update({name: Entry(name, unit, text) for name, (unit, text) in _METRICS.items()})
     entries.update({f"unit:{name}": Entry(name, "", text) for name, text in _UNITS.items()})
     entries.update({name: Entry(title, "", text) for name, (title, text) in _CONCEPTS.items()})
+    entries.update({name: Entry(name, "", text) for name, text in _VERDICTS.items()})
+    entries.update({f"finding:{name}": Entry(name, "", text) for name, text in _FINDINGS.items()})
     return entries
 
 
 GLOSSARY: dict[str, Entry] = _build()
-"""Every term the report links, by key: a stall reason, a metric name, ``unit:<unit>``, or a concept."""
+"""Every term the report links, by key: a stall reason, a metric name, ``unit:<unit>``, a concept, a verdict
+kind, or ``finding:<kind>`` (a suggestion's kind)."""
 
 
 def anchor(key: str) -> str:

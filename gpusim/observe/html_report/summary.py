@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import html
 
-from gpusim.observe.glossary import term_link
+from gpusim.observe.glossary import GLOSSARY, term_link
+
+
+def _kind(key: str, text: str) -> str:
+    return term_link(key, text) if key in GLOSSARY else html.escape(text)
 
 
 def verdict_html(v, label: str) -> str:
-    text = f'<div class="verdict"><b>{html.escape(v.kind)}</b>: {html.escape(v.reason)}'
+    text = f'<div class="verdict"><b>{_kind(v.kind, v.kind)}</b>: {html.escape(v.reason)}'
     if v.suggestion:
-        text += f"<br><b>{label}</b> [{html.escape(v.top.kind)}]: {html.escape(v.suggestion)}"
+        text += f"<br><b>{label}</b> [{_kind('finding:' + v.top.kind, v.top.kind)}]: {html.escape(v.suggestion)}"
     return text + "</div>"
 
 
@@ -18,7 +22,7 @@ def suggestions_html(v) -> str:
     if len(v.findings) < 2:
         return ""
     items = "".join(
-        f'<li data-kind="{html.escape(f.kind)}"><b>{html.escape(f.kind)}</b>: {html.escape(f.text)}</li>'
+        f'<li data-kind="{html.escape(f.kind)}"><b>{_kind("finding:" + f.kind, f.kind)}</b>: {html.escape(f.text)}</li>'
         for f in v.findings
     )
     return f"<h2>Suggestions (fixes for a {html.escape(v.kind)} run first)</h2><ol class='suggestions'>{items}</ol>"
