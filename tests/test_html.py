@@ -332,19 +332,24 @@ def test_roofline_point_is_the_runs_flops_per_dram_byte():
 # ------------------------------------------------------------------------------------------------ what-if, compare
 def _fake_what_if():
     rows = [SimpleNamespace(limit="dram_bandwidth", description="DRAM bandwidth x2", cycles=1000, speedup=2.5,
-                            moved={"dram__throughput.avg.pct_of_peak_sustained_elapsed": -20.0}),
+                            moved={"dram__throughput.avg.pct_of_peak_sustained_elapsed": 40.0},
+                            baseline={"dram__throughput.avg.pct_of_peak_sustained_elapsed": 77.0}),
             SimpleNamespace(limit="divergence", description="no divergence cost", cycles=2450, speedup=1.02,
-                            moved={})]
+                            moved={}),
+            SimpleNamespace(limit="shared_bank_conflicts", description="no bank conflicts", cycles=2500,
+                            speedup=1.0, moved={}, measured=False, note="no shared memory")]
     return SimpleNamespace(rows=rows, baseline_cycles=2500)
 
 
 def test_what_if_bars(traced):
     text = report_html(traced, what_if=_fake_what_if())
     rows = _attrs(text.replace('<div class="bar-row whatif"', '<g class="whatif"'), "whatif")
-    assert [r["data-limit"] for r in rows] == ["dram_bandwidth", "divergence"]
+    assert [r["data-limit"] for r in rows] == ["dram_bandwidth", "divergence", "shared_bank_conflicts"]
     widths = [float(w) for w in re.findall(r'class="bar" style="width: ([\d.]+)%"></span></span><span '
                                            r'class="bar-value">[\d.]+x', text)]
-    assert widths == [100.0, pytest.approx(100 * 1.02 / 2.5, abs=0.01)]
+    assert widths == [100.0, pytest.approx(100 * 1.02 / 2.5, abs=0.01), pytest.approx(100 / 2.5, abs=0.01)]
+    assert "dram__throughput.avg.pct_of_peak_sustained_elapsed 77 \u2192 40" in text
+    assert "no bank conflicts; not simulated: no shared memory" in text
     assert "2.50x (1,000 cycles)" in text and "Baseline: 2,500 cycles" in text
     notebook = render_what_if_html(_fake_what_if())
     assert notebook.startswith(f'<div class="{SCOPE}">') and "<script" not in notebook and "2.50x" in notebook

@@ -110,18 +110,27 @@ def what_if_bars(what_if) -> str:
     scale = max(largest, 1.0)
     out = []
     for row in rows:
-        moved = ", ".join(f"{html.escape(str(k))} {v:+.3g}" for k, v in dict(getattr(row, "moved", {}) or {}).items())
         out.append(
             f'<div class="bar-row whatif" data-limit="{html.escape(row.limit)}" data-speedup="{row.speedup!r}" '
             f'data-cycles="{row.cycles}"><span class="bar-label" title="{html.escape(row.description)}">'
             f"{html.escape(row.limit)}</span><span class=\"bar-track\"><span class=\"bar\" style=\"width: "
             f'{100.0 * row.speedup / scale:.2f}%"></span></span><span class="bar-value">{row.speedup:.2f}x '
-            f"({row.cycles:,} cycles)</span><div class=\"bar-note\">{html.escape(row.description)}"
-            f"{'; moved: ' + moved if moved else ''}</div></div>")
+            f'({row.cycles:,} cycles)</span><div class="bar-note">{_what_if_note(row)}</div></div>')
     head = (f'<p>Baseline: {what_if.baseline_cycles:,} cycles. Each bar is the {term_link("what_if")} '
             "speed-up measured by simulating the same launch again with that one limit removed "
             "(1.00x: the limit does not hold this kernel back).</p>")
     return f'<div class="whatif-bars">{head}<div class="bars">{"".join(out)}</div></div>'
+
+
+def _what_if_note(row) -> str:
+    """The row's description and what it moved (baseline -> variant where the baseline is given)."""
+    if getattr(row, "measured", True) is False:
+        return f"{html.escape(row.description)}; not simulated: {html.escape(getattr(row, 'note', ''))}"
+    baseline = dict(getattr(row, "baseline", {}) or {})
+    moved = [f"{html.escape(str(name))} {baseline[name]:.4g} \u2192 {value:.4g}" if name in baseline
+             else f"{html.escape(str(name))} {value:.4g}"
+             for name, value in dict(getattr(row, "moved", {}) or {}).items()]
+    return html.escape(row.description) + ("; moved: " + ", ".join(moved) if moved else "")
 
 
 def _records(items) -> tuple[list[str], list[list]]:
@@ -144,6 +153,8 @@ def _records(items) -> tuple[list[str], list[list]]:
 
 
 def _cell(value) -> str:
+    if value is None:
+        return '<td data-v="">-</td>'
     if isinstance(value, float):
         return f'<td data-v="{value!r}">{value:.4g}</td>'
     if isinstance(value, int) and not isinstance(value, bool):
