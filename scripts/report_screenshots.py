@@ -5,8 +5,8 @@
 Builds the report of ``matmul_tiled`` (run with trace=True on its own config), asks the page where its
 sections are (the ``#selftest`` run writes their offsets), takes one screenshot of the whole page in a
 1500-pixel-wide window (the source view sorted by stall cycles) and crops it into report-timeline.png
-(verdict and warp timeline), report-charts.png (memory chart and roofline) and report-source.png (the
-sortable source view).
+(verdict and warp timeline), report-charts.png (memory chart and roofline), report-whatif.png (the what-if
+bars and warp states, where ``run.what_if()`` exists) and report-source.png (the sortable source view).
 """
 
 from __future__ import annotations
@@ -28,9 +28,11 @@ WIDTH = 1500
 CROPS = (
     ("report-timeline.png", None, "memory"),
     ("report-charts.png", "memory", "whatif"),
+    ("report-whatif.png", "whatif", "source"),
     ("report-source.png", "source", "glossary"),
 )
-"""(file, the section it starts at (None: the top), the section it ends before)."""
+"""(file, the section it starts at (None: the top), the section it ends before); report-whatif.png only where
+``run.what_if()`` exists."""
 MAX_CROP_HEIGHT = 1500
 
 
@@ -55,7 +57,9 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
         report = Path(work) / "report.html"
-        run_program(PROGRAM, trace=True).runs[0].to_html(report)
+        run = run_program(PROGRAM, trace=True).runs[0]
+        what_if = run.what_if() if hasattr(run, "what_if") else None
+        run.to_html(report, what_if=what_if)
         dom = chromium(f"--window-size={WIDTH},1000", "--dump-dom", report.as_uri() + "#selftest")
         seen = json.loads(html.unescape(re.search(r'<pre id="selftest-result"[^>]*>(.*?)</pre>', dom, re.S).group(1)))
         sections, height = seen["sections"], seen["height"]
@@ -63,6 +67,8 @@ def main() -> None:
         chromium(f"--window-size={WIDTH},{height}", f"--screenshot={whole}", report.as_uri() + "#sort=stall cycles")
         image = Image.open(whole)
         for name, first, end in CROPS:
+            if name == "report-whatif.png" and what_if is None:
+                continue
             top = 0 if first is None else max(0, sections[first] - 10)
             bottom = min(sections[end] - 10, top + MAX_CROP_HEIGHT, image.height)
             image.crop((0, top, WIDTH, bottom)).save(out / name, optimize=True)

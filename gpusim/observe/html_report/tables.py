@@ -104,21 +104,22 @@ def stall_bars(run) -> str:
 
 
 def what_if_bars(what_if) -> str:
-    """The what-if bars: one per removed limit, its measured speed-up (rows as given: largest first)."""
+    """The what-if bars: one per removed limit, its measured speed-up (rows as given: largest first). A bar's
+    length is the gain, speed-up - 1, over the largest gain: a limit that buys nothing (1.00x) has none."""
     rows = list(what_if.rows)
-    largest = max((row.speedup for row in rows), default=1.0)
-    scale = max(largest, 1.0)
+    gain = max((row.speedup - 1.0 for row in rows), default=0.0)
     out = []
     for row in rows:
         out.append(
             f'<div class="bar-row whatif" data-limit="{html.escape(row.limit)}" data-speedup="{row.speedup!r}" '
             f'data-cycles="{row.cycles}"><span class="bar-label" title="{html.escape(row.description)}">'
             f"{html.escape(row.limit)}</span><span class=\"bar-track\"><span class=\"bar\" style=\"width: "
-            f'{100.0 * row.speedup / scale:.2f}%"></span></span><span class="bar-value">{row.speedup:.2f}x '
+            f'{100.0 * max(row.speedup - 1.0, 0.0) / gain if gain > 0 else 0.0:.2f}%"></span></span>'
+            f'<span class="bar-value">{row.speedup:.2f}x '
             f'({row.cycles:,} cycles)</span><div class="bar-note">{_what_if_note(row)}</div></div>')
     head = (f'<p>Baseline: {what_if.baseline_cycles:,} cycles. Each bar is the {term_link("what_if")} '
             "speed-up measured by simulating the same launch again with that one limit removed "
-            "(1.00x: the limit does not hold this kernel back).</p>")
+            "(bar: the gain over the largest; 1.00x: the limit does not hold this kernel back).</p>")
     return f'<div class="whatif-bars">{head}<div class="bars">{"".join(out)}</div></div>'
 
 
