@@ -274,14 +274,15 @@ def test_large_timelines_are_aggregated_and_say_so(traced, monkeypatch):
     data = timeline.timeline_data(traced)
     assert data["aggregated"]
     assert all(label.startswith("SM0 ") for label in data["rows"])
-    assert "SM 0-0 (1 of 2 SMs" in data["note"] and "sampled" in data["note"]
-    per_row = max(8, 300 // len(data["rows"]))
-    assert data["n_segments"] <= per_row * len(data["rows"])
+    assert "SM 0-0 (1 of 2 SMs" in data["note"]
+    width = data["sample_cycles"]
+    assert 1 <= width <= -(-data["cycles"] // (300 // len(data["rows"]))) and data["n_segments"] <= 300
+    assert f"sampled every {width} cycles" in data["note"]
     # a sampled segment is the state at its column's middle cycle
     raw = traced.trace.raw_intervals
     for row, start, end, state, pc in _decode(data["segments"])[:50]:
         slot = int(data["rows"][row].split("slot ")[1])  # SM 0: the slot index is the local one
-        middle = (start + min(start + -(-data["cycles"] // per_row), end)) // 2
+        middle = (start + min(start + width, end)) // 2
         hit = raw[(raw[:, 0] == slot) & (raw[:, 2] <= middle) & (raw[:, 3] > middle)]
         assert len(hit) == 1 and int(hit[0, 1]) == state and int(hit[0, 4]) == pc
     assert "Aggregated for drawing: showing the" in report_html(traced)

@@ -11,8 +11,9 @@ Aggregation, so that a 132-SM trace of millions of intervals opens in a second a
    into one segment (exact: nothing is lost);
 2. at most ``MAX_ROWS`` warp slots are drawn: the slots of the first SMs, whole SMs at a time;
 3. if the segments still number more than ``MAX_SEGMENTS``, each row is sampled at evenly spaced
-   cycles (``MAX_SEGMENTS`` / rows columns per row): a segment is then the state at its column's
-   middle cycle, and neighbouring columns in the same state and pc merge again.
+   cycles: a segment is then the state at its column's middle cycle, and neighbouring columns in the
+   same state and pc merge again. The columns per row start at ``MAX_SEGMENTS`` / rows and double while
+   the merged segments still fit ``MAX_SEGMENTS`` (``sample_cycles`` is the columns' width in cycles).
 
 ``timeline_data`` says which of these happened (``aggregated``, ``note``), and the page repeats it.
 The issue strip under the rows is exact for every SM: warp-instructions issued per time bin over the
@@ -71,9 +72,14 @@ def _merge(row, state, start, end, pc):
     return row[first], state[first], start[first], end[last], pc[first]
 
 
+def _column_cycles(cycles: int, columns: int) -> int:
+    """Cycles per column when ``cycles`` are cut into (at most) ``columns`` equal columns."""
+    return max(1, -(-cycles // columns))
+
+
 def _sample(row, state, start, end, pc, n_rows: int, cycles: int, columns: int):
     """Each row's state at the middle cycle of ``columns`` equal columns, then merged."""
-    width = max(1, -(-cycles // columns))
+    width = _column_cycles(cycles, columns)
     edges = np.arange(0, cycles + width, width, dtype=np.int64)
     left, right = edges[:-1], np.minimum(edges[1:], cycles)
     middle = (left + right) // 2
@@ -88,6 +94,19 @@ def _sample(row, state, start, end, pc, n_rows: int, cycles: int, columns: int):
     s_left = np.tile(left, n_rows)[valid]
     s_right = np.tile(right, n_rows)[valid]
     return _merge(query_row[valid], state[safe[valid]], s_left, s_right, pc[safe[valid]])
+
+
+def _finest_sampling(columns, n_rows: int, cycles: int):
+    """(columns per row, segments): the finest sampling, doubling from MAX_SEGMENTS / rows columns, whose
+    merged segments still number at most MAX_SEGMENTS."""
+    per_row = max(8, MAX_SEGMENTS // max(n_rows, 1))
+    best = _sample(*columns, n_rows, cycles, per_row)
+    while per_row * 2 < cycles:
+        finer = _sample(*columns, n_rows, cycles, per_row * 2)
+        if len(finer[0]) > MAX_SEGMENTS:
+            break
+        per_row, best = per_row * 2, finer
+    return per_row, best
 
 
 def _encode(row, state, start, end, pc) -> dict:
@@ -131,12 +150,13 @@ def timeline_data(run) -> dict:
     segments = _merge(*columns)
     notes = [row_note] if row_note else []
     sampled = False
+    width = 0
     if len(segments[0]) > MAX_SEGMENTS:
-        per_row = max(8, MAX_SEGMENTS // max(len(slots), 1))
-        segments = _sample(*columns, len(slots), cycles, per_row)
+        per_row, segments = _finest_sampling(columns, len(slots), cycles)
+        width = _column_cycles(cycles, per_row)
         sampled = True
-        notes.append(f"each row sampled at {per_row} evenly spaced cycles (a segment is the state at its "
-                     "column's middle cycle; the trace's exact intervals are in trace.to_chrome())")
+        notes.append(f"each row sampled every {width} cycles (a segment is the state at the middle cycle of its "
+                     f"{width}-cycle columns; the trace's exact intervals are in trace.to_chrome())")
     labels = [f"SM{int(trace.sm_of(s))} sp{int(trace.sub_partition_of(s))} slot {int(s % trace.slots_per_sm)}"
               for s in slots.tolist()]
     return {
@@ -151,6 +171,7 @@ def timeline_data(run) -> dict:
         "note": "; ".join(notes),
         "truncated": bool(trace.truncated),
         "issue": _issue_strip(trace, cycles),
+        "sample_cycles": width,
     }
 
 
