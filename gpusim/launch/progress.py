@@ -26,7 +26,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 from gpusim.errors import LaunchError
 
@@ -106,8 +106,8 @@ class _Display:
     def __init__(self, stream: TextIO):
         self.stream = stream
         self.tty = interactive(stream)
-        self.bar = None          # rich Progress, once shown
-        self.tqdm = None         # tqdm bar, once shown
+        self.bar: Any = None     # rich Progress, once shown
+        self.tqdm: Any = None    # tqdm bar, once shown
         self.task = None
         self.shown = False
         self.last_line = 0.0
@@ -217,8 +217,8 @@ class CountBar:
     def __init__(self, label: str, stream: TextIO | None = None):
         self.label = label
         self.stream = stream or sys.stderr
-        self.backend = None
-        self.task = None
+        self.backend: Any = None
+        self.task: Any = None
         self.width = 0
 
     def __call__(self, done: int, total: int) -> None:

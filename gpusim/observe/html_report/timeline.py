@@ -48,7 +48,8 @@ def _rows(trace, slots: np.ndarray) -> tuple[np.ndarray, str]:
         return slots, ""
     sms = trace.sm_of(slots)
     per_sm = np.bincount(sms)
-    kept_sms, rows = [], 0
+    kept_sms: list[int] = []
+    rows = 0
     for sm in np.unique(sms).tolist():
         if kept_sms and rows + per_sm[sm] > MAX_ROWS:
             break
@@ -100,9 +101,10 @@ def _finest_sampling(columns, n_rows: int, cycles: int):
     """(columns per row, segments): the finest sampling, doubling from MAX_SEGMENTS / rows columns, whose
     merged segments still number at most MAX_SEGMENTS."""
     per_row = max(8, MAX_SEGMENTS // max(n_rows, 1))
-    best = _sample(*columns, n_rows, cycles, per_row)
+    row, state, start, end, pc = columns
+    best = _sample(row, state, start, end, pc, n_rows, cycles, per_row)
     while per_row * 2 < cycles:
-        finer = _sample(*columns, n_rows, cycles, per_row * 2)
+        finer = _sample(row, state, start, end, pc, n_rows, cycles, per_row * 2)
         if len(finer[0]) > MAX_SEGMENTS:
             break
         per_row, best = per_row * 2, finer
