@@ -173,6 +173,7 @@ def test_notebook_view_is_a_compact_card(traced):
     text = traced._repr_html_()
     assert verdict(traced).kind in text and "speed of light" in text
     assert "<svg" not in text and "<script" not in text  # compact: no figures, no script
+    assert 'href="#' not in text and '<span class="term" title="' in text  # no glossary here: terms as tooltips
     shown = dict(re.findall(r'data-sol="([^"]+)">([\d.]+)%', text))
     assert {k: float(v) for k, v in shown.items()} == {k: round(v, 1) for k, v in speed_of_light(traced).items()}
     view_html = traced.source_view()._repr_html_()
@@ -349,6 +350,7 @@ def test_what_if_bars(traced):
     assert "2.50x (1,000 cycles)" in text and "Baseline: 2,500 cycles" in text
     notebook = render_what_if_html(_fake_what_if())
     assert notebook.startswith(f'<div class="{SCOPE}">') and "<script" not in notebook and "2.50x" in notebook
+    assert 'href="#' not in notebook
 
 
 def test_comparison_tables():

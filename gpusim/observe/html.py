@@ -49,11 +49,16 @@ def scope_svg_styles(svg: str) -> str:
     return _STYLE_ELEMENT.sub(scope, svg)
 
 
+_TERM_LINK = re.compile(r'<a class="term" href="#[^"]*"( title="[^"]*")>(.*?)</a>', re.S)
+
+
 def notebook_scoped(inner: str) -> str:
-    """``inner`` in the report's container with the base and the report's style sheets (no script)."""
+    """``inner`` in the report's container with the base and the report's style sheets (no script). A notebook
+    has no glossary section to link to: each term keeps its meaning as a tooltip instead of a link."""
     from gpusim.observe.html_report import style_sheet
     from gpusim.observe.source_html import STYLE
 
+    inner = _TERM_LINK.sub(r'<span class="term"\1>\2</span>', inner)
     return f'<div class="{SCOPE}">\n<style>\n{STYLE}\n{style_sheet()}\n</style>\n{inner}\n</div>'
 
 
