@@ -98,6 +98,11 @@ _CONCEPTS = {
                  "memory."),
     "warp": ("warp", "32 threads that issue together, one instruction at a time (SIMT); the unit the "
                      "scheduler picks."),
+    "block": ("block", "A thread block (CTA): threads that run on one SM together, share its shared memory and "
+                       "synchronize at barriers; the SM holds several at once, as occupancy allows."),
+    "grid": ("grid", "All the blocks of one launch; the block dispatcher hands them to the SMs as room frees."),
+    "pipe": ("pipe", "An execution unit of a sub-partition an instruction issues to: FMA, ALU, FP64, SFU (special "
+                     "functions), tensor, LSU (global/local memory), MIO (shared memory, shuffles), branch."),
     "warp_slot": ("warp slot", "A place for one resident warp on an SM; the timeline has one row per slot, "
                                "which holds successive warps as blocks finish and new ones arrive."),
     "l1": ("L1 / shared memory", "The SM's on-chip memory: an L1 cache for global loads (sectored, write-through "

@@ -33,5 +33,6 @@ def headline_html(run) -> str:
     timing = f"{run.cycles:,} cycles, {run.seconds * 1e6:.3f} us" if run.timing else "functional run"
     return (
         f'<div class="headline"><b>{html.escape(run.program.name)}</b> on {html.escape(config.name)} '
-        f"({config.sms} {term_link('sm', 'SMs')}), grid {run.grid}, block {run.block}: {timing}</div>"
+        f"({config.sms} {term_link('sm', 'SMs')}), {term_link('grid')} {run.grid}, {term_link('block')} "
+        f"{run.block}: {timing}</div>"
     )

@@ -47,7 +47,7 @@ def source_table(view) -> str:
     head = "".join([
         _th("PTX line", "ptx"), _th("CUDA line", "cuda_line", "text"), _th("CUDA source", "cuda_line", "text"),
         _th("PTX instruction", "ptx", "text"), _th("stream #", "stream"), _th("executes as", "stream", "text"),
-        _th("pipe", None, "text"), _th("warp inst", "unit:warp-instruction"), _th("lanes", "lanes"),
+        _th("pipe", "pipe", "text"), _th("warp inst", "unit:warp-instruction"), _th("lanes", "lanes"),
         _th("stall cycles", "stall_cycles"), _th("% of stalls", "stall_cycles"),
         *(_th(s, s) for s in states),
         _th("sectors/req", "sectors_per_request"), _th("ideal", "sectors_per_request"),
