@@ -6,7 +6,8 @@ Builds the report of ``matmul_tiled`` (run with trace=True on its own config), a
 sections are (the ``#selftest`` run writes their offsets), takes one screenshot of the whole page in a
 1500-pixel-wide window (the source view sorted by stall cycles) and crops it into report-timeline.png
 (verdict and warp timeline), report-charts.png (memory chart and roofline), report-whatif.png (the what-if
-bars and warp states, where ``run.what_if()`` exists) and report-source.png (the sortable source view).
+bars and warp states, where ``run.what_if()`` exists) and report-source.png (the sortable source view); then
+report-zoom.png: the timeline zoomed in, with a hover's tooltip.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ CROPS = (
 )
 """(file, the section it starts at (None: the top), the section it ends before); report-whatif.png only where
 ``run.what_if()`` exists."""
+ZOOM = "zoom=6000-7000&hover=5,6400"
+"""report-zoom.png: the timeline zoomed to these cycles, hovered at (row, cycle) (report.js reads the hash)."""
 MAX_CROP_HEIGHT = 1500
 
 
@@ -73,6 +76,10 @@ def main() -> None:
             bottom = min(sections[end] - 10, top + MAX_CROP_HEIGHT, image.height)
             image.crop((0, top, WIDTH, bottom)).save(out / name, optimize=True)
             print(out / name)
+        chromium(f"--window-size={WIDTH},{height}", f"--screenshot={whole}", report.as_uri() + "#" + ZOOM)
+        top, bottom = sections["timeline"] - 10, sections["memory"] - 10
+        Image.open(whole).crop((0, top, WIDTH, bottom)).save(out / "report-zoom.png", optimize=True)
+        print(out / "report-zoom.png")
 
 
 if __name__ == "__main__":

@@ -334,13 +334,27 @@
     document.body.appendChild(result);
   }
 
-  /* #sort=HEADER sorts the source view by that column on opening (the docs' screenshots use it) */
-  var sortBy = /^#sort=(.+)$/.exec(location.hash);
+  /* The hash opens a view: #sort=HEADER sorts the source view by that column, #zoom=A-B zooms the timeline
+     to cycles A..B, #hover=ROW,CYCLE shows the tooltip there (joined with &; the docs' screenshots use them) */
+  var params = {};
+  location.hash.slice(1).split("&").forEach(function (part) {
+    var eq = part.indexOf("=");
+    if (eq > 0) { params[part.slice(0, eq)] = decodeURIComponent(part.slice(eq + 1)); }
+  });
   var sourceTable = document.querySelector("table.source-view");
-  if (sortBy && sourceTable) {
+  if (params.sort && sourceTable) {
     Array.prototype.forEach.call(sourceTable.tHead.rows[0].cells, function (th) {
-      if (th.textContent.trim().replace(/\s*\?$/, "") === decodeURIComponent(sortBy[1])) { th.click(); }
+      if (th.textContent.trim().replace(/\s*\?$/, "") === params.sort) { th.click(); }
     });
+  }
+  if (timeline && params.zoom) {
+    var span = params.zoom.split("-").map(Number);
+    if (span.length === 2 && !isNaN(span[0]) && !isNaN(span[1])) { timeline.zoom(span[0], span[1]); }
+  }
+  if (timeline && params.hover) {
+    var at = params.hover.split(",").map(Number), box = timeline.canvas.getBoundingClientRect();
+    mouse(timeline.canvas, "mousemove", box.left + timeline.x(at[1] + 0.5),
+          box.top + timeline.axisHeight + (at[0] + 0.5) * timeline.rowHeight, 0);
   }
   if (location.hash === "#selftest") { selftest(); }
 })();
