@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,7 @@ from gpusim.launch.checks import check_launch_options
 from gpusim.launch.device_memory import DeviceArray, DeviceHeap, symbol_array
 from gpusim.launch.faults import internal_error, with_allocation
 from gpusim.launch.printf import PRINTF_MODES
+from gpusim.launch.what_if import record_launch, snapshot_inputs
 from gpusim.ptx.lower import Program, lower_module
 from gpusim.ptx.parser import parse_ptx
 
@@ -218,6 +220,11 @@ def _decode_ptx(raw: bytes, name: str) -> str:
 class GPU:
     """A simulated GPU: a config, device memory, and launches."""
 
+    keep_launch_inputs: bool | str = True
+    """Keep a copy of the device memory and L2 each timed launch started from, for ``run.what_if()``: True
+    keeps the latest launch's only (one copy per GPU), "all" every launch's (each run holds its own), False
+    none (saves the copy's time and memory)."""
+
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
                  synccheck: bool = True, printf: str = "print", reconvergence: str | None = None,
                  codegen: str = DEFAULT_CODEGEN, **overrides):
@@ -382,10 +389,16 @@ class GPU:
         if cache_control == "all":
             self.flush_caches()
         self.launch_count += 1
+        # what-if (gpusim.launch.what_if) re-runs a launch from the memory it started from: keep a copy
+        snapshot = snapshot_inputs(self) if timing and self.keep_launch_inputs else None
+        started = time.perf_counter()
         try:
-            return execute_launch(self, kernel, grid, block, args, shared_bytes, timing=timing, regs=regs,
-                                  trace=trace, max_warp_instructions=max_warp_instructions,
-                                  progress=progress, cooperative=cooperative)
+            run = execute_launch(self, kernel, grid, block, args, shared_bytes, timing=timing, regs=regs,
+                                 trace=trace, max_warp_instructions=max_warp_instructions,
+                                 progress=progress, cooperative=cooperative)
+            if snapshot is not None:
+                record_launch(run, self, args, shared_bytes, cooperative, snapshot, time.perf_counter() - started)
+            return run
         except IllegalAddressError as exc:
             named = with_allocation(exc, self.heap)
             if named is exc:
