@@ -20,6 +20,7 @@ docs/cli.md has the details.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import sys
 from pathlib import Path
@@ -184,9 +185,14 @@ def _run(args) -> int:
         runs, ok, summary, arrays = _run_program(args, trace)
     else:
         raise GpusimError(f"{target}: expected a program .toml (or a program name), a .ptx or a .cu file")
-    csv_to_stdout = getattr(args, "csv", None) == "-"
-    print(summary, file=sys.stderr if csv_to_stdout else sys.stdout)
-    _outputs(args, runs)
+    if getattr(args, "csv", None) == "-":        # stdout carries only the CSV; everything else goes to stderr
+        args.csv_stream = sys.stdout
+        with contextlib.redirect_stdout(sys.stderr):
+            print(summary)
+            _outputs(args, runs)
+    else:
+        print(summary)
+        _outputs(args, runs)
     if args.save:
         _save_arrays(args.save, arrays)
     return 0 if ok else 1

@@ -31,7 +31,7 @@ def export_outputs(args, runs, many: bool, numbered) -> None:
     from gpusim.observe.export import stall_rows, write_csv
 
     what_if = getattr(args, "what_if", None)
-    out = sys.stderr if getattr(args, "csv", None) == "-" else sys.stdout
+    out = sys.stdout          # (stderr while a CSV goes to stdout: gpusim.cli redirects it)
     for index, run in enumerate(runs):
         if what_if and run.timing:
             print(file=out)
@@ -43,7 +43,8 @@ def export_outputs(args, runs, many: bool, numbered) -> None:
                 print(f"    {name:<18} {cycles:>14,} {pct:6.1f}%", file=out)
         if getattr(args, "csv", None):
             if args.csv == "-":
-                sys.stdout.write(write_csv(run) if index == 0 else write_csv(run).split("\n", 2)[2])
+                stream = getattr(args, "csv_stream", sys.stdout)   # one header and units row, a row per run
+                stream.write(write_csv(run) if index == 0 else write_csv(run).split("\n", 2)[2])
             else:
                 path = numbered(args.csv, index, many)
                 write_csv(run, path)
