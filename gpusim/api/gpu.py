@@ -397,7 +397,8 @@ class GPU:
                                  trace=trace, max_warp_instructions=max_warp_instructions,
                                  progress=progress, cooperative=cooperative)
             if snapshot is not None:
-                record_launch(run, self, args, shared_bytes, cooperative, snapshot, time.perf_counter() - started)
+                record_launch(run, self, args, shared_bytes, cooperative, snapshot, time.perf_counter() - started,
+                              execute_launch)
             return run
         except IllegalAddressError as exc:
             named = with_allocation(exc, self.heap)

@@ -106,6 +106,9 @@ class LaunchRecord:
     heap: object = field(repr=False)
     l2: tuple | None = field(repr=False)
     wall_seconds: float = 0.0
+    execute: Callable | None = field(default=None, repr=False)
+    """``launch.runner.execute_launch``, given by ``GPU.launch`` (this module does not import the runner: the
+    runner builds the Run, whose ``what_if`` comes here)"""
 
 
 class _Device:
@@ -146,14 +149,14 @@ def snapshot_inputs(gpu) -> tuple:
     return heap, l2
 
 
-def record_launch(run, gpu, args, shared_bytes, cooperative, snapshot, wall_seconds) -> None:
+def record_launch(run, gpu, args, shared_bytes, cooperative, snapshot, wall_seconds, execute) -> None:
     """Attach the launch's record to ``run`` (its memory snapshot held by the GPU, for its latest launch)."""
     heap, l2 = snapshot
     record = LaunchRecord(config=gpu.config, program=run.program, regs_per_thread=run.regs_per_thread,
                           regs_source=run.regs_source, grid=run.grid, block=run.block,
                           args=[_plain(value) for value in args], shared_bytes=int(shared_bytes),
                           cooperative=bool(cooperative), reconvergence=gpu.reconvergence, synccheck=gpu.synccheck,
-                          heap=heap, l2=l2, wall_seconds=wall_seconds)
+                          heap=heap, l2=l2, wall_seconds=wall_seconds, execute=execute)
     previous = getattr(gpu, "_what_if_record", None)
     if previous is not None and gpu.keep_launch_inputs != "all":
         previous.heap = previous.l2 = None      # one snapshot per GPU: the older run can no longer re-run
@@ -194,8 +197,6 @@ def relaunch(record: LaunchRecord, overrides: dict | None = None, switches: Swit
              in_place: bool = False):
     """Simulate the recorded launch again with config ``overrides`` and engine ``switches``; returns its Run.
     ``in_place``: run on the record's own memory copy (only in a throw-away process)."""
-    from gpusim.launch.runner import execute_launch
-
     config = record.config.replace(**overrides) if overrides else record.config
     heap, l2 = record.heap, record.l2
     if not in_place:
@@ -204,7 +205,7 @@ def relaunch(record: LaunchRecord, overrides: dict | None = None, switches: Swit
         l2 = None if l2 is None else tuple(np.copy(array) for array in l2)
     device = _Device(config, heap, l2, record.reconvergence, record.synccheck, switches)
     kernel = _FixedKernel(record.program, record.regs_per_thread, record.regs_source)
-    return execute_launch(device, kernel, record.grid, record.block, list(record.args), record.shared_bytes,
+    return record.execute(device, kernel, record.grid, record.block, list(record.args), record.shared_bytes,
                           timing=True, regs=None, trace=False, max_warp_instructions=None, progress=False,
                           cooperative=record.cooperative)
 

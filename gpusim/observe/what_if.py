@@ -104,15 +104,16 @@ class WhatIf:
     def to_text(self) -> str:
         """A table: one line per limit, speed-up first, with the metric each switch moved."""
         factor = "x infinity" if self.factor is None else f"x{self.factor:g}"
+        width = max([len(row.description) for row in self.rows] + [len("limit removed")])
         lines = [f"What-if ({self.kernel} on {self.config}; baseline {self.baseline_cycles:,} cycles; "
                  f"bandwidths and pipes {factor}):",
-                 f"  {'speed-up':>8}  {'cycles':>12}  {'limit removed':<44} metric moved (baseline -> variant)"]
+                 f"  {'speed-up':>8}  {'cycles':>12}  {'limit removed':<{width}}  metric moved (baseline -> variant)"]
         for row in self.rows:
             moved = "; ".join(f"{name} {_number(row.baseline.get(name))} -> {_number(value)}"
                               for name, value in row.moved.items())
             if not row.measured:
                 moved = f"not simulated: {row.note}"
-            lines.append(f"  {row.speedup:>7.2f}x  {row.cycles:>12,}  {row.description:<44} {moved}")
+            lines.append(f"  {row.speedup:>7.2f}x  {row.cycles:>12,}  {row.description:<{width}}  {moved}")
         lines.append(f"  {self.headline()}.")
         if self.run_seconds:
             lines.append(f"  (what-if took {self.what_if_seconds:.2f} s on {self.workers} process(es), "
