@@ -107,3 +107,12 @@ def test_cli_compare(h100_and_a100, tmp_path, capsys):
     assert "cycles" in out and f"{a.cycles:,}" in out and f"{b.cycles:,}" in out
     assert (tmp_path / "c.html").read_text().startswith("<div class='gpusim-compare'>")
     assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "missing.json")]) == 2
+
+
+def test_to_rich_table(h100_and_a100):
+    pytest.importorskip("rich")
+    a, b = h100_and_a100
+    cmp = gpusim.compare(a, b)
+    table = cmp.to_rich()
+    assert table.row_count == len([r for r in cmp.rows if r.a != r.b or r.metric == "cycles"])
+    assert [c.header for c in table.columns] == ["metric", "unit", "a", "b", "b - a", "b / a"]

@@ -237,3 +237,28 @@ def test_keep_all_launch_inputs():
     first = gpu.launch(kernel, grid=4, block=256, args=[src, dst, 1024])
     gpu.launch(kernel, grid=4, block=256, args=[src, dst, 1024])
     assert relaunch(launch_record(first)).cycles == first.cycles
+
+
+def test_l2_bandwidth_removed_keeps_what_reaches_l2(stream):
+    _, run, _, _ = stream
+    variant = variant_run(run, "l2_bandwidth")
+    _same_instructions(run, variant)
+    for name in ("lts__t_sectors.sum", "dram__bytes_read.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"):
+        assert variant.metrics[name] == run.metrics[name], name
+    assert variant.config.l2_bytes_per_cycle == run.config.l2_bytes_per_cycle * 1e9
+    assert variant.cycles <= run.cycles
+
+
+def test_suggestions_quote_the_measured_speedup(strided):
+    from gpusim.observe.report import verdict
+
+    before = verdict(strided)
+    coalescing = [f for f in before.findings if f.kind == "coalescing"]
+    assert coalescing and "Measured" not in coalescing[0].text
+    wi = strided.what_if(limits=["coalescing", "dram_bandwidth"])
+    after = verdict(strided)
+    quoted = [f for f in after.findings if f.kind == "coalescing"][0]
+    row = wi.row("coalescing")
+    assert f"{row.speedup:.2f}x faster" in quoted.text
+    assert quoted.score == pytest.approx(1 - 1 / row.speedup)
+    assert wi.headline() in after.reason

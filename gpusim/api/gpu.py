@@ -383,6 +383,7 @@ class GPU:
         args, shared_bytes, timing, trace = check_launch_options(
             self.config, kernel.program, args, shared_bytes, timing=timing, regs=regs, trace=trace,
             max_warp_instructions=max_warp_instructions)
+        started = time.perf_counter()        # the launch's wall time, for what-if's cost ratio
         if cache_control not in CACHE_CONTROLS:
             raise LaunchError(f"cache_control must be one of {', '.join(map(repr, CACHE_CONTROLS))} "
                               f"(as ncu --cache-control), got {cache_control!r}")
@@ -391,7 +392,6 @@ class GPU:
         self.launch_count += 1
         # what-if (gpusim.launch.what_if) re-runs a launch from the memory it started from: keep a copy
         snapshot = snapshot_inputs(self) if timing and self.keep_launch_inputs else None
-        started = time.perf_counter()
         try:
             run = execute_launch(self, kernel, grid, block, args, shared_bytes, timing=timing, regs=regs,
                                  trace=trace, max_warp_instructions=max_warp_instructions,

@@ -42,6 +42,7 @@ Simplifications
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -59,6 +60,10 @@ __all__ = ["LIMITS", "LaunchRecord", "Switches", "WhatIf", "WhatIfRow", "relaunc
 INFINITE_FACTOR = 1e9
 """The factor "x infinity" uses for bandwidths: a 32-byte sector then occupies a server far below the servers'
 rounding tolerance (1e-6 cycles) on every shipped config, so no transfer ever waits for one."""
+
+POOL_WORTH_SECONDS = 0.1
+"""Variants whose serial run would take less than this (estimated from the launch's own wall time) run in this
+process: a forked worker costs ~10-30 ms to start and to return its results."""
 
 MATH_PIPES = (I.PIPE_FMA, I.PIPE_ALU, I.PIPE_FP64, I.PIPE_SFU, I.PIPE_TENSOR)
 
@@ -80,12 +85,18 @@ class Switches:
         return max(1, occupancy.blocks_limit_warps)
 
     def isa_table(self, config) -> np.ndarray:
-        table = I.isa_array(config)
+        table = _isa_array(config).copy()
         if self.pipe_factor is not None:
             for pipe in MATH_PIPES:
                 rows = table[:, I.I_PIPE] == pipe
                 table[rows, I.I_INTERVAL] = np.maximum(1, np.ceil(table[rows, I.I_INTERVAL] / self.pipe_factor))
         return table
+
+
+@functools.lru_cache(maxsize=16)
+def _isa_array(config) -> np.ndarray:
+    """``isa.isa_array`` once per config (a Python loop over the opcode table: a third of a tiny re-run)."""
+    return I.isa_array(config)
 
 
 @dataclass
@@ -106,6 +117,7 @@ class LaunchRecord:
     heap: object = field(repr=False)
     l2: tuple | None = field(repr=False)
     wall_seconds: float = 0.0
+    """host wall time of the ``GPU.launch`` call (its checks, this snapshot and the simulation)"""
     execute: Callable | None = field(default=None, repr=False)
     """``launch.runner.execute_launch``, given by ``GPU.launch`` (this module does not import the runner: the
     runner builds the Run, whose ``what_if`` comes here)"""
@@ -267,7 +279,7 @@ class Limit:
     describe: Callable
     moved: tuple[str, ...]
     overrides: Callable = lambda config, factor: {}
-    switches: Callable = lambda factor: None
+    switches: Callable = lambda factor: Switches()
     nothing_to_remove: Callable = lambda run: ""
 
 
@@ -405,7 +417,7 @@ def what_if(run, limits=None, factor=None, *, workers: int | None = None) -> Wha
         (skipped if why else planned).append((limit, why))
     variants = [(limit.overrides(config, factor), limit.switches(factor)) for limit, _ in planned]
     if workers is None:
-        worth_a_pool = record.wall_seconds * len(variants) > 0.5 and os.name == "posix"
+        worth_a_pool = record.wall_seconds * len(variants) > POOL_WORTH_SECONDS and os.name == "posix"
         workers = min(len(variants), _usable_cpus()) if worth_a_pool else 1
     results = _run_all(record, variants, max(1, int(workers)))
     rows = []
