@@ -214,8 +214,11 @@ def test_the_pool_gives_what_one_process_gives(stream):
     assert [(r.limit, r.cycles, r.moved) for r in serial.rows] == [(r.limit, r.cycles, r.moved) for r in pooled.rows]
 
 
-def test_what_if_mistakes_are_one_clear_error(stream):
-    gpu, run, src, dst = stream
+def test_what_if_mistakes_are_one_clear_error():
+    gpu = gpusim.GPU("h100-sxm", sms=2)       # its own GPU: the launches below retire older runs' inputs
+    kernel = gpu.load_ptx(STREAM_COPY)["stream_copy"]
+    src, dst = gpu.to_device(np.ones(1024, np.float32)), gpu.empty(1024, np.float32)
+    run = gpu.launch(kernel, grid=4, block=256, args=[src, dst, 1024])
     with pytest.raises(LaunchError, match="unknown what-if limit 'dram'"):
         run.what_if(limits=["dram"])
     with pytest.raises(LaunchError, match="factor"):
