@@ -112,8 +112,8 @@ class LaunchRecord:
     args: list
     shared_bytes: int
     cooperative: bool
-    reconvergence: str
-    synccheck: bool
+    options: dict
+    """the GPU's plain attributes (flags a launch reads: synccheck, reconvergence, ...)"""
     heap: object = field(repr=False)
     l2: tuple | None = field(repr=False)
     wall_seconds: float = 0.0
@@ -124,16 +124,16 @@ class LaunchRecord:
 
 
 class _Device:
-    """The part of a GPU that ``runner.execute_launch`` uses, over a copy of the recorded memory."""
+    """The part of a GPU that ``runner.execute_launch`` uses, over a copy of the recorded memory: the GPU's
+    plain launch options (``LaunchRecord.options``: synccheck, reconvergence and any other flag a launch
+    reads), its config (or the variant's), the memory copies, printf captured, the what-if switches."""
 
-    printf = "capture"
-
-    def __init__(self, config, heap, l2, reconvergence, synccheck, switches):
+    def __init__(self, config, heap, l2, options, switches):
+        self.__dict__.update(options)
+        self.printf = "capture"
         self.config = config
         self.heap = heap
         self._l2_state = l2
-        self.reconvergence = reconvergence
-        self.synccheck = synccheck
         self.what_if_switches = switches
 
 
@@ -167,13 +167,20 @@ def record_launch(run, gpu, args, shared_bytes, cooperative, snapshot, wall_seco
     record = LaunchRecord(config=gpu.config, program=run.program, regs_per_thread=run.regs_per_thread,
                           regs_source=run.regs_source, grid=run.grid, block=run.block,
                           args=[_plain(value) for value in args], shared_bytes=int(shared_bytes),
-                          cooperative=bool(cooperative), reconvergence=gpu.reconvergence, synccheck=gpu.synccheck,
-                          heap=heap, l2=l2, wall_seconds=wall_seconds, execute=execute)
+                          cooperative=bool(cooperative), options=_options(gpu), heap=heap, l2=l2,
+                          wall_seconds=wall_seconds, execute=execute)
     previous = getattr(gpu, "_what_if_record", None)
     if previous is not None and gpu.keep_launch_inputs != "all":
         previous.heap = previous.l2 = None      # one snapshot per GPU: the older run can no longer re-run
     gpu._what_if_record = record
     run.__dict__["_launch_record"] = record
+
+
+def _options(gpu) -> dict:
+    """The GPU's public attributes of plain types (its launch options), for a re-run's ``_Device``."""
+    plain = (bool, int, float, str, tuple, frozenset, set, type(None))
+    return {name: copy.copy(value) for name, value in vars(gpu).items()
+            if not name.startswith("_") and isinstance(value, plain)}
 
 
 def _plain(value):
@@ -215,7 +222,7 @@ def relaunch(record: LaunchRecord, overrides: dict | None = None, switches: Swit
         heap = copy.copy(heap)
         heap.data, heap.valid = heap.data.copy(), heap.valid.copy()
         l2 = None if l2 is None else tuple(np.copy(array) for array in l2)
-    device = _Device(config, heap, l2, record.reconvergence, record.synccheck, switches)
+    device = _Device(config, heap, l2, record.options, switches)
     kernel = _FixedKernel(record.program, record.regs_per_thread, record.regs_source)
     return record.execute(device, kernel, record.grid, record.block, list(record.args), record.shared_bytes,
                           timing=True, regs=None, trace=False, max_warp_instructions=None, progress=False,
