@@ -265,3 +265,15 @@ def test_suggestions_quote_the_measured_speedup(strided):
     assert f"{row.speedup:.2f}x faster" in quoted.text
     assert quoted.score == pytest.approx(1 - 1 / row.speedup)
     assert wi.headline() in after.reason
+
+
+def test_the_rebuilt_valid_map_is_the_heaps():
+    """Without initcheck the snapshot rebuilds the valid map from the allocations instead of copying it."""
+    from gpusim.launch.what_if import _valid_map, snapshot_inputs
+
+    gpu = gpusim.GPU("h100-sxm", sms=2)
+    arrays = [gpu.to_device(np.ones(size, np.float32)) for size in (3, 1000, 77)]
+    gpu.heap.free(arrays[1].ptr)
+    heap, _ = snapshot_inputs(gpu)
+    assert heap.valid is None
+    assert np.array_equal(_valid_map(heap), gpu.heap.valid[:heap.data.size])

@@ -53,6 +53,7 @@ import numpy as np
 from gpusim.arch import isa as I
 from gpusim.engine.sm import timing_state as T
 from gpusim.errors import LaunchError, NoTimingError
+from gpusim.launch.device_memory import VALID_WRITTEN
 from gpusim.observe.what_if import WhatIf, WhatIfRow
 
 __all__ = ["LIMITS", "LaunchRecord", "Switches", "WhatIf", "WhatIfRow", "relaunch", "variant_run", "what_if"]
@@ -154,11 +155,20 @@ def snapshot_inputs(gpu) -> tuple:
     heap = copy.copy(gpu.heap)
     used = max(gpu.heap.top, 1)
     heap.data = gpu.heap.data[:used].copy()
-    heap.valid = gpu.heap.valid[:used].copy()
+    # without initcheck the valid map is exactly the live allocations (rebuilt when needed: no second copy)
+    heap.valid = gpu.heap.valid[:used].copy() if gpu.heap.initcheck else None
     for name in ("free_ranges", "sizes", "records", "freed"):
         setattr(heap, name, copy.copy(getattr(gpu.heap, name)))
     l2 = None if gpu._l2_state is None else tuple(np.copy(array) for array in gpu._l2_state)
     return heap, l2
+
+
+def _valid_map(heap) -> np.ndarray:
+    """A heap's valid map without initcheck: every byte of a live allocation written, nothing else valid."""
+    valid = np.zeros(heap.data.size, dtype=np.uint8)
+    for offset, (nbytes, _) in heap.records.items():
+        valid[offset:offset + nbytes] = VALID_WRITTEN
+    return valid
 
 
 def record_launch(run, gpu, args, shared_bytes, cooperative, snapshot, wall_seconds, execute) -> None:
@@ -218,6 +228,8 @@ def relaunch(record: LaunchRecord, overrides: dict | None = None, switches: Swit
     ``in_place``: run on the record's own memory copy (only in a throw-away process)."""
     config = record.config.replace(**overrides) if overrides else record.config
     heap, l2 = record.heap, record.l2
+    if heap.valid is None:
+        heap.valid = _valid_map(heap)
     if not in_place:
         heap = copy.copy(heap)
         heap.data, heap.valid = heap.data.copy(), heap.valid.copy()
