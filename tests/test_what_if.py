@@ -277,3 +277,28 @@ def test_the_rebuilt_valid_map_is_the_heaps():
     heap, _ = snapshot_inputs(gpu)
     assert heap.valid is None
     assert np.array_equal(_valid_map(heap), gpu.heap.valid[:heap.data.size])
+
+
+def test_what_the_gpu_keeps_for_what_if(monkeypatch):
+    from gpusim.launch import what_if as W
+
+    gpu = gpusim.GPU("h100-sxm", sms=2)
+    kernel = gpu.load_ptx(STREAM_COPY)["stream_copy"]
+    src, dst = gpu.to_device(np.ones(1024, np.float32)), gpu.empty(1024, np.float32)
+    first = gpu.launch(kernel, grid=4, block=256, args=[src, dst, 1024])
+    buffer = first.__dict__["_launch_record"].heap.data
+    second = gpu.launch(kernel, grid=4, block=256, args=[src, dst, 1024])
+    assert second.__dict__["_launch_record"].heap.data is buffer         # the retired snapshot's buffer reused
+    monkeypatch.setattr(W, "SNAPSHOT_BUDGET_BYTES", 1024)
+    big = gpu.launch(kernel, grid=4, block=256, args=[src, dst, 1024])
+    with pytest.raises(LaunchError, match="keep_launch_inputs = 'latest'"):
+        big.what_if()
+    gpu.keep_launch_inputs = "latest"
+    kept = gpu.launch(kernel, grid=4, block=256, args=[src, dst, 1024])
+    assert relaunch(launch_record(kept)).cycles == kept.cycles
+    gpu.keep_launch_inputs = False
+    with pytest.raises(LaunchError, match="is False"):
+        gpu.launch(kernel, grid=4, block=256, args=[src, dst, 1024]).what_if()
+    gpu.keep_launch_inputs = "some"
+    with pytest.raises(LaunchError, match="keep_launch_inputs must be"):
+        gpu.launch(kernel, grid=4, block=256, args=[src, dst, 1024])

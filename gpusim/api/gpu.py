@@ -222,8 +222,8 @@ class GPU:
 
     keep_launch_inputs: bool | str = True
     """Keep a copy of the device memory and L2 each timed launch started from, for ``run.what_if()``: True
-    keeps the latest launch's only (one copy per GPU), "all" every launch's (each run holds its own), False
-    none (saves the copy's time and memory)."""
+    keeps the latest launch's when they take at most 64 MiB (``what_if.SNAPSHOT_BUDGET_BYTES``), "latest"
+    the latest launch's whatever their size, "all" every launch's (each run holds its own), False none."""
 
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
                  synccheck: bool = True, printf: str = "print", reconvergence: str | None = None,
@@ -391,7 +391,7 @@ class GPU:
             self.flush_caches()
         self.launch_count += 1
         # what-if (gpusim.launch.what_if) re-runs a launch from the memory it started from: keep a copy
-        snapshot = snapshot_inputs(self) if timing and self.keep_launch_inputs else None
+        snapshot = snapshot_inputs(self) if timing else None
         try:
             run = execute_launch(self, kernel, grid, block, args, shared_bytes, timing=timing, regs=regs,
                                  trace=trace, max_warp_instructions=max_warp_instructions,

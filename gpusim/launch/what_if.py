@@ -119,6 +119,8 @@ class LaunchRecord:
     l2: tuple | None = field(repr=False)
     wall_seconds: float = 0.0
     """host wall time of the ``GPU.launch`` call (its checks, this snapshot and the simulation)"""
+    missing: str = ""
+    """why no snapshot is held ("" while one is)"""
     execute: Callable | None = field(default=None, repr=False)
     """``launch.runner.execute_launch``, given by ``GPU.launch`` (this module does not import the runner: the
     runner builds the Run, whose ``what_if`` comes here)"""
@@ -150,16 +152,54 @@ class _FixedKernel:
         return self._regs
 
 
-def snapshot_inputs(gpu) -> tuple:
-    """Copies of what a launch starts from: the device heap (its used bytes) and the persistent L2."""
-    heap = copy.copy(gpu.heap)
+SNAPSHOT_BUDGET_BYTES = 64 << 20
+"""``keep_launch_inputs=True`` (the default) keeps a launch's inputs only up to this many bytes (device memory
+in use plus the L2 model): copying them costs about a memory copy of that size per launch. "latest" or "all"
+keep them whatever their size."""
+
+
+def _copy_into(spare, source: np.ndarray) -> np.ndarray:
+    """``source`` copied, into ``spare`` when it has the same shape and type (a reused buffer is already
+    paged in: a fresh one of hundreds of MiB costs its page faults again on every launch)."""
+    if spare is not None and spare.shape == source.shape and spare.dtype == source.dtype:
+        np.copyto(spare, source)
+        return spare
+    return source.copy()
+
+
+def snapshot_inputs(gpu) -> tuple | str:
+    """Copies of what a launch starts from: the device heap (its used bytes) and the persistent L2; or, when
+    the GPU keeps none for this launch (``keep_launch_inputs``), the reason why."""
+    mode = gpu.keep_launch_inputs
+    if mode not in (True, False, "latest", "all"):
+        raise LaunchError(f"gpu.keep_launch_inputs must be True, False, 'latest' or 'all', got {mode!r}")
+    previous = getattr(gpu, "_what_if_record", None)
+    if previous is not None and mode != "all" and previous.heap is not None:
+        # one snapshot per GPU: the older run can no longer re-run; its buffers serve this snapshot
+        gpu._what_if_spare = (previous.heap.data, previous.l2)
+        previous.heap = previous.l2 = None
+        previous.missing = ("it is not the latest timed launch on its GPU: the GPU keeps the device memory of its "
+                            "latest launch only (to bound memory); call run.what_if() before launching again on "
+                            "that GPU, or set gpu.keep_launch_inputs = 'all' before the launches")
     used = max(gpu.heap.top, 1)
-    heap.data = gpu.heap.data[:used].copy()
+    l2_bytes = 0 if gpu._l2_state is None else sum(array.nbytes for array in gpu._l2_state)
+    if mode is False:
+        return "gpu.keep_launch_inputs is False"
+    if mode is True and used + l2_bytes > SNAPSHOT_BUDGET_BYTES:
+        return (f"its device memory and L2 ({(used + l2_bytes) / 2**20:.0f} MiB) exceed what GPUs keep by default "
+                f"({SNAPSHOT_BUDGET_BYTES >> 20} MiB); set gpu.keep_launch_inputs = 'latest' (or 'all') before "
+                "the launch")
+    spare = gpu.__dict__.pop("_what_if_spare", None) or (None, None)
+    heap = copy.copy(gpu.heap)
+    heap.data = _copy_into(spare[0], gpu.heap.data[:used])
     # without initcheck the valid map is exactly the live allocations (rebuilt when needed: no second copy)
     heap.valid = gpu.heap.valid[:used].copy() if gpu.heap.initcheck else None
     for name in ("free_ranges", "sizes", "records", "freed"):
         setattr(heap, name, copy.copy(getattr(gpu.heap, name)))
-    l2 = None if gpu._l2_state is None else tuple(np.copy(array) for array in gpu._l2_state)
+    l2 = None
+    if gpu._l2_state is not None:
+        spares = spare[1] or (None,) * len(gpu._l2_state)
+        l2 = tuple(_copy_into(old, array) for old, array in zip(spares, gpu._l2_state, strict=True))
     return heap, l2
 
 
@@ -172,16 +212,15 @@ def _valid_map(heap) -> np.ndarray:
 
 
 def record_launch(run, gpu, args, shared_bytes, cooperative, snapshot, wall_seconds, execute) -> None:
-    """Attach the launch's record to ``run`` (its memory snapshot held by the GPU, for its latest launch)."""
-    heap, l2 = snapshot
+    """Attach the launch's record to ``run``: the launch, and its memory snapshot (``snapshot_inputs``; a
+    string when none was kept: why)."""
+    heap, l2 = (None, None) if isinstance(snapshot, str) else snapshot
     record = LaunchRecord(config=gpu.config, program=run.program, regs_per_thread=run.regs_per_thread,
                           regs_source=run.regs_source, grid=run.grid, block=run.block,
                           args=[_plain(value) for value in args], shared_bytes=int(shared_bytes),
                           cooperative=bool(cooperative), options=_options(gpu), heap=heap, l2=l2,
-                          wall_seconds=wall_seconds, execute=execute)
-    previous = getattr(gpu, "_what_if_record", None)
-    if previous is not None and gpu.keep_launch_inputs != "all":
-        previous.heap = previous.l2 = None      # one snapshot per GPU: the older run can no longer re-run
+                          wall_seconds=wall_seconds, execute=execute,
+                          missing=snapshot if isinstance(snapshot, str) else "")
     gpu._what_if_record = record
     run.__dict__["_launch_record"] = record
 
@@ -215,10 +254,7 @@ def launch_record(run) -> LaunchRecord:
                           "by hand cannot be re-simulated")
     record = held
     if record.heap is None:
-        raise LaunchError(f"run of kernel '{run.program.name}' is not the latest timed launch on its GPU: the "
-                          "GPU keeps the device memory of its latest launch only (to bound memory); call "
-                          "run.what_if() before launching again on that GPU, or set gpu.keep_launch_inputs = "
-                          "'all' before the launches")
+        raise LaunchError(f"run of kernel '{run.program.name}' cannot be re-simulated: {record.missing}")
     return record
 
 
