@@ -27,7 +27,7 @@ import gpusim  # noqa: E402  (path set up above so the script runs from a checko
 from gpusim.programs.catalog import list_programs, load_program, run_program  # noqa: E402
 
 DOC = ROOT / "docs" / "what-if.md"
-REPEATS = 2
+REPEATS = 3
 """What-if and launch timings per launch, alternated; the table quotes the minimum of each."""
 SIMULATED_COLUMNS = 5
 """Leading columns of the programs table that the simulation alone decides (program .. top speed-up)."""

@@ -62,9 +62,10 @@ INFINITE_FACTOR = 1e9
 """The factor "x infinity" uses for bandwidths: a 32-byte sector then occupies a server far below the servers'
 rounding tolerance (1e-6 cycles) on every shipped config, so no transfer ever waits for one."""
 
-POOL_WORTH_SECONDS = 0.1
+POOL_WORTH_SECONDS = 0.5
 """Variants whose serial run would take less than this (estimated from the launch's own wall time) run in this
-process: a forked worker costs ~10-30 ms to start and to return its results."""
+process: forking a worker from a process holding large arrays, and collecting its results, costs up to a few
+tenths of a second on a loaded machine (measured: a pool made tiny launches' what-if 10x slower)."""
 
 MATH_PIPES = (I.PIPE_FMA, I.PIPE_ALU, I.PIPE_FP64, I.PIPE_SFU, I.PIPE_TENSOR)
 
