@@ -207,11 +207,23 @@ def test_what_if_rows_sorted_measured_and_exported(stream):
     assert run.to_dict()["what_if"]["baseline_cycles"] == run.cycles
 
 
-def test_the_pool_gives_what_one_process_gives(stream):
-    _, run, _, _ = stream
-    serial = run.what_if(limits=["dram_bandwidth", "dram_latency", "l2_bandwidth"], workers=1)
-    pooled = run.what_if(limits=["dram_bandwidth", "dram_latency", "l2_bandwidth"], workers=2)
+def test_the_pool_gives_what_one_process_gives():
+    """Two workers for five variants: a worker runs several, each from the L2 the launch found (another
+    launch's lines, not this one's: a variant that started from its predecessor's L2 would find its data)."""
+    gpu = gpusim.GPU("h100-sxm", sms=2)
+    kernel = gpu.load_ptx(STREAM_COPY)["stream_copy"]
+    n = 1 << 12
+    src, dst = gpu.to_device(np.ones(n, np.float32)), gpu.empty(n, np.float32)
+    other, other_out = gpu.to_device(np.ones(n, np.float32)), gpu.empty(n, np.float32)
+    gpu.launch(kernel, grid=4, block=256, args=[other, other_out, n])
+    warm = gpu.launch(kernel, grid=4, block=256, args=[src, dst, n])
+    assert warm.metrics["dram__bytes_read.sum"] >= n * 4            # its own data comes from DRAM
+    limits = ["dram_bandwidth", "dram_latency", "l2_bandwidth", "coalescing", "launch_overhead"]
+    serial = warm.what_if(limits=limits, workers=1)
+    pooled = warm.what_if(limits=limits, workers=2)
     assert [(r.limit, r.cycles, r.moved) for r in serial.rows] == [(r.limit, r.cycles, r.moved) for r in pooled.rows]
+    for row in serial.rows:
+        assert row.cycles == variant_run(warm, row.limit).cycles
 
 
 def test_what_if_mistakes_are_one_clear_error():

@@ -259,18 +259,17 @@ def launch_record(run) -> LaunchRecord:
     return record
 
 
-def relaunch(record: LaunchRecord, overrides: dict | None = None, switches: Switches | None = None,
-             in_place: bool = False):
-    """Simulate the recorded launch again with config ``overrides`` and engine ``switches``; returns its Run.
-    ``in_place``: run on the record's own memory copy (only in a throw-away process)."""
+def relaunch(record: LaunchRecord, overrides: dict | None = None, switches: Switches | None = None):
+    """Simulate the recorded launch again with config ``overrides`` and engine ``switches``, on copies of its
+    recorded memory and L2 (a pool worker runs several variants: each must start from the record); returns
+    its Run."""
     config = record.config.replace(**overrides) if overrides else record.config
     heap, l2 = record.heap, record.l2
     if heap.valid is None:
         heap.valid = _valid_map(heap)
-    if not in_place:
-        heap = copy.copy(heap)
-        heap.data, heap.valid = heap.data.copy(), heap.valid.copy()
-        l2 = None if l2 is None else tuple(np.copy(array) for array in l2)
+    heap = copy.copy(heap)
+    heap.data, heap.valid = heap.data.copy(), heap.valid.copy()
+    l2 = None if l2 is None else tuple(np.copy(array) for array in l2)
     device = _Device(config, heap, l2, record.options, switches)
     kernel = _FixedKernel(record.program, record.regs_per_thread, record.regs_source)
     return record.execute(device, kernel, record.grid, record.block, list(record.args), record.shared_bytes,
@@ -426,7 +425,7 @@ _PENDING: list = []      # (record, overrides, switches) of the variants a forke
 
 def _simulate(index: int) -> tuple[int, dict]:
     record, overrides, switches = _PENDING[index]
-    run = relaunch(record, overrides, switches, in_place=True)
+    run = relaunch(record, overrides, switches)
     return int(run.cycles), moved_metrics(run.metrics)
 
 
