@@ -115,3 +115,13 @@ def test_the_validator_can_fail(run):
 def test_committed_schema_file_is_current():
     """docs/run-schema.json is written by scripts/write_run_schema.py from run_schema()."""
     assert json.loads(SCHEMA_FILE.read_text()) == run_schema()
+
+
+def test_a_functional_run_exports_too():
+    gpu = gpusim.GPU("h100-sxm", sms=2)
+    kernel = gpu.load_ptx(STREAM_COPY)["stream_copy"]
+    src, dst = gpu.to_device(np.ones(256, np.float32)), gpu.empty(256, np.float32)
+    run = gpu.launch(kernel, grid=1, block=256, args=[src, dst, 256], timing=False)
+    document = run.to_dict()
+    assert document["cycles"] is None and validate(document, run_schema()) == []
+    assert [row[0] for row in run.metrics_table()] == list(run.metrics)
