@@ -314,3 +314,20 @@ def test_what_the_gpu_keeps_for_what_if(monkeypatch):
     gpu.keep_launch_inputs = "some"
     with pytest.raises(LaunchError, match="keep_launch_inputs must be"):
         gpu.launch(kernel, grid=4, block=256, args=[src, dst, 1024])
+
+
+def test_a_texture_kernels_rerun_reproduces_it():
+    """A texture object (an int holding a descriptor's address) and module memory survive the record."""
+    from pathlib import Path
+
+    gpu = gpusim.GPU("teaching")
+    module = gpu.load(Path(__file__).parent / "ptx" / "texture" / "texture.ptx")
+    tex = gpu.texture(np.arange(9 * 13, dtype=np.float32).reshape(9, 13), filter="linear")
+    coords = [gpu.to_device(np.linspace(-2, 14, 64, dtype=np.float32)),
+              gpu.to_device(np.linspace(-1, 10, 64, dtype=np.float32))]
+    out = gpu.zeros((64, 4), np.float32)
+    run = gpu.launch(module["fetch2d"], 2, 32, [tex, *coords, out, np.int32(64)])
+    again = relaunch(launch_record(run))
+    assert (again.cycles, again.metrics) == (run.cycles, run.metrics)
+    assert variant_run(run, "dram_latency").metrics["l1tex__t_requests_pipe_tex_mem_texture.sum"] == \
+        run.metrics["l1tex__t_requests_pipe_tex_mem_texture.sum"]
