@@ -235,6 +235,8 @@ def test_what_if_mistakes_are_one_clear_error():
         run.what_if(limits=["dram"])
     with pytest.raises(LaunchError, match="factor"):
         run.what_if(factor=0.5)
+    with pytest.raises(LaunchError, match="workers"):
+        run.what_if(workers=0)
     functional = gpu.launch(run.kernel, grid=1, block=32, args=[src, dst, 32], timing=False)
     with pytest.raises(NoTimingError):
         functional.what_if()

@@ -447,6 +447,8 @@ def _run_all(record, variants, workers) -> list[tuple[int, dict]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    if "fork" not in multiprocessing.get_all_start_methods():      # the workers inherit the record by fork
+        return _run_all(record, variants, 1)
     _PENDING = [(record, overrides, switches) for overrides, switches in variants]
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -463,6 +465,10 @@ def what_if(run, limits=None, factor=None, *, workers: int | None = None) -> Wha
     started = time.perf_counter()
     record = launch_record(run)
     factor = _check_factor(factor)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int | np.integer)
+                                or workers < 1):
+        raise LaunchError(f"what_if workers= must be a positive int (processes) or None (automatic), got "
+                          f"{workers!r}")
     chosen = _choose(limits)
     config = record.config
     base = moved_metrics(run.metrics)
