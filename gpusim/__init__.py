@@ -7,7 +7,7 @@ neither numba-cuda nor Triton (docs/python-kernels.md).
 """
 
 from gpusim import analytic, sweep  # sweep: a callable package, gpusim.sweep(points, ...) (docs/sweeps.md)
-from gpusim.analytic.compare import Comparison, compare
+from gpusim.analytic.compare import Comparison
 from gpusim.api.gpu import GPU, Kernel, Module
 from gpusim.api.warm_up import warm_up
 from gpusim.arch.config import GPUConfig, list_configs, load_config
@@ -34,12 +34,13 @@ from gpusim.errors import (
 )
 from gpusim.launch.device_memory import DeviceArray
 from gpusim.launch.run import Run
+from gpusim.observe.compare_runs import RunComparison, compare
 
 __version__ = "0.1.0"
 
 __all__ = [
     "GPU", "GPUConfig", "Kernel", "Module", "DeviceArray", "Run", "Occupancy", "occupancy",
-    "load_config", "list_configs", "analytic", "compare", "Comparison", "sweep", "jit", "triton",
+    "load_config", "list_configs", "analytic", "compare", "Comparison", "RunComparison", "sweep", "jit", "triton",
     "warm_up", "BarrierError", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
     "InternalError", "KernelCompileError", "KernelExceptionError", "KernelNotFoundError", "LaunchError",
     "NoTimingError", "NoTraceError", "PTXSyntaxError", "SimulationLimitError", "UninitializedMemoryError",

@@ -20,6 +20,7 @@ docs/cli.md has the details.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import sys
 from pathlib import Path
@@ -94,6 +95,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="a .ptx run: numpy expression over the arrays after the run that must hold (repeatable)",
     )
     run.add_argument("--save", metavar="DIR", help="write every device array after the run as DIR/NAME.npy")
+    run.add_argument("--csv", nargs="?", const="-", metavar="FILE",
+                     help="the metrics as `ncu --csv --page raw` lays them out, to FILE (no FILE: to stdout, the "
+                          "summary then goes to stderr)")
+    run.add_argument("--what-if", nargs="?", const="inf", metavar="FACTOR",
+                     help="re-simulate each launch once per limit removed and print the measured speed-ups "
+                          "(bandwidths and math pipes x infinity, or x FACTOR; docs/what-if.md)")
+    run.add_argument("--stalls", choices=("not_issued", "all"),
+                     help="print the warp-state table: stalls only (Nsight Compute 2025.4's default) or all states")
+
+    cmp = commands.add_parser("compare", help="compare two runs saved with `gpusim run --json` (a is the baseline)")
+    cmp.add_argument("a", help="baseline run JSON")
+    cmp.add_argument("b", help="run JSON to compare with it")
+    cmp.add_argument("--all", action="store_true", help="list every metric, not only those that differ")
+    cmp.add_argument("--lines", type=int, default=10, metavar="N", help="source lines to list (default 10)")
+    cmp.add_argument("--html", metavar="FILE", help="also write the comparison as an HTML table")
+    cmp.add_argument("--csv", metavar="FILE", help="also write the metric rows as CSV")
 
     configs = commands.add_parser("configs", help="list the GPU configs, or show one config's fields")
     configs.add_argument("name", nargs="?", help="a config name or .toml: print every field with unit and meaning")
@@ -143,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     args.parser = parser
     try:
         return {"run": _run, "configs": _configs, "roofline": _roofline, "lab": _lab,
-                "sweep": sweep_main}[args.command](args)
+                "sweep": sweep_main, "compare": _compare}[args.command](args)
     except GpusimError as error:
         print(f"gpusim: error: {error}", file=sys.stderr)
         return 2
@@ -168,8 +185,14 @@ def _run(args) -> int:
         runs, ok, summary, arrays = _run_program(args, trace)
     else:
         raise GpusimError(f"{target}: expected a program .toml (or a program name), a .ptx or a .cu file")
-    print(summary)
-    _outputs(args, runs)
+    if getattr(args, "csv", None) == "-":        # stdout carries only the CSV; everything else goes to stderr
+        args.csv_stream = sys.stdout
+        with contextlib.redirect_stdout(sys.stderr):
+            print(summary)
+            _outputs(args, runs)
+    else:
+        print(summary)
+        _outputs(args, runs)
     if args.save:
         _save_arrays(args.save, arrays)
     return 0 if ok else 1
@@ -197,6 +220,8 @@ def _run_program(args, trace):
 
     spec = load_program(args.target, sizes=_sizes(args.size) or None)
     gpu = GPU(args.config or spec.config, **_overrides(args))
+    if getattr(args, "what_if", None):
+        gpu.keep_launch_inputs = "all"      # every launch of the program keeps its inputs for its what-if
     result = run_program(spec, gpu=gpu, timing=not args.functional, trace=trace, progress=sys.stderr.isatty())
     return result.runs, result.ok, result.summary(), result.arrays
 
@@ -266,6 +291,8 @@ def _run_kernel_file(args, path: Path, trace):
         raise GpusimError(f"{path} is CUDA source: running it needs nvcc (not found on PATH) to compile it to "
                           f"PTX; {instead}")
     gpu = GPU(args.config or "h100-sxm", **_overrides(args))
+    if getattr(args, "what_if", None):
+        gpu.keep_launch_inputs = "all"      # every launch of the program keeps its inputs for its what-if
     module = gpu.load(path)
     kernels = list(module)
     if args.kernel:
@@ -327,6 +354,9 @@ def _check(text: str, arrays: dict) -> tuple[bool, str]:
 
 def _outputs(args, runs) -> None:
     many = len(runs) > 1
+    from gpusim.cli_exports import export_outputs
+
+    export_outputs(args, runs, many, _numbered)   # --what-if, --stalls, --csv (before the report quotes them)
     for index, run in enumerate(runs):
         tag = f"{index}_{run.program.name}" if many else run.program.name
         if args.report:
@@ -442,3 +472,10 @@ def _lab(args) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ------------------------------------------------------------------------------------------------ compare
+def _compare(args) -> int:
+    from gpusim.cli_exports import compare_command
+
+    return compare_command(args)

@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,7 @@ from gpusim.launch.checks import check_launch_options
 from gpusim.launch.device_memory import DeviceArray, DeviceHeap, symbol_array
 from gpusim.launch.faults import internal_error, with_allocation
 from gpusim.launch.printf import PRINTF_MODES
+from gpusim.launch.what_if import record_launch, snapshot_inputs
 from gpusim.ptx.lower import Program, lower_module
 from gpusim.ptx.parser import parse_ptx
 
@@ -218,6 +220,11 @@ def _decode_ptx(raw: bytes, name: str) -> str:
 class GPU:
     """A simulated GPU: a config, device memory, and launches."""
 
+    keep_launch_inputs: bool | str = True
+    """Keep a copy of the device memory and L2 each timed launch started from, for ``run.what_if()``: True
+    keeps the latest launch's when they take at most 64 MiB (``what_if.SNAPSHOT_BUDGET_BYTES``), "latest"
+    the latest launch's whatever their size, "all" every launch's (each run holds its own), False none."""
+
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
                  synccheck: bool = True, printf: str = "print", reconvergence: str | None = None,
                  codegen: str = DEFAULT_CODEGEN, **overrides):
@@ -378,16 +385,23 @@ class GPU:
         args, shared_bytes, timing, trace = check_launch_options(
             self.config, kernel.program, args, shared_bytes, timing=timing, regs=regs, trace=trace,
             max_warp_instructions=max_warp_instructions)
+        started = time.perf_counter()        # the launch's wall time, for what-if's cost ratio
         if cache_control not in CACHE_CONTROLS:
             raise LaunchError(f"cache_control must be one of {', '.join(map(repr, CACHE_CONTROLS))} "
                               f"(as ncu --cache-control), got {cache_control!r}")
         if cache_control == "all":
             self.flush_caches()
         self.launch_count += 1
+        # what-if (gpusim.launch.what_if) re-runs a launch from the memory it started from: keep a copy
+        snapshot = snapshot_inputs(self) if timing else None
         try:
-            return execute_launch(self, kernel, grid, block, args, shared_bytes, timing=timing, regs=regs,
-                                  trace=trace, max_warp_instructions=max_warp_instructions,
-                                  progress=progress, cooperative=cooperative)
+            run = execute_launch(self, kernel, grid, block, args, shared_bytes, timing=timing, regs=regs,
+                                 trace=trace, max_warp_instructions=max_warp_instructions,
+                                 progress=progress, cooperative=cooperative)
+            if snapshot is not None:
+                record_launch(run, self, args, shared_bytes, cooperative, snapshot, time.perf_counter() - started,
+                              execute_launch)
+            return run
         except IllegalAddressError as exc:
             named = with_allocation(exc, self.heap)
             if named is exc:

@@ -83,6 +83,33 @@ class Run:
 
         return report_text(self)
 
+    def what_if(self, limits=None, factor=None, *, workers=None):
+        """Measured speed-up of removing each limit of the model, one at a time (gpusim.launch.what_if):
+        the launch re-simulated per limit from the memory it started from. ``factor``: bandwidths and math
+        pipes x factor instead of x infinity; ``limits``: ids to try (default all); ``workers``: processes."""
+        from gpusim.launch.what_if import what_if
+
+        return what_if(self, limits=limits, factor=factor, workers=workers)
+
+    def metrics_table(self) -> list:
+        """(metric name, unit, value) rows in Nsight Compute's names and units (gpusim.observe.export)."""
+        from gpusim.observe.export import metrics_table
+
+        return metrics_table(self)
+
+    def to_csv(self, path=None):
+        """The metrics in the layout of ``ncu --csv --page raw``, written to ``path`` (or returned as text)."""
+        from gpusim.observe.export import write_csv
+
+        return write_csv(self, path)
+
+    def to_pandas(self, what: str = "metrics", view: str = "not_issued"):
+        """A DataFrame: ``"metrics"`` (metric, unit, value), ``"stalls"`` (warp states: ``view`` "not_issued"
+        or "all") or ``"source"`` (the source view)."""
+        from gpusim.observe.export import to_pandas
+
+        return to_pandas(self, what, view)
+
     def source_view(self):
         """Per-PTX-line attribution (gpusim.observe.source_view.SourceView): counts, stalls, sectors per line."""
         from gpusim.observe.source_view import SourceView

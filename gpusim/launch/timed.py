@@ -74,7 +74,9 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     program = common["program"]
     occ = common["occupancy"]
     wpb = int(launch[S.L_WARPS_PER_BLOCK])
-    bslots = max(1, min(occ.blocks_per_sm, -(-n_blocks // config.sms)))
+    switches = getattr(gpu, "what_if_switches", None)     # a what-if re-run (gpusim.launch.what_if) or None
+    blocks_per_sm = switches.blocks_per_sm(occ, wpb) if switches else occ.blocks_per_sm
+    bslots = max(1, min(blocks_per_sm, -(-n_blocks // config.sms)))
     slots = bslots * wpb
     nsm = config.sms
     prm = np.zeros(T.N_TP, dtype=np.int64)
@@ -102,8 +104,10 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     prm[T.TP_SHARED_BYTES_PER_CYCLE] = int(config.shared_bytes_per_cycle_per_sm)
     prm[T.TP_BARRIER_LAT] = config.barrier_latency_cycles
     prm[T.TP_TEX_LAT] = config.texture_latency_cycles
+    prm[T.TP_WHATIF] = switches.engine_bits if switches else 0
+    isa_table = switches.isa_table(config) if switches else I.isa_array(config)
     capacity = 0 if not trace else (DEFAULT_TRACE_CAPACITY if trace is True else int(trace))
-    ts = T.make_timing_state(prm=prm, isa_table=I.isa_array(config), pipe_interval=I.pipe_intervals(config),
+    ts = T.make_timing_state(prm=prm, isa_table=isa_table, pipe_interval=I.pipe_intervals(config),
                              n_regs=program.n_regs, n_inst=program.n_inst, trace_capacity=capacity)
     heap = gpu.heap
     m = S.make_machine(warp_slots=nsm * slots, n_regs=program.n_regs, stack_depth=int(launch[S.L_STACK_DEPTH]),

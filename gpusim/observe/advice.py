@@ -22,7 +22,11 @@ advice is scored at half its regime's utilisation so that a concrete waste of th
 it). ``ordered`` puts the findings of the verdict's family first, each group by score: the top
 suggestion always belongs to the verdict's family.
 
-Simplifications: the scores are rules of thumb; a finding names the worst line, not every line.
+Once ``run.what_if()`` has run, a finding a what-if limit covers (``WHAT_IF_OF_KIND``) quotes the measured
+speed-up of removing that limit and is scored by it (``quote_what_if``).
+
+Simplifications: the scores are rules of thumb (measured ones after a what-if); a finding names the worst
+line, not every line.
 """
 
 from __future__ import annotations
@@ -94,7 +98,31 @@ def findings(run, view: SourceView, regime: Regime) -> list[Finding]:
     out += _grid(run)
     out += _launch(run, regime)
     out += _compute(run, regime)
-    return ordered(out, regime.family)
+    return ordered(quote_what_if(out, run.__dict__.get("_what_if")), regime.family)
+
+
+WHAT_IF_OF_KIND = {"coalescing": ("coalescing",), "bank_conflicts": ("shared_bank_conflicts",),
+                   "fewer_bytes": ("dram_bandwidth", "l2_bandwidth"), "math_pipe": ("math_pipes",),
+                   "more_parallelism": ("occupancy",), "launch_overhead": ("launch_overhead",)}
+"""Finding kind -> the what-if limits (gpusim.launch.what_if) whose removal measures what fixing it buys."""
+
+
+def quote_what_if(found: list[Finding], what_if) -> list[Finding]:
+    """With a what-if measured (``run.what_if()``), each finding it covers quotes the measured speed-up and is
+    scored by it (the share of the time it would save: 1 - 1 / speed-up) instead of by a rule of thumb."""
+    if what_if is None:
+        return found
+    measured = {row.limit: row for row in what_if.rows if row.measured}
+    out = []
+    for finding in found:
+        rows = [measured[limit] for limit in WHAT_IF_OF_KIND.get(finding.kind, ()) if limit in measured]
+        if rows:
+            best = max(rows, key=lambda row: row.speedup)
+            text = (f"{finding.text} Measured: with {best.description.lower()} this kernel runs "
+                    f"{best.speedup:.2f}x faster.")
+            finding = Finding(finding.kind, text, max(0.0, 1.0 - 1.0 / best.speedup), finding.ptx_line)
+        out.append(finding)
+    return out
 
 
 def ordered(found: list[Finding], family: str) -> list[Finding]:

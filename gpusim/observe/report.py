@@ -2,7 +2,8 @@
 
 Sections: speed of light (SM issue, busiest pipe, L1/shared, L2, DRAM as % of peak), launch statistics,
 occupancy, warp states, memory workload, instruction statistics, the five hottest PTX lines, the
-verdict and the suggestions, each naming the PTX line (and CUDA line) it is about.
+verdict and the suggestions, each naming the PTX line (and CUDA line) it is about. Once ``run.what_if()``
+has run, the verdict, the suggestions and a what-if section quote its measured speed-ups.
 
 The verdict is ``gpusim.observe.regime.classify`` of the run's metrics: memory-, compute-, launch- or
 latency-bound (the rules are in that module and in docs/observability.md). The suggestions are
@@ -117,7 +118,11 @@ def verdict(run, view: SourceView | None = None) -> Verdict:
     regime = classify(run.metrics, run.config, run.stalls)
     found = findings(run, view, regime)
     top = found[0].text if found else ""
-    return Verdict(regime.kind, regime.reason, top, regime.limiter, found)
+    reason = regime.reason
+    what_if = run.__dict__.get("_what_if")      # run.what_if() was called: quote what it measured
+    if what_if is not None:
+        reason += f"; measured (what-if): {what_if.headline()}"
+    return Verdict(regime.kind, reason, top, regime.limiter, found)
 
 
 # ------------------------------------------------------------------------------------------------ text
@@ -149,6 +154,8 @@ def report_text(run) -> str:
         out += [""] + _sol_section(run) + [""] + _warp_section(run) + [""] + _memory_section(run)
     out += [""] + _instruction_section(run)
     out += ["", f"Hottest PTX lines (of {run.program.file})", view.table(view.hottest(HOT_LINES))]
+    if run.__dict__.get("_what_if") is not None:
+        out += ["", run.__dict__["_what_if"].to_text()]
     if len(v.findings) > 1:
         out += ["", f"Suggestions (fixes for a {v.kind} run first, then the others)"]
         out += [f"  {i + 1}. [{f.kind}] {f.text}" for i, f in enumerate(v.findings)]
@@ -263,7 +270,11 @@ def run_dict(run) -> dict:
     """Everything about a run as plain data (JSON-ready): metrics, stalls, config, verdict, source view."""
     view = SourceView(run)
     v = verdict(run, view)
-    return {
+    from gpusim.observe.export import RUN_SCHEMA_VERSION, metric_unit
+
+    what_if = run.__dict__.get("_what_if")
+    out = {
+        "schema_version": RUN_SCHEMA_VERSION,
         "kernel": run.program.name,
         "ptx": str(run.program.file),
         "config": run.config.to_dict(),
@@ -275,6 +286,7 @@ def run_dict(run) -> dict:
         "cycles": int(run.cycles) if run.timing else None,
         "seconds": float(run.seconds) if run.timing else None,
         "metrics": {k: (float(x) if isinstance(x, float) else int(x)) for k, x in run.metrics.items()},
+        "metric_units": {k: metric_unit(k) for k in run.metrics},
         "stalls": {k: int(x) for k, x in run.stalls.items()},
         "verdict": {
             "kind": v.kind,
@@ -288,3 +300,6 @@ def run_dict(run) -> dict:
         },
         "source_view": view.to_records(),
     }
+    if what_if is not None:
+        out["what_if"] = what_if.to_dict()
+    return out

@@ -12,6 +12,8 @@ Simplifications
     * A request is described by its sectors only; replays for more than one line per wavefront (pre-Volta
       behaviour) are not modelled: cost scales with sectors and is charged by the servers downstream.
     * Inactive lanes (bit clear in ``active_mask``) contribute nothing, as on hardware.
+    * The what-if "perfect coalescing" (``perfect_coalescing``) keeps the lowest ``ideal`` sectors of a request:
+      the same request, as if its lanes' bytes were contiguous and aligned (gpusim.launch.what_if).
 """
 
 from __future__ import annotations
@@ -106,3 +108,12 @@ def lanes_per_sector(addresses, active_mask, access_bytes, sector_addrs, n, sect
         for index in range(n):
             if first <= sector_addrs[index] <= last:
                 out_lane_counts[index] += 1
+
+
+@engine_jit(inline="always")
+def perfect_coalescing(n, ideal_sectors):
+    """Sectors a request keeps under the what-if switch "perfect coalescing": the fewest its active lanes'
+    bytes fit in (``ideal_sectors`` = ceil(active lanes x access bytes / sector bytes)), never more than it
+    touched. The kept sectors are the first ``ideal_sectors`` of ``coalesce``'s ascending list (real sectors
+    of the request, still grouped line by line)."""
+    return min(n, ideal_sectors)

@@ -22,6 +22,8 @@ Simplifications
     * Stores are costed like loads (two lanes writing the same word are one bank access; which value wins
       is the functional model's business).
     * Phases are not merged across lanes of different phases even when that would be conflict-free.
+    * ``conflict_free=True`` (what-if only, gpusim.launch.what_if) keeps the phases and the broadcast of
+      repeated words, and spreads each phase's distinct words evenly over the banks.
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ def shared_scratch_length(banks: int) -> int:
 
 @compiled_only
 def _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per_lane, banks, bank_bytes,
-                      scratch):
-    """Wavefronts of one phase: the most distinct words any bank must deliver (0 if no lane is active).
+                      scratch, conflict_free):
+    """Wavefronts of one phase: the most distinct words any bank must deliver (0 if no lane is active);
+    with ``conflict_free`` (the what-if "no bank conflicts"), ceil(distinct words / banks): the words
+    spread evenly over the banks.
 
     ``scratch[:items]`` holds the words seen so far, ``scratch[word_slots:word_slots + banks]`` the
     distinct-word count per bank.
@@ -75,11 +79,13 @@ def _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per
             scratch[word_slots + bank] += 1
             if scratch[word_slots + bank] > worst_bank_words:
                 worst_bank_words = scratch[word_slots + bank]
+    if conflict_free:
+        return (words_seen + banks - 1) // banks
     return worst_bank_words
 
 
 @engine_jit
-def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, scratch):
+def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, scratch, conflict_free=False):
     """Number of wavefronts a warp's shared-memory access takes.
 
     addresses     int64[32] per-lane byte offsets in the shared window
@@ -88,6 +94,7 @@ def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, s
     banks         number of banks (32)
     bank_bytes    width of one bank word in bytes (4)
     scratch       int64[>= shared_scratch_length(banks)] work space (see ``make_shared_scratch``)
+    conflict_free the what-if switch "no bank conflicts": each phase takes ceil(distinct words / banks)
 
     Returns the wavefront count (0 when no lane is active; 1 when conflict-free for accesses up to
     ``bank_bytes``).
@@ -97,5 +104,5 @@ def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, s
     wavefronts = 0
     for first_lane in range(0, WARP_LANES, phase_lanes):
         wavefronts += _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per_lane,
-                                        banks, bank_bytes, scratch)
+                                        banks, bank_bytes, scratch, conflict_free)
     return wavefronts

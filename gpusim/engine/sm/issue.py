@@ -20,7 +20,7 @@ from gpusim.arch import isa as I
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.memory import memsys as MS
-from gpusim.engine.memory.coalesce import coalesce, lanes_per_sector
+from gpusim.engine.memory.coalesce import coalesce, lanes_per_sector, perfect_coalescing
 from gpusim.engine.memory.memsys import global_atomic, global_load, global_store
 from gpusim.engine.memory.servers import server_reserve
 from gpusim.engine.memory.shared_banks import shared_wavefronts
@@ -170,7 +170,7 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
         active += (mask >> lane) & 1
     if space == L.SP_SHARED:
         wavefronts = shared_wavefronts(mp.lane_addr, mask, nbytes, prm[T.TP_BANKS], prm[T.TP_BANK_BYTES],
-                                       mp.bank_scratch)
+                                       mp.bank_scratch, (prm[T.TP_WHATIF] & T.WHATIF_NO_BANK_CONFLICTS) != 0)
         wavefront_bytes = prm[T.TP_BANKS] * prm[T.TP_BANK_BYTES]
         ideal = _ceil_div(active * nbytes, wavefront_bytes)
         # the sub-partition's MIO queue takes one wavefront per cycle; the SM's shared-memory data path
@@ -225,6 +225,8 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
             addrs[lane] = warp_base + (off // 4) * 128 + lane * 4 + off % 4
     n = coalesce(addrs, mask, nbytes, prm[T.TP_SECTOR], prm[T.TP_LINE], mp.sectors)
     ideal = _ceil_div(active * nbytes, prm[T.TP_SECTOR])
+    if (prm[T.TP_WHATIF] & T.WHATIF_PERFECT_COALESCING) != 0 and (kind == S.MR_LOAD or kind == S.MR_STORE):
+        n = perfect_coalescing(n, ideal)
     mp.pc_mem[pc, T.PM_REQUESTS] += 1
     mp.last_sectors[0] = n
     mp.pc_mem[pc, T.PM_SECTORS] += n

@@ -109,7 +109,12 @@ TP_BANKS, TP_BANK_BYTES, TP_SECTOR, TP_LINE, TP_LOCAL_BYTES, TP_CLOCK_MHZ, TP_US
 TP_SHARED_BYTES_PER_CYCLE = 20
 TP_BARRIER_LAT = 21
 TP_TEX_LAT = 22           # textures: addressing and filtering after the texels arrive
-N_TP = 23
+TP_WHATIF = 23            # what-if switches (WHATIF_* bits; 0 for a normal launch): gpusim.launch.what_if
+N_TP = 24
+
+# TP_WHATIF bits: each removes one limit of the model (docs/what-if.md)
+WHATIF_NO_BANK_CONFLICTS = 1     # a shared-memory phase takes ceil(distinct words / banks) wavefronts
+WHATIF_PERFECT_COALESCING = 2    # a global/local load or store moves only the sectors its bytes need
 
 POLICY_GTO, POLICY_LRR, POLICY_TWO_LEVEL = 0, 1, 2
 POLICY_CODES = {"gto": POLICY_GTO, "lrr": POLICY_LRR, "two_level": POLICY_TWO_LEVEL}
