@@ -200,7 +200,9 @@ def test_what_if_rows_sorted_measured_and_exported(stream):
     assert str(wi) == wi.to_text()
     frame = wi.to_pandas()
     assert list(frame["limit"]) == [row.limit for row in wi.rows]
-    assert "<table" in wi._repr_html_()
+    assert "<table" in wi.to_html()
+    view = wi._repr_html_()              # the notebook view: one bar per limit, its measured speed-up
+    assert all(f'data-limit="{row.limit}"' in view and f"{row.speedup:.2f}x" in view for row in wi.rows)
     # the report and the verdict quote the measurement
     text = run.report()
     assert "measured (what-if)" in text and "What-if (" in text

@@ -130,9 +130,12 @@ class Run:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
 
     def to_html(self, path, what_if=None) -> None:
-        """Write the interactive report: one self-contained HTML file (``what_if``: a ``run.what_if()``)."""
+        """Write the interactive report: one self-contained HTML file (``what_if``: a ``run.what_if()``;
+        by default the latest one measured on this run, if any)."""
         from gpusim.observe.html import write_html
 
+        if what_if is None:
+            what_if = self.__dict__.get("_what_if")
         write_html(self, path, what_if=what_if)
 
     def _repr_html_(self) -> str:

@@ -161,7 +161,9 @@ class RunComparison:
                 f"</table></div>")
 
     def _repr_html_(self) -> str:
-        return self.to_html()
+        from gpusim.observe.html import render_comparison_html
+
+        return render_comparison_html(self)
 
 
 def _num(value) -> str:

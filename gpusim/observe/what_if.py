@@ -137,7 +137,9 @@ class WhatIf:
                 f"<tbody>{''.join(body)}</tbody></table>")
 
     def _repr_html_(self) -> str:
-        return self.to_html()
+        from gpusim.observe.html import render_what_if_html
+
+        return render_what_if_html(self)
 
 
 def _limit_words(row: WhatIfRow) -> str:
