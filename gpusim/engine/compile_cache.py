@@ -511,7 +511,8 @@ def _prune_stamps() -> None:
 
 
 def _key(dispatcher: Dispatcher) -> tuple[str, str]:
-    return dispatcher.py_func.__module__, dispatcher.py_func.__qualname__
+    function = getattr(dispatcher, "py_func", dispatcher)      # a plain function under NUMBA_DISABLE_JIT
+    return function.__module__, function.__qualname__
 
 
 def register_split(entry: Dispatcher, helper_roots) -> None:

@@ -24,6 +24,7 @@ inside every caller's module on the way up the call tree.
 from __future__ import annotations
 
 from numba import njit
+from numba.core import config as numba_config
 from numba.core import types
 
 from gpusim.engine import compile_cache
@@ -51,6 +52,8 @@ def _decorate(base, function, options):
     decorator = njit(**options)
 
     def build(fn):
+        if numba_config.DISABLE_JIT:      # NUMBA_DISABLE_JIT=1: the plain Python function, for a debugger
+            return fn
         return compile_cache.register(_one_version_per_type(decorator(fn)), cache)
 
     return build if function is None else build(function)
