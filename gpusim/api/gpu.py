@@ -324,7 +324,7 @@ class GPU:
 
     def _load_text(self, text: str, name: str, path: Path | None) -> Module:
         """Parse and lower; atomic: on any error every variable the load allocated is released."""
-        self._load_allocations: list[int] = []
+        self._load_allocations = []
         top_before = self.heap.top
         try:
             module_ast = parse_ptx(text, name)
@@ -354,7 +354,7 @@ class GPU:
 
     # ------------------------------------------------------------ launches
     def launch(self, kernel: Kernel, grid, block, args=(), shared_bytes: int = 0, *, timing: bool = True,
-               regs: int | None = None, trace: bool = False, max_warp_instructions: int | None = None,
+               regs: int | None = None, trace: bool | int = False, max_warp_instructions: int | None = None,
                cache_control: str = "none", progress=False, cooperative: bool = False):
         """Run ``kernel`` over ``grid`` x ``block`` threads; returns a Run.
 

@@ -226,33 +226,34 @@ def _python_fma_f32(a, b, c) -> np.float32:
     return best
 
 
-if numba_config.DISABLE_JIT:
-    _MASK64 = (1 << 64) - 1
+_MASK64 = (1 << 64) - 1
 
-    def _bitcast_u64_to_f64(value):  # noqa: F811 - the un-jitted twin of the intrinsic
-        return np.uint64(value).view(np.float64)
 
-    def _bitcast_f64_to_u64(value):  # noqa: F811
-        return np.float64(value).view(np.uint64)
+def _python_ctpop(value):
+    return np.uint64(bin(int(value) & _MASK64).count("1"))
 
-    def _bitcast_u32_to_f32(value):  # noqa: F811
-        return np.uint32(value).view(np.float32)
 
-    def _bitcast_f32_to_u32(value):  # noqa: F811
-        return np.float32(value).view(np.uint32)
+def _python_ctlz(value):
+    return np.uint64(64 - (int(value) & _MASK64).bit_length())
 
-    def _ctpop_u64(value):  # noqa: F811
-        return np.uint64(bin(int(value) & _MASK64).count("1"))
 
-    def _ctlz_u64(value):  # noqa: F811
-        return np.uint64(64 - (int(value) & _MASK64).bit_length())
+def _python_cttz(value):
+    bits = int(value) & _MASK64
+    return np.uint64(64 if bits == 0 else (bits & -bits).bit_length() - 1)
 
-    def _cttz_u64(value):  # noqa: F811
-        bits = int(value) & _MASK64
-        return np.uint64(64 if bits == 0 else (bits & -bits).bit_length() - 1)
 
-    def _fma_f64(a, b, c):  # noqa: F811
-        return np.float64(_python_fma(a, b, c))
+PYTHON_TWINS = {
+    "_bitcast_u64_to_f64": lambda value: np.uint64(value).view(np.float64),
+    "_bitcast_f64_to_u64": lambda value: np.float64(value).view(np.uint64),
+    "_bitcast_u32_to_f32": lambda value: np.uint32(value).view(np.float32),
+    "_bitcast_f32_to_u32": lambda value: np.float32(value).view(np.uint32),
+    "_ctpop_u64": _python_ctpop,
+    "_ctlz_u64": _python_ctlz,
+    "_cttz_u64": _python_cttz,
+    "_fma_f64": lambda a, b, c: np.float64(_python_fma(a, b, c)),
+    "_fma_f32": _python_fma_f32,
+}
+"""The intrinsic each replaces (by name) when numba's JIT is disabled: same arguments, same result."""
 
-    def _fma_f32(a, b, cc):  # noqa: F811
-        return _python_fma_f32(a, b, cc)
+if getattr(numba_config, "DISABLE_JIT", False):
+    globals().update(PYTHON_TWINS)

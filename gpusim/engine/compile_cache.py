@@ -44,6 +44,7 @@ import types as pytypes
 import warnings
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import llvmlite
 import numba
@@ -511,7 +512,7 @@ def _prune_stamps() -> None:
 
 
 def _key(dispatcher: Dispatcher) -> tuple[str, str]:
-    function = getattr(dispatcher, "py_func", dispatcher)      # a plain function under NUMBA_DISABLE_JIT
+    function: Any = getattr(dispatcher, "py_func", dispatcher)      # a plain function under NUMBA_DISABLE_JIT
     return function.__module__, function.__qualname__
 
 

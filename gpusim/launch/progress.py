@@ -21,9 +21,13 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from gpusim.errors import LaunchError
+
+if TYPE_CHECKING:                       # rich is an optional extra, imported when a bar is shown
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 SHOW_AFTER_SECONDS = 2.0
 """The display appears only once a launch has run this long."""
@@ -70,8 +74,8 @@ class _Display:
     def __init__(self, stream: TextIO):
         self.stream = stream
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.bar = None          # rich Progress, once shown
-        self.task = None
+        self.bar: RichProgress | None = None          # rich Progress, once shown
+        self.task: TaskID | None = None
         self.shown = False
         self.last_line = 0.0
         self.width = 0
@@ -110,8 +114,10 @@ class _Display:
             self.task = self.bar.add_task(f"kernel '{p.kernel}'", total=max(p.blocks, 1), counts="")
         counts = (f"{_count(p.cycles)} cycles, " if p.cycles is not None else "") + \
             f"{_count(p.warp_instructions)} warp-inst"
-        self.bar.update(self.task, completed=p.blocks_done, counts=counts)
-        self.bar.refresh()
+        bar, task = self.bar, self.task
+        assert task is not None                # added with the bar, above
+        bar.update(task, completed=p.blocks_done, counts=counts)
+        bar.refresh()
         return True
 
     def close(self) -> None:
