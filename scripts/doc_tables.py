@@ -145,9 +145,10 @@ def _span(low: float, high: float, digits: int) -> str:
 
 
 def render_speed(data: dict) -> str:
+    runs = "one run" if data["repeat"] == 1 else f"min–max of {data['repeat']} runs"
     lines = [f"Measured {data['date']} with `python benchmarks/bench_speed.py --record {data['repeat']}` "
-             f"(min–max of {data['repeat']} runs; {data['cpus']} CPUs, load average {data['load_average_1min']} "
-             f"at the end; numba {data['numba']}):", "", "| case | target | measured |", "| --- | --- | --- |"]
+             f"({runs}; {data['cpus']} CPUs, load average {data['load_average_1min']} at the end; "
+             f"numba {data['numba']}):", "", "| case | target | measured |", "| --- | --- | --- |"]
     for name, label, target in SPEED_ROWS:
         case = data["cases"].get(name)
         if case is None:
