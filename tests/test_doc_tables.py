@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _script():
     spec = importlib.util.spec_from_file_location("doc_tables", ROOT / "scripts" / "doc_tables.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules["doc_tables"] = module          # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 

@@ -255,6 +255,21 @@ def test_scheduler_policies_change_order_not_results():
     assert sorted(sequences[0]) == sorted(sequences[1]) and sequences[0] != sequences[1]
 
 
+def test_gto_falls_back_to_the_oldest_ready_warp():
+    """gto (docs/design.md): the last issued warp while it can issue, else the *oldest* ready one. Four warps
+    of one block on one scheduler each run a dependent FFMA chain, so the last issued warp can never issue
+    the next cycle and every pick is the fallback: the oldest warp (the first of the block) keeps the lead
+    and the warps finish in age order, strictly. Loose round-robin has no such order to keep. The traced
+    engine (every warp evaluated every cycle) and the lazy one (parked warps) must pick alike."""
+    for trace in (False, True):
+        gpu = gpusim.GPU("teaching", sms=1, scheduler="gto", sub_partitions_per_sm=1, codegen="none")
+        kernel = gpu.load_ptx(K.finish_clock(16))["finish_order"]
+        out = gpu.zeros(4, np.uint32)
+        gpu.launch(kernel, grid=1, block=128, args=[out], trace=trace)
+        finished = out.get()
+        assert np.all(np.diff(finished.astype(np.int64)) > 0), (trace, finished)
+
+
 def test_identical_runs_give_identical_metrics():
     from gpusim.programs.catalog import run_program
 
