@@ -6,6 +6,8 @@ kernels) and ``gpusim.triton.launch`` (Triton kernels), imported on first use so
 neither numba-cuda nor Triton (docs/python-kernels.md).
 """
 
+from typing import Any
+
 from gpusim import analytic, sweep  # sweep: a callable package, gpusim.sweep(points, ...) (docs/sweeps.md)
 from gpusim.analytic.compare import Comparison
 from gpusim.api.gpu import GPU, Kernel, Module
@@ -48,7 +50,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """``gpusim.jit`` and ``gpusim.triton``: the Python-kernel front ends, loaded when first asked for."""
     if name == "jit":
         from gpusim.frontends.numba_cuda import jit

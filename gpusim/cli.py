@@ -45,10 +45,16 @@ class _OrderedArg(argparse.Action):
         namespace.kernel_args = items
 
 
+class _Parser(argparse.ArgumentParser):
+    """The top-level parser, holding the ``lab`` subcommand's parser for ``gpusim lab --help``."""
+
+    lab_parser: argparse.ArgumentParser | None = None
+
+
 def build_parser() -> argparse.ArgumentParser:
     from gpusim import __version__
 
-    parser = argparse.ArgumentParser(prog="gpusim", description="A cycle-level SIMT GPU simulator.")
+    parser = _Parser(prog="gpusim", description="A cycle-level SIMT GPU simulator.")
     parser.add_argument("--version", action="version", version=f"gpusim {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -395,7 +401,7 @@ def _configs(args) -> int:
     if args.name:
         config = load_config(args.name)
         print(config.describe())
-        rows = {}
+        rows: dict[str, list[tuple[str, str, str]]] = {}
         for name, spec in FIELDS.items():
             value, unit = getattr(config, name), spec.metadata["unit"]
             shown = (repr(value) if isinstance(value, str) else str(value)) + (f" {unit}" if unit else "")
@@ -440,7 +446,8 @@ def _lab(args) -> int:
     from gpusim.labs import LABS, describe_options, lab_module, parse_option, run_lab
 
     if args.help and not args.name:
-        print(args.parser.lab_parser.format_help().rstrip())
+        lab_parser = args.parser.lab_parser
+        print((lab_parser or args.parser).format_help().rstrip())
         print("\nlabs (gpusim lab NAME --help lists a lab's options):")
         for name, module in sorted(LABS.items()):
             print(f"  {name:<18} {module.TITLE}")

@@ -61,6 +61,11 @@ class MemoryAccessFault(GpusimError):
 class IllegalAddressError(MemoryAccessFault):
     """An out-of-bounds or misaligned memory access, reported like CUDA's illegal address."""
 
+    in_heap: bool = False
+    """Set by the launch: the address is outside every allocation (not a window's bounds or an alignment)."""
+    access_bytes: int = 1
+    """Set by the launch: the size of the faulting access in bytes."""
+
 
 class WarpSyncError(IllegalAddressError):
     """A warp-wide ``.sync`` instruction whose member mask the PTX ISA leaves undefined (a lane outside its
@@ -138,8 +143,10 @@ class SymbolNotFoundError(GpusimError, KeyError):
         return self.message
 
 
-class KernelAttributeError(KernelNotFoundError, AttributeError):
-    """The attribute form (``module.name``) of KernelNotFoundError: also an AttributeError."""
+class KernelAttributeError(KernelNotFoundError, AttributeError):  # type: ignore[misc]
+    """The attribute form (``module.name``) of KernelNotFoundError: also an AttributeError.
+
+    (mypy: ``AttributeError.name`` is ``str | None``, ours always a ``str``; the narrower type is deliberate.)"""
 
 
 class NoTraceError(GpusimError, AttributeError):

@@ -8,6 +8,7 @@ from gpusim.analytic.compare import compare
 from gpusim.analytic.models import (
     bytes_in_flight_needed,
     latency_hiding,
+    littles_law_knee,
     mwp_cwp,
     roofline,
     roofline_point,
@@ -43,6 +44,25 @@ def test_littles_law(config):
     assert low == pytest.approx(128.0 / config.dram_latency_cycles * config.sms * config.clock_hz)
     assert throughput_at_warps(config, 1e6, 128.0) == pytest.approx(model.saturated_bytes_per_s)
     assert warps_needed_for_alu(config, 4, 1) == config.sub_partitions_per_sm * 4
+
+
+@pytest.mark.parametrize("bytes_per_warp", [512.0, 2048.0, 8192.0])
+def test_littles_law_knee_counts_each_warps_own_transfer_time(config, bytes_per_warp):
+    """Little's law with the request's time in flight = latency + its bytes / the SM's share of bandwidth:
+    the knee is rate x (latency + transfer) / bytes per warp = the bare-latency knee + 1 warp."""
+    rate = config.dram_bandwidth_gbs * 1e9 / config.clock_hz * config.dram_efficiency / config.sms
+    model = latency_hiding(config, bytes_per_warp, "dram")
+    knee = littles_law_knee(model)
+    transfer = bytes_per_warp / rate
+    assert knee.transfer_cycles == pytest.approx(transfer)
+    assert knee.in_flight_cycles == pytest.approx(config.dram_latency_cycles + transfer)
+    assert knee.warps == pytest.approx(rate * (config.dram_latency_cycles + transfer) / bytes_per_warp)
+    assert knee.warps == pytest.approx(model.warps_per_sm_to_saturate + 1.0)
+    # below the knee each warp adds its bytes per time in flight; at and past it the SM's share is the cap
+    assert knee.bytes_per_cycle_per_sm(model, 1) == pytest.approx(bytes_per_warp / (config.dram_latency_cycles
+                                                                                      + transfer))
+    assert knee.bytes_per_cycle_per_sm(model, knee.warps) == pytest.approx(rate)
+    assert knee.bytes_per_cycle_per_sm(model, 2 * knee.warps) == pytest.approx(rate)
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,6 @@ import numpy as np
 import pytest
 
 import gpusim
-from gpusim.errors import UnsupportedPTXError
 
 CORPUS = Path(__file__).parent / "corpus"
 U = 2.0 ** -24
@@ -122,14 +121,6 @@ def case(name: str, suite: str, kernels: tuple[str, ...], slow: bool = False):
 
 def blocks(n: int, per: int) -> int:
     return (n + per - 1) // per
-
-
-def _kernel_or_skip(ctx: Ctx, file: str, name: str):
-    """The kernel, or a skip naming the feature while gpusim refuses the kernel's construct."""
-    try:
-        return ctx.kernel(file, name)
-    except UnsupportedPTXError as error:
-        pytest.skip(f"gpusim refuses a construct of this kernel (not built yet): {str(error).splitlines()[0]}")
 
 
 # ---------------------------------------------------------------------------------------------- reductions
@@ -1318,7 +1309,7 @@ def _heat3d(ctx: Ctx):
 # ---------------------------------------------------------------------------------------------- features
 @case("texture_resample", "CUDA samples: simpleTexture / bilinear filtering", ("texture_resample",))
 def _texture(ctx: Ctx):
-    kernel = _kernel_or_skip(ctx, "texture_lookup", "texture_resample")
+    kernel = ctx.kernel("texture_lookup", "texture_resample")
     width, height, scale = 24, 16, 0.75
     image = ctx.uniform(0, 1, (height, width))
     tex = ctx.gpu.texture(image, filter="linear", address="clamp", normalized=False)
@@ -1341,7 +1332,7 @@ def _texture(ctx: Ctx):
 
 @case("printf", "CUDA samples: simplePrintf", ("print_values",))
 def _printf(ctx: Ctx):
-    kernel = _kernel_or_skip(ctx, "printf_kernel", "print_values")
+    kernel = ctx.kernel("printf_kernel", "print_values")
     n = 40
     values = ctx.uniform(-2, 2, n)
     run = ctx.launch_kernel(kernel, 2, 32, ctx.dev(values), np.int32(n))

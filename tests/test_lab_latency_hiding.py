@@ -80,4 +80,5 @@ def test_figure(tmp_path):
     lab = latency_hiding.run(
         progress=False, plot_dir=tmp_path, warps=(1, 4), iterations=2, timeline_warps=(1, 4)
     )
-    assert all(path.exists() for path in lab.figures)
+    assert sorted(path.name for path in lab.figures) == ["latency_hiding.png"]
+    assert all(path.is_file() and path.parent == tmp_path for path in lab.figures)

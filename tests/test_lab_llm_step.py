@@ -3,6 +3,8 @@ and the full lab on the real h100-sxm config."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -111,7 +113,9 @@ def test_llm_step_lab_on_h100(tmp_path):
     assert values["big_step_ms"] >= values["big_bound_ms"]
     assert values["big_memory_ms"] == pytest.approx(
         values["big_weight_gb"] * 1e9 / (values["probe_achieved_gbs"] * 1e9) * 1e3)
-    assert all(path.exists() for path in result.figures)
+    plots = ["llm_step.png"] if importlib.util.find_spec("matplotlib") else []
+    assert sorted(path.name for path in result.figures) == sorted([*plots, "llm_step_timeline.json"])
+    assert all(path.is_file() and path.parent == tmp_path for path in result.figures)
 
 
 def test_batch1_gemv_is_memory_bound_by_its_own_verdict():

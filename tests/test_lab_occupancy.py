@@ -55,4 +55,5 @@ def test_throughput_follows_littles_law_and_saturates(result):
 def test_figure(tmp_path):
     pytest.importorskip("matplotlib")
     lab = occupancy.run(progress=False, plot_dir=tmp_path, registers=(32, 255), shared_kib=(0,), iterations=2)
-    assert all(path.exists() for path in lab.figures)
+    assert sorted(path.name for path in lab.figures) == ["occupancy.png"]
+    assert all(path.is_file() and path.parent == tmp_path for path in lab.figures)

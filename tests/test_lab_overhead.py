@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -85,4 +87,6 @@ def test_overhead_lab_reproduces_nvidia_v100_cuda_graph_numbers(tmp_path):
     assert values["sync_each_gpu_idle_pct"] == pytest.approx(
         100.0 * (1.0 - values["kernel_us"] / values["sync_each_per_kernel_us"]), rel=0.02)
     assert result.table and result.lesson
-    assert all(path.exists() for path in result.figures)
+    plots = ["overhead.png"] if importlib.util.find_spec("matplotlib") else []
+    assert sorted(path.name for path in result.figures) == sorted([*plots, "overhead_timeline.json"])
+    assert all(path.is_file() and path.parent == tmp_path for path in result.figures)

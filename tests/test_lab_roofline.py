@@ -35,4 +35,5 @@ def test_analytic_intensity(result):
 def test_figure(tmp_path):
     pytest.importorskip("matplotlib")
     lab = roofline.run(progress=False, plot_dir=tmp_path, sms=1, iterations=(0, 64), l2_multiple=1.2)
-    assert all(path.exists() for path in lab.figures)
+    assert sorted(path.name for path in lab.figures) == ["roofline.png"]
+    assert all(path.is_file() and path.parent == tmp_path for path in lab.figures)

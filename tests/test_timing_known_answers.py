@@ -255,6 +255,21 @@ def test_scheduler_policies_change_order_not_results():
     assert sorted(sequences[0]) == sorted(sequences[1]) and sequences[0] != sequences[1]
 
 
+def test_gto_falls_back_to_the_oldest_ready_warp():
+    """gto (docs/design.md): the last issued warp while it can issue, else the *oldest* ready one. Four warps
+    of one block on one scheduler each run a dependent FFMA chain, so the last issued warp can never issue
+    the next cycle and every pick is the fallback: the oldest warp (the first of the block) keeps the lead
+    and the warps finish in age order, strictly. Loose round-robin has no such order to keep. The traced
+    engine (every warp evaluated every cycle) and the lazy one (parked warps) must pick alike."""
+    for trace in (False, True):
+        gpu = gpusim.GPU("teaching", sms=1, scheduler="gto", sub_partitions_per_sm=1, codegen="none")
+        kernel = gpu.load_ptx(K.finish_clock(16))["finish_order"]
+        out = gpu.zeros(4, np.uint32)
+        gpu.launch(kernel, grid=1, block=128, args=[out], trace=trace)
+        finished = out.get()
+        assert np.all(np.diff(finished.astype(np.int64)) > 0), (trace, finished)
+
+
 def test_identical_runs_give_identical_metrics():
     from gpusim.programs.catalog import run_program
 
@@ -265,14 +280,69 @@ def test_identical_runs_give_identical_metrics():
     assert [r.stalls for r in first.runs] == [r.stalls for r in second.runs]
 
 
-def test_stall_states_add_up_to_resident_warp_cycles():
+def _residencies(run) -> list[tuple[int, int, int]]:
+    """(sm, first cycle, end cycle) of every warp's residency (a warp slot holding one block's warp), from the
+    trace's state intervals, after checking that they tile it: sorted by start, each begins where the
+    previous ended (one state per cycle, no cycle missing or charged twice)."""
+    from gpusim.engine.sm import timing_state as T
+
+    rows = run.trace.raw_intervals
+    found = []
+    for slot, block in np.unique(rows[:, [T.TR_WARP, T.TR_BLOCK]], axis=0):
+        mine = rows[(rows[:, T.TR_WARP] == slot) & (rows[:, T.TR_BLOCK] == block)]
+        mine = mine[np.argsort(mine[:, T.TR_START], kind="stable")]
+        assert np.all(mine[:, T.TR_END] > mine[:, T.TR_START])
+        assert np.array_equal(mine[1:, T.TR_START], mine[:-1, T.TR_END]), f"warp slot {slot}: gap or overlap"
+        found.append((int(run.trace.sm_of(np.array([slot]))[0]), int(mine[0, T.TR_START]), int(mine[-1, T.TR_END])))
+    return found
+
+
+def _union_length(spans: list[tuple[int, int]]) -> int:
+    """Cycles covered by at least one of the half-open spans."""
+    total, end = 0, None
+    for first, last in sorted(spans):
+        if end is None or first > end:
+            total, end = total + (last - first), last
+        elif last > end:
+            total, end = total + (last - end), last
+    return total
+
+
+def _stall_runs():
     gpu = gpusim.GPU("teaching")
-    run = _diverge_cycles(gpu, 0x0F0F0F0F, 0, 16)
-    per_warp_lifetimes = sum(run.stalls.values())
-    # every warp is resident from its block's dispatch to its exit; with one block of two warps
-    # both live (almost) the whole kernel, so the states cover at most 2 x cycles warp-cycles
-    assert 0 < per_warp_lifetimes <= 2 * run.cycles
-    assert run.stalls["selected"] == run.metrics["smsp__inst_executed.sum"]
+    diverge = gpu.load_ptx(K.diverge(16))["diverge"]
+    yield "one warp", gpu.launch(diverge, grid=1, block=32, args=[gpu.empty(64, np.float32), 0x0F0F0F0F, 0],
+                                 trace=True)
+    yield "two diverging warps", gpu.launch(diverge, grid=1, block=64,
+                                            args=[gpu.empty(64, np.float32), 0x0F0F0F0F, 0], trace=True)
+    vecadd = gpu.load("programs/vecadd.ptx")["vecadd"]
+    n = 4096
+    ones = gpu.to_device(np.ones(n, np.float32))
+    for block in (32, 256):       # waves of blocks: warp slots are reused by later blocks
+        yield f"vecadd block {block}", gpu.launch(vecadd, grid=n // block, block=block,
+                                                  args=[ones, ones, gpu.empty(n, np.float32), np.int32(n)],
+                                                  trace=True)
+    reduce = gpu.load("programs/reduce_shared.ptx")["reduce_shared"]
+    data = gpu.to_device(np.ones(1000, np.float32))
+    yield "reduce_shared (barriers)", gpu.launch(reduce, grid=4, block=256, args=[data, gpu.empty(4, np.float32),
+                                                                                   np.int32(1000)],
+                                                 shared_bytes=256 * 4, trace=True)
+
+
+def test_stall_states_add_up_to_resident_warp_cycles_exactly():
+    """docs/design.md: every resident warp is in exactly one state every cycle, so ``sum(run.stalls)`` is the
+    resident warp-cycles: the sum over warps of (exit - dispatch). Checked exactly on five launches against
+    the trace's intervals (which must tile each warp's residency) and against the SM-active-cycles counter,
+    which the engine counts apart from the stalls: per SM, the cycles some warp is resident."""
+    for what, run in _stall_runs():
+        resident = _residencies(run)
+        warp_cycles = sum(last - first for _, first, last in resident)
+        assert sum(run.stalls.values()) == warp_cycles, what
+        active = sum(_union_length([(f, e) for s, f, e in resident if s == sm]) for sm in {s for s, _, _ in resident})
+        assert run.counters["sm_active_cycles"] == active, what
+        assert run.stalls["selected"] == run.metrics["smsp__inst_executed.sum"], what
+        if what == "one warp":        # one warp slot resident from the first cycle to the last
+            assert sum(run.stalls.values()) == run.cycles == run.counters["sm_active_cycles"]
 
 
 def test_l1_hit_bandwidth_is_the_configured_bytes_per_cycle_per_sm():

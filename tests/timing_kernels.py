@@ -243,3 +243,29 @@ $L_it:
  ret;
 }
 """
+
+
+def finish_clock(count: int) -> str:
+    """Each warp runs a chain of ``count`` dependent FFMAs, then stores ``%clock`` (when it got there) to
+    ``out[warp]``: the order in which a scheduler lets the warps finish."""
+    body = "\n".join(" fma.rn.f32 %f1, %f1, %f2, %f2;" for _ in range(count))
+    return f"""
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry finish_order(.param .u64 out)
+{{
+ .reg .f32 %f<3>; .reg .b32 %r<4>; .reg .b64 %rd<4>;
+ mov.f32 %f1, 0f3F800000;
+ mov.f32 %f2, 0f3F000000;
+{body}
+ mov.u32 %r1, %clock;
+ mov.u32 %r2, %tid.x;
+ shr.u32 %r3, %r2, 5;
+ ld.param.u64 %rd1, [out];
+ mul.wide.u32 %rd2, %r3, 4;
+ add.s64 %rd3, %rd1, %rd2;
+ st.global.u32 [%rd3], %r1;
+ ret;
+}}
+"""

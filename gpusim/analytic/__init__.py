@@ -6,12 +6,14 @@ from gpusim.analytic.models import (
     LEVELS,
     PRECISIONS,
     LatencyHiding,
+    LittlesLawKnee,
     MWPCWPPrediction,
     Occupancy,
     Roofline,
     RooflinePoint,
     bytes_in_flight_needed,
     latency_hiding,
+    littles_law_knee,
     mwp_cwp,
     occupancy,
     roofline,
@@ -24,6 +26,7 @@ from gpusim.analytic.models import (
 
 __all__ = [
     "LEVELS", "PRECISIONS", "Roofline", "RooflinePoint", "roofline", "roofline_point", "tensor_peaks",
-    "LatencyHiding", "latency_hiding", "bytes_in_flight_needed", "warps_needed_for_bandwidth",
+    "LatencyHiding", "latency_hiding", "LittlesLawKnee", "littles_law_knee", "bytes_in_flight_needed",
+    "warps_needed_for_bandwidth",
     "throughput_at_warps", "warps_needed_for_alu", "Occupancy", "occupancy", "MWPCWPPrediction", "mwp_cwp",
 ]

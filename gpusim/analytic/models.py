@@ -270,3 +270,31 @@ def latency_hiding(config: GPUConfig, bytes_in_flight_per_warp: float = 4.0 * WA
                          bytes_in_flight_per_warp=bytes_in_flight_per_warp,
                          warps_per_sm_to_saturate=rate * latency / bytes_in_flight_per_warp,
                          saturated_bytes_per_s=rate * config.sms * config.clock_hz)
+
+
+@dataclass(frozen=True)
+class LittlesLawKnee:
+    """Where throughput stops growing with resident warps, with each request's transfer time counted.
+
+    A warp's request is in flight for the level's latency *plus* the time the SM's share of bandwidth takes
+    to deliver the warp's own bytes (``transfer_cycles = bytes_in_flight_per_warp / bytes_per_cycle_per_sm``).
+    Little's law (bytes in flight = rate x time in flight) then puts the knee at
+    ``warps = rate x (latency + transfer) / bytes_per_warp``, which is the bare-latency figure
+    (``LatencyHiding.warps_per_sm_to_saturate``) plus exactly one warp."""
+
+    transfer_cycles: float
+    in_flight_cycles: float
+    warps: float
+
+    def bytes_per_cycle_per_sm(self, model: LatencyHiding, warps_per_sm: float) -> float:
+        """Predicted bytes per cycle per SM at ``warps_per_sm``: min(rate, warps x bytes / time in flight)."""
+        return min(model.bytes_per_cycle_per_sm,
+                   warps_per_sm * model.bytes_in_flight_per_warp / self.in_flight_cycles)
+
+
+def littles_law_knee(model: LatencyHiding) -> LittlesLawKnee:
+    """The corrected knee of ``model`` (see ``LittlesLawKnee``), as the latency-hiding and occupancy labs use it."""
+    transfer = model.bytes_in_flight_per_warp / model.bytes_per_cycle_per_sm
+    in_flight = model.latency_cycles + transfer
+    return LittlesLawKnee(transfer_cycles=transfer, in_flight_cycles=in_flight,
+                          warps=model.bytes_per_cycle_per_sm * in_flight / model.bytes_in_flight_per_warp)

@@ -21,9 +21,12 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from gpusim.arch.config import GPUConfig, load_config
 from gpusim.arch.reconvergence import check_reconvergence
@@ -46,6 +49,17 @@ from gpusim.launch.printf import PRINTF_MODES
 from gpusim.launch.what_if import record_launch, snapshot_inputs
 from gpusim.ptx.lower import Program, lower_module
 from gpusim.ptx.parser import parse_ptx
+
+if TYPE_CHECKING:
+    from gpusim.host.system import Graph, Stream, System
+    from gpusim.host.timeline import Timeline
+    from gpusim.launch.progress import Progress
+    from gpusim.launch.run import Run
+    from gpusim.launch.textures import TextureObject
+    from gpusim.ptx import ast as ptx_ast
+
+Dims = int | tuple[int, ...]
+"""A grid or block shape: an int or a 1-3 tuple (CUDA's dim3; the launch checks the length)."""
 
 CACHE_CONTROLS = ("all", "none")
 """``cache_control`` values of ``GPU.launch``, as ``ncu --cache-control``."""
@@ -81,13 +95,13 @@ class Kernel:
             return self.ptxas_regs, self.ptxas_source
         return self.program.regs_estimate, "estimate from PTX liveness (see gpusim.ptx.regs)"
 
-    def __getitem__(self, launch_config):
+    def __getitem__(self, launch_config: tuple[Any, ...]) -> Callable[..., Run]:
         if not isinstance(launch_config, tuple) or len(launch_config) not in (2, 3):
             raise LaunchError("use kernel[grid, block](*args) or kernel[grid, block, shared_bytes](*args)")
         grid, block = launch_config[0], launch_config[1]
         shared_bytes = launch_config[2] if len(launch_config) == 3 else 0
 
-        def launcher(*args, **kwargs):
+        def launcher(*args: Any, **kwargs: Any) -> Run:
             return self.gpu.launch(self, grid=grid, block=block, args=list(args), shared_bytes=shared_bytes,
                                    **kwargs)
 
@@ -104,7 +118,7 @@ class Module:
     AttributeError) naming the file, its kernels and the closest one."""
 
     def __init__(self, path: str, kernels: dict[str, Kernel], unsupported: dict | None = None,
-                 symbols: dict | None = None, heap=None):
+                 symbols: dict | None = None, heap: DeviceHeap | None = None) -> None:
         self.path = path
         self.kernels = kernels
         self._symbols = dict(symbols or {})     # name -> (VarDecl, device address) of .global/.const variables
@@ -120,7 +134,7 @@ class Module:
             raise KernelNotFoundError(str(name), self.path, list(self.kernels))
         return self.kernels[name]
 
-    def symbol(self, name: str, dtype=None) -> DeviceArray:
+    def symbol(self, name: str, dtype: npt.DTypeLike | None = None) -> DeviceArray:
         """A DeviceArray over the module's ``__constant__`` / ``__device__`` (``.const`` / ``.global``) variable
         ``name``, as cudaGetSymbolAddress gives its address: ``.get()`` reads it (cudaMemcpyFromSymbol),
         ``.set(array)`` writes it (cudaMemcpyToSymbol; the next launch sees it), ``.ptr`` is the device
@@ -131,6 +145,7 @@ class Module:
         if name not in self._symbols:
             raise SymbolNotFoundError(str(name), self.path, list(self._symbols))
         var, address = self._symbols[name]
+        assert self._heap is not None     # a module with variables was loaded onto a GPU's heap
         return symbol_array(self._heap, address, var, dtype)
 
     @property
@@ -148,10 +163,10 @@ class Module:
             raise self.unsupported[name].with_traceback(None)
         raise KernelAttributeError(name, self.__dict__.get("path", "<module>"), list(kernels))
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return [*super().__dir__(), *self.__dict__.get("kernels", {})]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Kernel]:
         return iter(self.kernels.values())
 
     def __repr__(self) -> str:
@@ -227,7 +242,7 @@ class GPU:
 
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
                  synccheck: bool = True, printf: str = "print", reconvergence: str | None = None,
-                 codegen: str = DEFAULT_CODEGEN, **overrides):
+                 codegen: str = DEFAULT_CODEGEN, **overrides: Any) -> None:
         check_mode(codegen)
         self.codegen = codegen
         """Code generation: "ptxas" (times the stream ptxas would make, gpusim.codegen) or "none" (PTX as
@@ -254,13 +269,13 @@ class GPU:
         self._load_allocations: list[int] = []
         self.heap = DeviceHeap(self.config.dram_bytes, initcheck=initcheck)
         self._l2_state = None
-        self._system = None
+        self._system: System | None = None
         self.launch_count = 0
         self.flushed_bytes = 0
         """Dirty L2 bytes written back to DRAM by flushes (outside every kernel's counters)."""
 
     # ------------------------------------------------------------ memory
-    def to_device(self, host) -> DeviceArray:
+    def to_device(self, host: npt.ArrayLike) -> DeviceArray:
         if not isinstance(host, np.ndarray | list | tuple | int | float | complex | np.generic) or \
                 isinstance(host, bool | str | bytes):
             raise LaunchError(f"to_device takes a numpy array (or a list of numbers), got {type(host).__name__}")
@@ -272,17 +287,18 @@ class GPU:
         array.set(host)
         return array
 
-    def empty(self, shape, dtype=np.float32) -> DeviceArray:
+    def empty(self, shape: int | Sequence[int], dtype: npt.DTypeLike = np.float32) -> DeviceArray:
         """Device memory not written yet (zero-filled, but initcheck reports a kernel reading it)."""
         return DeviceArray(self.heap, shape, dtype)
 
-    def zeros(self, shape, dtype=np.float32) -> DeviceArray:
+    def zeros(self, shape: int | Sequence[int], dtype: npt.DTypeLike = np.float32) -> DeviceArray:
         array = self.empty(shape, dtype)
         array.fill_zero()
         return array
 
-    def texture(self, array, filter: str = "point", address: str = "clamp", normalized: bool = False,
-                border=0.0, *, channels: int = 1, read_mode: str = "element"):
+    def texture(self, array: np.ndarray, filter: str = "point", address: str = "clamp", normalized: bool = False,
+                border: float | Sequence[float] = 0.0, *, channels: int = 1,
+                read_mode: str = "element") -> TextureObject:
         """A texture object over a copy of ``array`` (cudaCreateTextureObject): pass it as the kernel's
         ``cudaTextureObject_t`` argument. ``array`` is 1D (width), 2D (height, width) or 3D (depth, height,
         width) of float32, float16, (u)int8, (u)int16 or (u)int32, with a last axis of ``channels`` (2 or 4)
@@ -331,7 +347,7 @@ class GPU:
 
     def _load_text(self, text: str, name: str, path: Path | None) -> Module:
         """Parse and lower; atomic: on any error every variable the load allocated is released."""
-        self._load_allocations: list[int] = []
+        self._load_allocations = []
         top_before = self.heap.top
         try:
             module_ast = parse_ptx(text, name)
@@ -342,7 +358,7 @@ class GPU:
         finally:
             self._load_allocations = []
 
-    def _module_from_ast(self, module_ast, path: Path | None) -> Module:
+    def _module_from_ast(self, module_ast: ptx_ast.Module, path: Path | None) -> Module:
         symbols: dict = {}
         programs = lower_module(module_ast, self._allocate_global, symbols)
         unsupported = {name: p for name, p in programs.items() if isinstance(p, UnsupportedPTXError)}
@@ -360,9 +376,10 @@ class GPU:
         return module
 
     # ------------------------------------------------------------ launches
-    def launch(self, kernel: Kernel, grid, block, args=(), shared_bytes: int = 0, *, timing: bool = True,
-               regs: int | None = None, trace: bool = False, max_warp_instructions: int | None = None,
-               cache_control: str = "none", progress=None, cooperative: bool = False):
+    def launch(self, kernel: Kernel, grid: Dims, block: Dims, args: Sequence[Any] = (), shared_bytes: int = 0, *,
+               timing: bool = True, regs: int | None = None, trace: bool | int = False,
+               max_warp_instructions: int | None = None, cache_control: str = "none",
+               progress: bool | Callable[[Progress], object] | None = None, cooperative: bool = False) -> Run:
         """Run ``kernel`` over ``grid`` x ``block`` threads; returns a Run.
 
         ``cache_control="all"`` flushes and invalidates L1 and L2 before the launch (Nsight Compute's
@@ -425,24 +442,24 @@ class GPU:
 
     # ------------------------------------------------------------ host-side model (gpusim.host.system)
     @property
-    def system(self):
+    def system(self) -> System:
         if self._system is None:
             from gpusim.host.system import System
 
             self._system = System(self)
         return self._system
 
-    def stream(self):
+    def stream(self) -> Stream:
         return self.system.stream()
 
-    def graph(self):
+    def graph(self) -> Graph:
         return self.system.graph()
 
     def synchronize(self) -> None:
         self.system.synchronize()
 
     @property
-    def timeline(self):
+    def timeline(self) -> Timeline:
         return self.system.timeline
 
     def __repr__(self) -> str:

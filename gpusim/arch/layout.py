@@ -107,7 +107,7 @@ SR_GLOBALTIMER_LO, SR_GLOBALTIMER_HI = 29, 30
 SR_CLOCK_HI = 31
 
 _XYZ = {"x": 0, "y": 1, "z": 2}
-SPECIAL_CODES = {
+SPECIAL_CODES: dict[tuple[str, str | None], int] = {
     ("%laneid", None): SR_LANEID, ("%warpid", None): SR_WARPID, ("%nwarpid", None): SR_NWARPID,
     ("%smid", None): SR_SMID, ("%nsmid", None): SR_NSMID, ("%gridid", None): SR_GRIDID,
     ("%clock", None): SR_CLOCK, ("%clock64", None): SR_CLOCK64, ("%clock_hi", None): SR_CLOCK_HI,
@@ -125,7 +125,7 @@ for _name, _base in (("%tid", SR_TID_X), ("%ntid", SR_NTID_X), ("%ctaid", SR_CTA
                      ("%nctaid", SR_NCTAID_X), ("%clusterid", SR_CTAID_X), ("%nclusterid", SR_NCTAID_X)):
     for _comp, _i in _XYZ.items():
         SPECIAL_CODES[(_name, _comp)] = _base + _i
-SPECIAL_CONSTANTS = {
+SPECIAL_CONSTANTS: dict[tuple[str, str | None], int] = {
     ("%cluster_ctarank", None): 0, ("%cluster_nctarank", None): 1, ("%is_explicit_cluster", None): 0,
     ("%current_graph_exec", None): 0,         # 0: the kernel is not launched from a CUDA graph
     **{("%cluster_ctaid", _comp): 0 for _comp in _XYZ}, **{("%cluster_nctaid", _comp): 1 for _comp in _XYZ},

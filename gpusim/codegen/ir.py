@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.ptx.cfg import basic_blocks, reconvergence_points
+
+if TYPE_CHECKING:
+    from gpusim.ptx.lower import Program
 
 
 @dataclass
@@ -43,7 +47,7 @@ class Block:
 
 @dataclass
 class Kernel:
-    program: object
+    program: Program
     blocks: list
     notes: list = field(default_factory=list)     # what each pass did, for the report
     extra_regs: list = field(default_factory=list)  # names of registers the passes added (after the PTX's)

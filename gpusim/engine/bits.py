@@ -12,13 +12,17 @@ to the width the intrinsic expects.
 even) of the exact ``a * b + c``. LLVM lowers it to the FMA instruction where
 the host has one and to the C library's correctly rounded ``fma`` otherwise.
 
-Simplifications: none; these are exact.
+Simplifications: none; these are exact. Under ``NUMBA_DISABLE_JIT=1`` each intrinsic is replaced by an
+exact Python twin (end of this module), so the engine can be stepped through in a debugger.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 from llvmlite import ir
+from numba.core import config as numba_config
 from numba.core import types
 from numba.extending import intrinsic
 
@@ -187,3 +191,69 @@ def quotient(value, divisor):
     if divisor & (divisor - 1) == 0:
         return value >> np.int64(trailing_zeros64(divisor))
     return value // divisor
+
+
+# ---------------------------------------------------------------------------------------------------
+# NUMBA_DISABLE_JIT=1 (stepping through the engine in a debugger): the intrinsics above exist only as
+# LLVM instructions, so un-jitted they are replaced by exact Python equivalents of the same results.
+
+
+def _python_fma(a: float, b: float, c: float) -> float:
+    """``a * b + c`` rounded once (the exact sum as a fraction, then one correctly rounded division)."""
+    if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
+        return float(np.float64(a) * np.float64(b) + np.float64(c))
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    if exact == 0:
+        return float(np.float64(a) * np.float64(b) + np.float64(c))     # the sign of a zero sum
+    return float(exact)
+
+
+def _python_fma_f32(a, b, c) -> np.float32:
+    """Single-precision ``a * b + c`` rounded once to float32 (nearest, ties to even)."""
+    if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
+        return np.float32(np.float32(a) * np.float32(b) + np.float32(c))
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    if exact == 0:
+        return np.float32(np.float32(a) * np.float32(b) + np.float32(c))
+    near = np.float32(float(exact))
+    best = near
+    for other in (np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(-np.inf))):
+        if not np.isfinite(other):
+            continue
+        d_best, d_other = abs(Fraction(float(best)) - exact), abs(Fraction(float(other)) - exact)
+        if d_other < d_best or (d_other == d_best and int(other.view(np.uint32)) % 2 == 0):
+            best = other
+    return best
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def _python_ctpop(value):
+    return np.uint64(bin(int(value) & _MASK64).count("1"))
+
+
+def _python_ctlz(value):
+    return np.uint64(64 - (int(value) & _MASK64).bit_length())
+
+
+def _python_cttz(value):
+    bits = int(value) & _MASK64
+    return np.uint64(64 if bits == 0 else (bits & -bits).bit_length() - 1)
+
+
+PYTHON_TWINS = {
+    "_bitcast_u64_to_f64": lambda value: np.uint64(value).view(np.float64),
+    "_bitcast_f64_to_u64": lambda value: np.float64(value).view(np.uint64),
+    "_bitcast_u32_to_f32": lambda value: np.uint32(value).view(np.float32),
+    "_bitcast_f32_to_u32": lambda value: np.float32(value).view(np.uint32),
+    "_ctpop_u64": _python_ctpop,
+    "_ctlz_u64": _python_ctlz,
+    "_cttz_u64": _python_cttz,
+    "_fma_f64": lambda a, b, c: np.float64(_python_fma(a, b, c)),
+    "_fma_f32": _python_fma_f32,
+}
+"""The intrinsic each replaces (by name) when numba's JIT is disabled: same arguments, same result."""
+
+if getattr(numba_config, "DISABLE_JIT", False):
+    globals().update(PYTHON_TWINS)

@@ -44,6 +44,7 @@ import types as pytypes
 import warnings
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import llvmlite
 import numba
@@ -511,7 +512,8 @@ def _prune_stamps() -> None:
 
 
 def _key(dispatcher: Dispatcher) -> tuple[str, str]:
-    return dispatcher.py_func.__module__, dispatcher.py_func.__qualname__
+    function: Any = getattr(dispatcher, "py_func", dispatcher)      # a plain function under NUMBA_DISABLE_JIT
+    return function.__module__, function.__qualname__
 
 
 def register_split(entry: Dispatcher, helper_roots) -> None:

@@ -16,6 +16,9 @@ value: the engine's first (cold) compile built 294 versions of 182 functions tha
 folded into their plain types, each function is compiled once per real signature; LLVM still folds the
 constants wherever it inlines a callee.
 
+Under ``NUMBA_DISABLE_JIT=1`` both decorators return the plain Python function (and ``bits`` its
+intrinsics' Python twins), so the engine can be stepped through in a debugger.
+
 A function only compiled code calls is built as LLVM IR for its callers and never turned into
 machine code of its own (``link_only``): numba would otherwise emit each callee's machine code again
 inside every caller's module on the way up the call tree.
@@ -24,6 +27,7 @@ inside every caller's module on the way up the call tree.
 from __future__ import annotations
 
 from numba import njit
+from numba.core import config as numba_config
 from numba.core import types
 
 from gpusim.engine import compile_cache
@@ -51,6 +55,8 @@ def _decorate(base, function, options):
     decorator = njit(**options)
 
     def build(fn):
+        if getattr(numba_config, "DISABLE_JIT", False):   # NUMBA_DISABLE_JIT=1: the Python function, for a debugger
+            return fn
         return compile_cache.register(_one_version_per_type(decorator(fn)), cache)
 
     return build if function is None else build(function)

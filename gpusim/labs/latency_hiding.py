@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.analytic.models import latency_hiding
+from gpusim.analytic.models import latency_hiding, littles_law_knee
 from gpusim.arch.config import WARP_SIZE
 from gpusim.codegen import DEFAULT_CODEGEN
 from gpusim.engine.sm import timing_state as T
@@ -90,9 +90,8 @@ def run(
     loads_in_flight = loads_before_first_use(kernel.program)
     bytes_in_flight = loads_in_flight * BYTES_PER_LANE_PER_LOAD * WARP_SIZE
     model = latency_hiding(cfg, bytes_in_flight, "dram")
-    transfer_cycles = bytes_in_flight / model.bytes_per_cycle_per_sm
-    in_flight_cycles = model.latency_cycles + transfer_cycles
-    knee_warps = model.bytes_per_cycle_per_sm * in_flight_cycles / bytes_in_flight
+    knee = littles_law_knee(model)
+    transfer_cycles, in_flight_cycles, knee_warps = knee.transfer_cycles, knee.in_flight_cycles, knee.warps
     points = []
     timelines = {}
     for count in progress_items(warps, NAME, progress):
@@ -104,7 +103,7 @@ def run(
             kernel, grid=grid, block=block, args=[source, out, np.uint32(iterations)], trace=TRACE_ROWS
         )
         measured = result.metrics["dram__bytes_read.sum"] / result.cycles / sms
-        predicted = min(model.bytes_per_cycle_per_sm, count * bytes_in_flight / in_flight_cycles)
+        predicted = knee.bytes_per_cycle_per_sm(model, count)
         point = {
             "warps": count,
             "bytes_per_cycle_per_sm": measured,
@@ -196,10 +195,7 @@ def run(
         grid_warps = np.linspace(0.5, max(warps), 200)
         left.plot(
             grid_warps,
-            [
-                min(model.bytes_per_cycle_per_sm, w * bytes_in_flight / in_flight_cycles)
-                for w in grid_warps
-            ],
+            [knee.bytes_per_cycle_per_sm(model, w) for w in grid_warps],
             "k-",
             label="Little's law",
         )

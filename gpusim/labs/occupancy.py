@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.analytic.models import latency_hiding
+from gpusim.analytic.models import latency_hiding, littles_law_knee
 from gpusim.arch.config import WARP_SIZE
 from gpusim.arch.occupancy import occupancy
 from gpusim.codegen import DEFAULT_CODEGEN
@@ -72,8 +72,8 @@ def run(
     loads_in_flight = loads_before_first_use(kernel.program)
     bytes_in_flight = loads_in_flight * BYTES_PER_LANE_PER_LOAD * WARP_SIZE
     model = latency_hiding(cfg, bytes_in_flight, "dram")
-    in_flight_cycles = model.latency_cycles + bytes_in_flight / model.bytes_per_cycle_per_sm
-    warps_to_saturate = model.bytes_per_cycle_per_sm * in_flight_cycles / bytes_in_flight
+    knee = littles_law_knee(model)
+    warps_to_saturate = knee.warps
     best_blocks = occupancy(cfg, BLOCK_THREADS, BASE_REGS, 0).blocks_per_sm
     grid = waves * best_blocks * sms
     threads = grid * BLOCK_THREADS
@@ -94,9 +94,7 @@ def run(
             shared_bytes=shared_bytes,
         )
         measured = result.metrics["dram__bytes_read.sum"] / result.cycles / sms
-        predicted = min(
-            model.bytes_per_cycle_per_sm, theory.warps_per_sm * bytes_in_flight / in_flight_cycles
-        )
+        predicted = knee.bytes_per_cycle_per_sm(model, theory.warps_per_sm)
         points.append(
             {
                 "sweep": sweep,
@@ -185,13 +183,7 @@ def run(
         grid_pct = np.linspace(1, 100, 100)
         axes.plot(
             grid_pct,
-            [
-                min(
-                    model.bytes_per_cycle_per_sm,
-                    pct / 100 * cfg.max_warps_per_sm * bytes_in_flight / in_flight_cycles,
-                )
-                for pct in grid_pct
-            ],
+            [knee.bytes_per_cycle_per_sm(model, pct / 100 * cfg.max_warps_per_sm) for pct in grid_pct],
             "k-",
             label="Little's law",
         )

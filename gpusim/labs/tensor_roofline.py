@@ -81,7 +81,7 @@ class _Chip:
     def __init__(self, name: str, sms: int, l2_multiple: float, clock_mhz: float | None) -> None:
         from gpusim.api.gpu import GPU
 
-        clock = {} if clock_mhz is None else {"core_clock_mhz": clock_mhz}
+        clock: dict[str, Any] = {} if clock_mhz is None else {"core_clock_mhz": clock_mhz}
         self.chip = load_config(name, **clock)
         self.gpu = GPU(name, sms=sms, **clock)
         cfg = self.gpu.config

@@ -23,11 +23,17 @@ from __future__ import annotations
 
 import bisect
 import operator
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from gpusim.arch.layout import GLOBAL_BASE
 from gpusim.errors import LaunchError
+
+if TYPE_CHECKING:
+    from gpusim.ptx.ast import VarDecl
 
 ALLOCATION_ALIGN_BYTES = 256
 GUARD_BYTES = 256
@@ -178,7 +184,7 @@ def _named(label: str) -> str:
     return f" ({label})" if label else ""
 
 
-def _shape(shape) -> tuple[int, ...]:
+def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
         shape = (shape,)
     if not isinstance(shape, tuple | list):
@@ -191,7 +197,7 @@ def _shape(shape) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def _dtype(dtype) -> np.dtype:
+def _dtype(dtype: npt.DTypeLike) -> np.dtype:
     try:
         dtype = np.dtype(dtype)
     except (TypeError, ValueError):
@@ -204,7 +210,7 @@ def _dtype(dtype) -> np.dtype:
 class DeviceArray:
     """An array in device memory: ``.get()`` copies it to the host, ``.ptr`` is its device address."""
 
-    def __init__(self, heap: DeviceHeap, shape: tuple, dtype):
+    def __init__(self, heap: DeviceHeap, shape: int | Sequence[int], dtype: npt.DTypeLike) -> None:
         self._heap = heap
         self.shape = _shape(shape)
         self.dtype = _dtype(dtype)
@@ -274,7 +280,7 @@ _SYMBOL_DTYPES = {"b8": np.uint8, "u8": np.uint8, "s8": np.int8, "b16": np.uint1
                   "pred": np.uint8}
 
 
-def symbol_array(heap: DeviceHeap, address: int, var, dtype=None) -> DeviceArray:
+def symbol_array(heap: DeviceHeap, address: int, var: VarDecl, dtype: npt.DTypeLike | None = None) -> DeviceArray:
     """A DeviceArray over a module's ``.global``/``.const`` variable ``var`` placed at ``address`` (not a new
     allocation): its PTX type as the dtype (``.b8`` arrays, e.g. structs, as bytes), its element count as the
     shape; ``dtype`` views it as another type. ``free()`` on it is refused."""

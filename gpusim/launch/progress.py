@@ -26,9 +26,12 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from gpusim.errors import LaunchError
+
+if TYPE_CHECKING:                       # rich is an optional extra, imported when a bar is shown
+    pass
 
 SHOW_AFTER_SECONDS = 2.0
 """The display appears only once a launch has run this long."""
@@ -161,8 +164,10 @@ class _Display:
             self.task = self.bar.add_task(f"kernel '{p.kernel}'", total=max(p.blocks, 1), counts="")
         counts = (f"{_count(p.cycles)} cycles, " if p.cycles is not None else "") + \
             f"{_count(p.warp_instructions)} warp-inst"
-        self.bar.update(self.task, completed=p.blocks_done, counts=counts)
-        self.bar.refresh()
+        bar, task = self.bar, self.task
+        assert task is not None                # added with the bar, above
+        bar.update(task, completed=p.blocks_done, counts=counts)
+        bar.refresh()
         return True
 
     def close(self) -> None:

@@ -12,39 +12,97 @@ fix (``run.has_trace`` asks without raising).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from gpusim.errors import NoTimingError, NoTraceError
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-@dataclass
+    from gpusim.analytic.models import RooflinePoint
+    from gpusim.arch.config import GPUConfig
+    from gpusim.arch.occupancy import Occupancy
+    from gpusim.observe.source_view import SourceView
+    from gpusim.observe.trace import Trace
+    from gpusim.observe.what_if import WhatIf
+    from gpusim.ptx.lower import Program
+
+
+class LaunchedKernel(Protocol):
+    """What a Run keeps of the kernel it launched (``gpusim.api.gpu.Kernel`` is one; the API layer sits
+    above this one, so the Run names the shape, not the class)."""
+
+    name: str
+    program: Program
+    ptxas_regs: int | None
+
+
 class Run:
-    """One kernel launch's result. ``cycles``/``seconds`` exist only for a timed run (``timing=True``)."""
+    """One kernel launch's result. ``cycles``/``seconds`` exist only for a timed run (``timing=True``).
 
-    kernel: object
-    program: object
-    config: object
-    grid: tuple
-    block: tuple
-    shared_bytes: int
-    regs_per_thread: int
-    regs_source: str
-    occupancy: object
-    pc_counts: np.ndarray
-    timing: bool
-    cycles: int = 0
-    counters: dict = field(default_factory=dict)
-    stalls: dict = field(default_factory=dict)
-    pc_stalls: np.ndarray | None = None
-    pc_memory: np.ndarray | None = None
-    trace: object = None
-    _metrics: dict | None = field(default=None, repr=False)
-    stdout: str = ""
-    """The kernel's device printf output (gpusim.launch.printf: block, warp, then each warp's calls in order)."""
-    printf_dropped: int = 0
-    """printf records that did not fit the printf buffer (printf_fifo_bytes)."""
+    ``cycles`` and ``trace`` are read through properties: a functional run has no cycle count and an
+    untraced run no trace, and asking for either is a user mistake that gets one clear error
+    (``NoTimingError``, ``NoTraceError``) instead of a silent 0 or an AttributeError on None."""
+
+    def __init__(self, kernel: LaunchedKernel, program: Program, config: GPUConfig, grid: tuple[int, int, int],
+                 block: tuple[int, int, int], shared_bytes: int, regs_per_thread: int, regs_source: str,
+                 occupancy: Occupancy, pc_counts: np.ndarray, timing: bool, cycles: int = 0,
+                 counters: dict[str, Any] | None = None, stalls: dict[str, int] | None = None,
+                 pc_stalls: np.ndarray | None = None, pc_memory: np.ndarray | None = None,
+                 trace: Trace | None = None, stdout: str = "", printf_dropped: int = 0) -> None:
+        self.kernel = kernel
+        self.program = program
+        self.config = config
+        self.grid = grid
+        self.block = block
+        self.shared_bytes = shared_bytes
+        self.regs_per_thread = regs_per_thread
+        self.regs_source = regs_source
+        self.occupancy = occupancy
+        self.pc_counts = pc_counts
+        self.timing = timing
+        self._cycles = cycles
+        self.counters: dict[str, Any] = {} if counters is None else counters
+        """The engine's raw counters (gpusim.launch.timed: memory, pipes, SM activity; timed runs only)."""
+        self.stalls: dict[str, int] = {} if stalls is None else stalls
+        """Warp-cycles in each state of gpusim.engine.sm.stalls (their sum is the resident warp-cycles)."""
+        self.pc_stalls = pc_stalls
+        self.pc_memory = pc_memory
+        self._trace = trace
+        self._metrics: dict[str, float] | None = None
+        self.stdout = stdout
+        """The kernel's device printf output (gpusim.launch.printf: block, warp, then each warp's calls in order)."""
+        self.printf_dropped = printf_dropped
+        """printf records that did not fit the printf buffer (printf_fifo_bytes)."""
+
+    @property
+    def cycles(self) -> int:
+        """Simulated cycles (timed runs only; NoTimingError otherwise)."""
+        if not self.timing:
+            raise NoTimingError(f"kernel '{self.program.name}' ran functionally (timing=False): it has no cycles "
+                                "or seconds; launch with timing=True (the default) to time it")
+        return self._cycles
+
+    @cycles.setter
+    def cycles(self, value: int) -> None:
+        self._cycles = value
+
+    @property
+    def trace(self) -> Trace:
+        """The recorded Trace (trace=True launches; NoTraceError otherwise)."""
+        if self._trace is None:
+            why = "a functional run (timing=False) records none" if not self.timing else "it was not recorded"
+            raise NoTraceError(f"kernel '{self.program.name}' has no trace ({why}): launch with trace=True "
+                               "(or trace=N rows per table) to record one")
+        return self._trace
+
+    @trace.setter
+    def trace(self, value: Trace | None) -> None:
+        self._trace = value
 
     @property
     def seconds(self) -> float:
@@ -54,14 +112,14 @@ class Run:
     @property
     def has_trace(self) -> bool:
         """Whether the launch recorded a trace (``trace=True``)."""
-        return self.__dict__.get("_trace") is not None
+        return self._trace is not None
 
     @property
     def kernel_name(self) -> str:
         return self.program.name
 
     @property
-    def metrics(self) -> dict:
+    def metrics(self) -> dict[str, float]:
         if self._metrics is None:
             from gpusim.observe.metrics import derive_metrics
 
@@ -72,7 +130,7 @@ class Run:
     def warp_instructions(self) -> int:
         return int(self.pc_counts[:, 0].sum())
 
-    def roofline(self, level: str = "dram_sustained"):
+    def roofline(self, level: str = "dram_sustained") -> RooflinePoint:
         """Where this run sits on the config's roofline (gpusim.analytic.RooflinePoint)."""
         from gpusim.analytic.models import roofline_point
 
@@ -83,7 +141,8 @@ class Run:
 
         return report_text(self)
 
-    def what_if(self, limits=None, factor=None, *, workers=None):
+    def what_if(self, limits: Sequence[str] | None = None, factor: float | None = None, *,
+                workers: int | None = None) -> WhatIf:
         """Measured speed-up of removing each limit of the model, one at a time (gpusim.launch.what_if):
         the launch re-simulated per limit from the memory it started from. ``factor``: bandwidths and math
         pipes x factor instead of x infinity; ``limits``: ids to try (default all); ``workers``: processes."""
@@ -91,45 +150,44 @@ class Run:
 
         return what_if(self, limits=limits, factor=factor, workers=workers)
 
-    def metrics_table(self) -> list:
+    def metrics_table(self) -> list[tuple[str, str, Any]]:
         """(metric name, unit, value) rows in Nsight Compute's names and units (gpusim.observe.export)."""
         from gpusim.observe.export import metrics_table
 
         return metrics_table(self)
 
-    def to_csv(self, path=None):
+    def to_csv(self, path: str | Path | None = None) -> str | None:
         """The metrics in the layout of ``ncu --csv --page raw``, written to ``path`` (or returned as text)."""
         from gpusim.observe.export import write_csv
 
         return write_csv(self, path)
 
-    def to_pandas(self, what: str = "metrics", view: str = "not_issued"):
+    def to_pandas(self, what: str = "metrics", view: str = "not_issued") -> pd.DataFrame:
         """A DataFrame: ``"metrics"`` (metric, unit, value), ``"stalls"`` (warp states: ``view`` "not_issued"
         or "all") or ``"source"`` (the source view)."""
         from gpusim.observe.export import to_pandas
 
         return to_pandas(self, what, view)
 
-    def source_view(self):
+    def source_view(self) -> SourceView:
         """Per-PTX-line attribution (gpusim.observe.source_view.SourceView): counts, stalls, sectors per line."""
         from gpusim.observe.source_view import SourceView
 
         return SourceView(self)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Every metric, the stalls, the config, the verdict and the source view as plain data."""
         from gpusim.observe.report import run_dict
 
         return run_dict(self)
 
-    def to_json(self, path) -> None:
+    def to_json(self, path: str | Path) -> None:
         """Write ``to_dict()`` as JSON to ``path``."""
         import json
-        from pathlib import Path
 
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
 
-    def to_html(self, path, what_if=None) -> None:
+    def to_html(self, path: str | Path, what_if: WhatIf | None = None) -> None:
         """Write the interactive report: one self-contained HTML file (``what_if``: a ``run.what_if()``;
         by default the latest one measured on this run, if any)."""
         from gpusim.observe.html import write_html
@@ -148,33 +206,3 @@ class Run:
         return (f"Run({self.program.name!r}, grid={self.grid}, block={self.block}, {kind}, "
                 f"{self.warp_instructions} warp-instructions)")
 
-
-# ``cycles`` and ``trace`` stay dataclass fields (the constructor takes them) but are read through properties:
-# a functional run has no cycle count and an untraced run no trace, and asking for either is a user mistake
-# that gets one clear error instead of a silent 0 or an AttributeError on None.
-def _get_cycles(run: Run) -> int:
-    if not run.timing:
-        raise NoTimingError(f"kernel '{run.program.name}' ran functionally (timing=False): it has no cycles or "
-                            "seconds; launch with timing=True (the default) to time it")
-    return run.__dict__["_cycles"]
-
-
-def _set_cycles(run: Run, value: int) -> None:
-    run.__dict__["_cycles"] = value
-
-
-def _get_trace(run: Run):
-    trace = run.__dict__.get("_trace")
-    if trace is None:
-        why = "a functional run (timing=False) records none" if not run.timing else "it was not recorded"
-        raise NoTraceError(f"kernel '{run.program.name}' has no trace ({why}): launch with trace=True "
-                           "(or trace=N rows per table) to record one")
-    return trace
-
-
-def _set_trace(run: Run, value) -> None:
-    run.__dict__["_trace"] = value
-
-
-Run.cycles = property(_get_cycles, _set_cycles, doc="Simulated cycles (timed runs only; NoTimingError otherwise).")
-Run.trace = property(_get_trace, _set_trace, doc="The recorded Trace (trace=True launches; NoTraceError otherwise).")

@@ -299,7 +299,7 @@ def _compute(run, regime: Regime) -> list[Finding]:
     out = []
     pipes = pipes_from_metrics(run.metrics)
     if pipes:
-        busiest = max(pipes, key=pipes.get)
+        busiest = max(pipes, key=lambda pipe: pipes[pipe])
         pct = pipes[busiest]
         if pct >= COMPUTE_BOUND_PCT and busiest == "tensor":
             out.append(

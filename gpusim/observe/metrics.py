@@ -72,7 +72,7 @@ def tensor_counts(program, pc_counts: np.ndarray, config) -> dict[str, float]:
     """Tensor-core metrics from the executed instructions (issue 14): SASS-level HMMA/IMMA instructions (a
     wmma.mma counts as the HMMAs it is priced as), FLOPs per source/destination type, and the tensor pipe's
     busy cycles (warp-instructions x the form's interval from the config)."""
-    out = {name: 0 for name in TENSOR_FLOP_METRICS}
+    out: dict[str, float] = {name: 0 for name in TENSOR_FLOP_METRICS}
     out.update({"sm__inst_executed_pipe_tensor_op_hmma.sum": 0, "sm__inst_executed_pipe_tensor_op_imma.sum": 0,
                 "gpusim__tensor_flops.sum": 0, "gpusim__tensor_hmma_busy_cycles": 0,
                 "gpusim__tensor_imma_busy_cycles": 0})

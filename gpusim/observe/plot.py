@@ -16,6 +16,7 @@ per run), as Nsight's basic roofline chart does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -97,7 +98,7 @@ def chip_ceilings(config) -> tuple[dict[str, float], dict[str, float]]:
 def roofline(
     compute_ceilings: dict[str, float],
     memory_ceilings: dict[str, float],
-    points: list[tuple[str, float, float]] = (),
+    points: Sequence[tuple[str, float, float]] = (),
     title: str = "Roofline",
 ):
     """A log-log roofline: one horizontal line per compute peak (FLOP/s), one slanted line per
@@ -144,7 +145,7 @@ def roofline(
     return fig
 
 
-def chip_roofline(config, points: list[tuple[str, float, float]] = ()):
+def chip_roofline(config, points: Sequence[tuple[str, float, float]] = ()):
     """The roofline of a config, with optional points."""
     compute, memory = chip_ceilings(config)
     return roofline(compute, memory, points, title=f"Roofline: {config.name} ({config.sms} SMs)")

@@ -101,7 +101,7 @@ def dominant_stall(stalls: dict) -> tuple[str, float]:
     waiting = {k: v for k, v in stalls.items() if k not in ("selected", "not_selected") and v}
     if not waiting or not total:
         return "", 0.0
-    name = max(waiting, key=waiting.get)
+    name = max(waiting, key=lambda state: waiting[state])
     return name, waiting[name] / total
 
 
@@ -122,7 +122,7 @@ def classify(metrics: dict, config, stalls: dict | None = None) -> Regime:
     pipes = pipes_from_metrics(metrics)
     compute_name, compute_pct = "SM issue", sol["SM issue"]
     if pipes:
-        busiest = max(pipes, key=pipes.get)
+        busiest = max(pipes, key=lambda pipe: pipes[pipe])
         if pipes[busiest] > compute_pct:
             compute_name, compute_pct = f"{busiest} pipe", pipes[busiest]
     memory_over = memory_pct - MEMORY_BOUND_PCT
@@ -131,20 +131,17 @@ def classify(metrics: dict, config, stalls: dict | None = None) -> Regime:
     waves = launch_waves(metrics, config)
     nanoseconds = metrics.get("gpu__time_duration.sum")
     microseconds = float(nanoseconds) / 1e3 if nanoseconds else None
-    numbers = dict(
-        memory_level=memory_level,
-        memory_pct=memory_pct,
-        compute_name=compute_name,
-        compute_pct=compute_pct,
-        waves=waves,
-        microseconds=microseconds,
-    )
+
+    def regime(kind: str, limiter: str, reason: str) -> Regime:
+        return Regime(kind, limiter, reason, memory_level=memory_level, memory_pct=memory_pct,
+                      compute_name=compute_name, compute_pct=compute_pct, waves=waves, microseconds=microseconds)
+
     if memory_over >= 0 and memory_over >= compute_over:
         reason = f"{memory_level} throughput at {memory_pct:.0f}% of peak (threshold {MEMORY_BOUND_PCT:.0f}%)"
-        return Regime("memory-bound", memory_level, reason, **numbers)
+        return regime("memory-bound", memory_level, reason)
     if compute_over >= 0:
         reason = f"{compute_name} busy {compute_pct:.0f}% of active cycles (threshold {COMPUTE_BOUND_PCT:.0f}%)"
-        return Regime("compute-bound", compute_name, reason, **numbers)
+        return regime("compute-bound", compute_name, reason)
     busiest = f"busiest: {memory_level} {memory_pct:.0f}%, {compute_name} {compute_pct:.0f}%"
     launch_us = float(getattr(config, "launch_cpu_us", 0.0))
     if waves is not None and waves < 1.0 and microseconds is not None and microseconds < launch_us:
@@ -152,6 +149,6 @@ def classify(metrics: dict, config, stalls: dict | None = None) -> Regime:
             f"the kernel runs {microseconds:.2f} us, less than one host launch call ({launch_us:g} us), and "
             f"its grid fills {waves:.0%} of one wave; no unit near its peak ({busiest})"
         )
-        return Regime("launch-bound", "launch", reason, **numbers)
+        return regime("launch-bound", "launch", reason)
     reason = f"no unit near its peak ({busiest}); warps wait in {stall or 'no stall'} {share:.0%} of warp-cycles"
-    return Regime("latency-bound", stall, reason, **numbers)
+    return regime("latency-bound", stall, reason)

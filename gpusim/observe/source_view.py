@@ -100,7 +100,7 @@ class SourceRow:
     @property
     def top_stall(self) -> str:
         others = {k: v for k, v in self.stalls.items() if k != "selected" and v}
-        return max(others, key=others.get) if others else ""
+        return max(others, key=lambda state: others[state]) if others else ""
 
     def as_dict(self) -> dict:
         row = {

@@ -16,7 +16,7 @@ import numpy as np
 from gpusim.errors import ConfigError
 
 
-def fma32(a: Any, b: Any, c: Any) -> np.ndarray:
+def fma32(a: Any, b: Any, c: Any) -> np.ndarray | np.float32:
     """The fp32 fused multiply-add ``a * b + c`` rounded once, as ``fma.rn.f32`` computes it.
 
     The product of two float32 values is exact in float64; the float64 sum is then made

@@ -25,7 +25,7 @@ from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.errors import GpusimError, PTXSyntaxError, UnsupportedPTXError
 from gpusim.ptx import ast
-from gpusim.ptx.calls import link_calls, lower_call_row
+from gpusim.ptx.calls import Linked, link_calls, lower_call_row
 from gpusim.ptx.cfg import reconvergence_points
 from gpusim.ptx.lower_cg import (
     GRID_BARRIER_BYTES,
@@ -165,7 +165,7 @@ class _FunctionLowering:
             raise PTXSyntaxError(f"kernel '{func.name}' has {offset} bytes of parameters; CUDA allows at most "
                                  f"{MAX_PARAM_BYTES}", func.loc.file, func.loc.line, func.loc.column, func.name)
         self.local_bytes = 0
-        self.linked = None
+        self.linked: Linked | None = None
         for var in func.local_vars:
             self._place_function_var(var)
 
@@ -308,7 +308,7 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
     reconv = reconvergence_points(code)
     code[:, L.F_RECONV] = reconv
     files = module.files
-    src_lines = []
+    src_lines: list[tuple[str, int] | None] = []
     for ins in body:
         if ins.src_line is None:
             src_lines.append(None)
@@ -395,7 +395,7 @@ def _lower_instruction(fl: _FunctionLowering, ins: ast.Instruction, label_pc: di
     return row
 
 
-_ALU_ARITY = {  # op -> number of source operands (None = variable, checked by the op)
+_ALU_ARITY: dict[int, int | tuple[int, ...]] = {  # op -> number of source operands (a tuple: the counts allowed)
     c.OP_MOV: 1, c.OP_ADD: 2, c.OP_SUB: 2, c.OP_MUL: 2, c.OP_MAD: 3, c.OP_FMA: 3, c.OP_DIV: 2, c.OP_REM: 2,
     c.OP_ABS: 1, c.OP_NEG: 1, c.OP_MIN: 2, c.OP_MAX: 2, c.OP_AND: 2, c.OP_OR: 2, c.OP_XOR: 2, c.OP_NOT: 1,
     c.OP_CNOT: 1, c.OP_SHL: 2, c.OP_SHR: 2, c.OP_POPC: 1, c.OP_CLZ: 1, c.OP_BREV: 1, c.OP_BFE: 3,

@@ -182,6 +182,8 @@ class OperandLowering(Protocol):
 
     def reg_bits(self, index: int) -> int: ...
 
+    def reg_of(self, ins: ast.Instruction, name: str) -> int: ...
+
 
 def leaf_operands(func: ast.Function):
     """Every operand of every instruction of ``func`` as (instruction, operand), vectors and lists opened."""

@@ -70,9 +70,12 @@ def _regs(fl: OperandLowering, ins: ast.Instruction, operand, count: int, what: 
     return out
 
 
-def _split(ins: ast.Instruction) -> tuple[list[str], list[int], tuple | None, set]:
+def _split(ins: ast.Instruction) -> tuple[list[str], list[int], tuple[int, int, int] | None, set[str]]:
     """(other modifiers, type codes in order, shape, layout words) of a tensor instruction."""
-    words, types, shape, layouts = [], [], None, set()
+    words: list[str] = []
+    types: list[int] = []
+    shape: tuple[int, int, int] | None = None
+    layouts: set[str] = set()
     for mod in ins.mods:
         if mod in _IGNORED:
             continue
@@ -129,7 +132,7 @@ def _lower_mma(fl, ins: ast.Instruction, b: _Row) -> None:
         raise _err(ins, "mma needs a shape (.m16n8k16 ...) and four types .dtype.atype.btype.ctype",
                    unsupported=shape is not None)
     dty, aty, bty, cty = types
-    klass = _INPUT_CLASS.get(aty)
+    klass = _INPUT_CLASS.get(aty, "")         # "": no tensor input class (rejected below)
     key = (shape, klass)
     if key not in _MMA_INPUTS or _INPUT_CLASS.get(bty) != klass or (klass != "fp8" and klass != "int8"
                                                                      and aty != bty):
@@ -344,7 +347,8 @@ def _lower_wmma(fl, ins: ast.Instruction, b: _Row) -> None:
     row[L.F_ISA] = isa.isa_row(row[L.F_OP], c.T_NONE, variant)
 
 
-def _lower_wmma_mma(fl, ins: ast.Instruction, b: _Row, words: list, types: list, shape: tuple) -> None:
+def _lower_wmma_mma(fl, ins: ast.Instruction, b: _Row, words: list, types: list,
+                    shape: tuple[int, int, int]) -> None:
     row = b.row
     layouts = _layouts(ins, words)
     saturate = ".satfinite" in words
@@ -360,7 +364,7 @@ def _lower_wmma_mma(fl, ins: ast.Instruction, b: _Row, words: list, types: list,
         dty, aty, bty, cty = types
     else:
         raise _err(ins, "wmma.mma needs .dtype.ctype (f16 inputs) or .dtype.atype.btype.ctype")
-    klass = _INPUT_CLASS.get(aty)
+    klass = _INPUT_CLASS.get(aty, "")         # "": no tensor input class (rejected below)
     if (shape, klass) not in _WMMA_INPUTS or _INPUT_CLASS.get(bty) != klass:
         raise _err(ins, f"wmma.mma {'m{}n{}k{}'.format(*shape)} with these types is not supported", unsupported=True)
     int_path = klass == "int8"

@@ -31,12 +31,15 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpusim.errors import ConfigError, GpusimError
 from gpusim.sweep.points import Task, parameters, prepare
 from gpusim.sweep.store import open_store
 from gpusim.sweep.worker import run_task, warm_up
+
+if TYPE_CHECKING:                  # pandas is an optional extra, imported when a sweep runs
+    import pandas as pd
 
 DEFAULT_STORE = "results.parquet"
 
@@ -54,7 +57,7 @@ class SweepResult:
 
 def sweep(points: Iterable[dict], executor: Any = None, store: str | Path | None = DEFAULT_STORE, *,
           workers: int | None = None, cache_control: str = "all", base_dir: str | Path | None = None,
-          retry_errors: bool = False, progress: Callable[[int, int], None] | bool | None = None):
+          retry_errors: bool = False, progress: Callable[[int, int], None] | bool | None = None) -> pd.DataFrame:
     """Run ``points`` (dicts, see ``gpusim.sweep.points``) and return a pandas DataFrame, one row per point
     in point order: the point's parameters, ``key``, ``status`` (``ok`` or ``error`` with ``error_type``
     and ``error``), cycles, seconds, verdict, model predictions and errors, ``stalls.*`` and every metric.
@@ -178,7 +181,8 @@ def _execute(tasks: list[Task], executor: Any, workers: int | None,
     return lost
 
 
-def _execute_dask(tasks: list[Task], client: Any, finished: Callable[[Task, dict], None]):
+def _execute_dask(tasks: list[Task], client: Any,
+                  finished: Callable[[Task, dict], None]) -> list[tuple[str, BaseException]]:
     from distributed import as_completed as dask_as_completed
 
     client.run(_warm_worker)

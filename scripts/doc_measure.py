@@ -1,0 +1,160 @@
+"""The measurements behind the generated tables of docs/codegen.md and docs/tensor-cores.md.
+
+Each ``measure_*`` function runs the simulator the way the doc's prose describes and returns plain data
+(JSON-able) that ``scripts/doc_tables.py`` stores and renders. This file is part of the stored figures'
+stamp: editing a measurement makes the stored figures stale until ``python scripts/doc_tables.py`` reruns it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+# ------------------------------------------------------------------------------------- docs/codegen.md
+
+
+def measure_sass_counts() -> dict:
+    from gpusim.labs import sass_counts
+
+    rows = {}
+    for mode in ("none", "ptxas"):
+        for row in sass_counts.table(mode):
+            entry = rows.setdefault(f"{row.program}/{row.kernel}", {"program": row.program, "kernel": row.kernel,
+                                                                     "sass": row.sass})
+            entry[mode] = row.gpusim
+    return {"rows": list(rows.values())}
+
+
+def error(count: float, sass: float) -> float:
+    return 100.0 * (count - sass) / sass if sass else 0.0
+
+
+GEMV_WARPS = (1, 16, 64)
+GEMV_MODES = ("PTX as written", "codegen=ptxas", "SASS order by hand")
+
+
+def measure_gemv() -> dict:
+    from gpusim.labs import compiler
+
+    values = compiler.run(progress=False, warps=GEMV_WARPS).values
+    return {"warps": list(GEMV_WARPS), "cycles": {label: values["modes"][label]["cycles"] for label in GEMV_MODES}}
+
+
+STREAM_WARPS = (1, 8, 32)
+STREAM_ITERATIONS = 17
+
+
+def _stream_cycles(path: Path, mode: str, warps: int, iterations: int) -> int:
+    import numpy as np
+
+    from gpusim.api.gpu import GPU
+
+    gpu = GPU("h100-sxm", sms=1, codegen=mode)
+    kernel = gpu.load(str(path))["stream_loads_v1"]
+    block = 32 * min(warps, 4)
+    grid = warps * 32 // block
+    threads = grid * block
+    src = gpu.to_device(np.ones(threads * 4 * iterations + 16, np.float32))
+    out = gpu.zeros(threads, np.float32)
+    run = gpu.launch(kernel, grid=grid, block=block, args=[src, out, np.uint32(iterations)])
+    if not np.array_equal(out.get(), np.full(threads, 4 * iterations, np.float32)):
+        raise SystemExit(f"stream_loads_v1 ({path.name}, {mode}) computed a wrong result")
+    return int(run.cycles)
+
+
+def measure_stream_loads() -> dict:
+    from gpusim.programs.catalog import programs_dir
+
+    original = programs_dir() / "labs" / "stream_loads.ptx"
+    variant = programs_dir() / "codegen" / "stream_loads_sass_order.ptx"
+    rows = [{"warps": w, "written": _stream_cycles(original, "none", w, STREAM_ITERATIONS),
+             "ptxas": _stream_cycles(original, "ptxas", w, STREAM_ITERATIONS),
+             "sass": _stream_cycles(variant, "none", w, STREAM_ITERATIONS)} for w in STREAM_WARPS]
+    return {"rows": rows}
+
+
+def measure_matmul_tiled() -> dict:
+    import numpy as np
+
+    from gpusim.api.gpu import GPU
+    from gpusim.programs.catalog import programs_dir
+
+    def cycles(path: Path, mode: str) -> int:
+        gpu = GPU("h100-sxm", sms=1, codegen=mode)
+        kernel = list(gpu.load(str(path)))[0]
+        m, n, k = 64, 64, 256
+        rng = np.random.default_rng(2)
+        a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
+        out = gpu.zeros((m, n))
+        run = gpu.launch(kernel, grid=(n // 16, m // 16), block=(16, 16),
+                         args=[gpu.to_device(a), gpu.to_device(b), out, m, n, k])
+        if not np.allclose(out.get(), a.astype(np.float64) @ b, rtol=1e-4):
+            raise SystemExit(f"{path.name} ({mode}) computed a wrong product")
+        return int(run.cycles)
+
+    return {"written": cycles(programs_dir() / "matmul_tiled.ptx", "none"),
+            "ptxas": cycles(programs_dir() / "matmul_tiled.ptx", "ptxas"),
+            "sass": cycles(programs_dir() / "codegen" / "matmul_tiled_sass_order.ptx", "none")}
+
+
+# -------------------------------------------------------------------------------- docs/tensor-cores.md
+
+L2_CAP_ROWS = (("gemm_bf16_mma_4stage", 128, 128, "fp32"),
+               ("gemm_bf16_mma_128x256", 128, 256, "fp32 (128 registers per thread)"),
+               ("gemm_f16_mma_256x256", 256, 256, "f16, two per register (128 registers)"))
+
+
+def _l2_cap_pct(config: Any, bm: int, bn: int) -> float:
+    flop_per_l2_byte = 2 * bm * bn / ((bm + bn) * 2)
+    return 100.0 * flop_per_l2_byte * config.l2_bytes_per_cycle / (
+        config.mma_sync_flops_per_cycle_per_sm("fp16") * config.sms)
+
+
+def measure_l2_caps() -> dict:
+    from gpusim.arch.config import load_config
+
+    config = load_config("h100-sxm")
+    return {"rows": [{"kernel": name, "bm": bm, "bn": bn, "accumulators": acc, "flop_per_l2_byte": bm * bn / (bm + bn),
+                      "cap_pct": _l2_cap_pct(config, bm, bn)} for name, bm, bn, acc in L2_CAP_ROWS]}
+
+
+WIDE_KERNELS = {"gemm_f16_mma_256x256": (256, 256, 3), "gemm_bf16_mma_128x256": (128, 256, 3),
+                "gemm_f16_mma_256x256_2stage": (256, 256, 2)}
+WIDE_RUNS = (("h100-sxm", "gemm_f16_mma_256x256", 512, 512, 8192, 4),
+             ("h100-sxm", "gemm_bf16_mma_128x256", 512, 1024, 4096, 8),
+             ("h200", "gemm_f16_mma_256x256", 512, 512, 8192, 4),
+             ("h200", "gemm_bf16_mma_128x256", 512, 1024, 4096, 8),
+             ("a100", "gemm_f16_mma_256x256_2stage", 512, 512, 8192, 4),
+             ("a100", "gemm_bf16_mma_128x256", 512, 1024, 4096, 8))
+"""(config, kernel, M, N, K, SMs) as tests/test_tensor_gemm_wide.py runs them (cold caches)."""
+
+
+def _wide_run(config_name: str, name: str, m: int, n: int, k: int, sms: int) -> dict:
+    import numpy as np
+
+    from gpusim.api.gpu import GPU
+    from gpusim.labs.support import PROGRAMS_DIR
+
+    gpu = GPU(config_name, sms=sms)
+    bm, bn, stages = WIDE_KERNELS[name]
+    rng = np.random.default_rng(7 if "f16_mma" in name else 8)
+    if "f16_mma" in name:       # multiples of 1/64 in [-1, 1] (as the tests use)
+        a = (rng.integers(-64, 65, (m, k)) / 64).astype(np.float16).view(np.uint16)
+        b = (rng.integers(-64, 65, (n, k)) / 64).astype(np.float16).view(np.uint16)
+    else:                       # bf16 bits of uniform [-1, 1)
+        a = (rng.uniform(-1, 1, (m, k)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        b = (rng.uniform(-1, 1, (n, k)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    kernel = gpu.load(str(PROGRAMS_DIR / "gemm_mma_wide.ptx"))[name]
+    run = gpu.launch(kernel, grid=(-(-n // bn), -(-m // bm)), block=256, shared_bytes=stages * (bm + bn) * (128 + 16),
+                     cache_control="all", args=[gpu.to_device(a), gpu.to_device(b), gpu.zeros(m * n, np.uint16),
+                                                np.int32(m), np.int32(n), np.int32(k)])
+    config = gpu.config
+    rate = config.mma_sync_flops_per_cycle_per_sm("fp16") * config.sms
+    return {"config": config_name, "kernel": name, "size": f"{m} x {n} x {k}", "sms": sms,
+            "pct_of_mma_sync": 100.0 * 2 * m * n * k / run.cycles / rate, "cap_pct": _l2_cap_pct(config, bm, bn),
+            "l2_pct": run.metrics["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
+            "dram_pct": run.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"]}
+
+
+def measure_wide_gemms() -> dict:
+    return {"rows": [_wide_run(*run) for run in WIDE_RUNS]}
