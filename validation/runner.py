@@ -25,7 +25,7 @@ SEED = 24
 
 
 def _gpu(case, params, point=None):
-    return gpusim.GPU(_config_name(case, point), sms=int(params["sms"]))
+    return gpusim.GPU(_config_name(case, point), sms=int((point or {}).get("sms", params["sms"])))
 
 
 def _config_name(case, point=None):
@@ -34,7 +34,7 @@ def _config_name(case, point=None):
 
 
 def _resident_blocks(gpu, kernel, threads):
-    occ = gpusim.occupancy(gpu.config, threads_per_block=threads, regs_per_thread=kernel.registers_per_thread(),
+    occ = gpusim.occupancy(gpu.config, threads_per_block=threads, regs_per_thread=kernel.registers_per_thread()[0],
                            shared_bytes=int(kernel.program.shared_static_bytes))
     return max(1, occ.blocks_per_sm)
 
@@ -193,9 +193,11 @@ def run_stream(case, point, params):
 
 
 def run_chase(case, point, params):
-    """One thread follows a random cyclic permutation of 128-byte-spaced words over `bytes` (ld.global.cg
-    bypasses L1 when the point says so); cycles per dependent load, from clock64 in the kernel."""
-    gpu = _gpu(case, params)
+    """One thread follows a random cyclic permutation of 128-byte-spaced words over `bytes` (ld.global.cg when
+    the point says bypass_l1; gpusim does not model that bypass); cycles per dependent load, from clock64 in the
+    kernel. A `warm` point chases the whole array once before timing a whole pass (cache-hit latency); otherwise
+    `steps` loads are timed after `steps` warm-up loads (a cold DRAM chase)."""
+    gpu = _gpu(case, params, point)
     kernel = gpu.load(str(KERNEL_DIR / case.meta["ptx"]))[point["kernel"]]
     nbytes, stride = int(point["bytes"]), 128
     slots = nbytes // stride
@@ -203,7 +205,7 @@ def run_chase(case, point, params):
     nxt = np.zeros(nbytes // 4, np.uint32)
     words = stride // 4
     nxt[order * words] = np.roll(order, -1) * words
-    steps = int(params["steps"])
+    steps = slots if point.get("warm", False) else int(params["steps"])  # warm: the warm-up pass covers it all
     dnext, sink, cyc = gpu.to_device(nxt), gpu.zeros(1, np.uint32), gpu.zeros(1, np.int64)
     run = gpu.launch(kernel, grid=(1,), block=(1,), args=[dnext, np.int32(steps), np.int32(point["bypass_l1"]),
                                                           sink, cyc])
