@@ -39,6 +39,10 @@ def _pct(value) -> str:
     return "-" if value is None or math.isnan(value) else f"{100 * value:+.1f} %"
 
 
+def _abs_pct(value) -> str:
+    return "-" if value is None or math.isnan(value) else f"{100 * value:.1f} %"
+
+
 def _case_rows(case, record):
     hib = case.meta["higher_is_better"]
     rows = []
@@ -97,9 +101,10 @@ def _summary_lines(title, errors, step_list, show_targets) -> list[str]:
         return ("**met**" if ok else "**not met**") if show_targets else "(consistency check)"
     lines = [f"### {title}", "", "| measure | value | target | |", "|---|---:|---:|---|",
              f"| points | {s['n']} | | |",
-             f"| median \\|error\\| | {_pct(s['median_abs_error'])} | ≤ 15 % | "
+             f"| median \\|error\\| | {_abs_pct(s['median_abs_error'])} | ≤ 15 % | "
              f"{met(s['median_abs_error'] <= t['median_abs_error'])} |",
-             f"| points within ±25 % | {100 * s['within_25']:.0f} % | ≥ 80 % | {met(s['within_25'] >= t['within_25'])} |",
+             f"| points within ±25 % | {100 * s['within_25']:.0f} % | ≥ 80 % | "
+             f"{met(s['within_25'] >= t['within_25'])} |",
              f"| MAPE | {100 * s['mape']:.1f} % | | |"]
     if step_list:
         lines += [f"| ladder steps: median error factor | ×{step_median:.3g} | ≤ ×1.2 | "
@@ -128,7 +133,7 @@ def render(results: dict, cases) -> str:
         factors = [s["factor"] for s in step_list]
         overview.append(
             f"| [{case.name}](#{case.name.replace('_', '-')}) | {case.kind} | {case.meta['config']} | {len(rows)} | "
-            f"{record['mode']} | {_pct(statistics.median(abs(e) for e in errors))} | {_fmt(tau, 3)} | "
+            f"{record['mode']} | {_abs_pct(statistics.median(abs(e) for e in errors))} | {_fmt(tau, 3)} | "
             + (f"{sum(s['right'] for s in step_list)} of {len(step_list)} | ×{statistics.median(factors):.3g} |"
                if step_list else "- | - |"))
         body += [f"### {case.name}", "", f"**{case.meta['title']}** ({case.kind})", "",

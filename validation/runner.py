@@ -99,6 +99,28 @@ def run_sgemm(case, point, params):
                                 "waves": int(params["waves"])}
 
 
+def run_hgemm(case, point, params):
+    """C (fp32) = A @ B (fp16, mma.sync m16n8k16) at n x n, 128 x 128 tiles, the first `waves` waves; TFLOP/s."""
+    gpu = _gpu(case, params)
+    n = int(params["n"])
+    kernel = gpu.load(str(KERNEL_DIR / case.meta["ptx"]))[point["kernel"]]
+    resident = _resident_blocks(gpu, kernel, 256)
+    grid = _grid_2d(resident * gpu.config.sms * int(params["waves"]), n // 128)
+    rng = np.random.default_rng(SEED)
+    a = rng.standard_normal((n, n)).astype(np.float16)
+    b = rng.standard_normal((n, n)).astype(np.float16)
+    dc = gpu.zeros(n * n, np.float32)
+    run = gpu.launch(kernel, grid=grid, block=(256,), args=[gpu.to_device(a), gpu.to_device(b), dc, np.int32(n)])
+    ref = a[:128].astype(np.float32) @ b[:, :128].astype(np.float32)
+    if not np.allclose(dc.get().reshape(n, n)[:128, :128], ref, rtol=1e-3, atol=1e-2):
+        raise AssertionError(f"{point['kernel']}: wrong result in the first tile")
+    flops = 2.0 * n * 128 * 128 * grid[0] * grid[1]
+    sim = flops / run.seconds * _scale(gpu) / 1e12
+    analytic = tensor_peaks(_chip(case)).get("mma_sync_fp16") / 1e12
+    return run, sim, analytic, {"grid": list(grid), "block": [256], "resident_blocks_per_sm": resident,
+                                "waves": int(params["waves"])}
+
+
 TRANSPOSE_BLOCK = {"tr_naive": (32, 32), "tr_tiled": (32, 32), "tr_padded": (32, 32), "tr_coarsen2": (32, 16),
                    "tr_coarsen4": (32, 8), "tr_coarsen8": (32, 4)}
 
@@ -164,7 +186,7 @@ def run_reduce(case, point, params):
 
 
 def run_stream(case, point, params):
-    """STREAM copy / triad / dot on fp64 arrays of `doubles_per_sm` x sms; TB/s of STREAM's counted bytes."""
+    """STREAM copy / mul / add / triad / dot on fp64 arrays of `doubles_per_sm` x sms; TB/s of STREAM's counted bytes."""
     gpu = _gpu(case, params)
     kernel = gpu.load(str(KERNEL_DIR / case.meta["ptx"]))[point["kernel"]]
     threads = int(params["threads"])
@@ -177,6 +199,14 @@ def run_stream(case, point, params):
         blocks = math.ceil(n / threads)
         run = gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[db, da, np.int32(n)])
         ok, counted = np.array_equal(da.get(), b), 16.0 * n
+    elif name == "stream_mul":
+        blocks = math.ceil(n / threads)
+        run = gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[da, dc, np.float64(0.4), np.int32(n)])
+        ok, counted = np.allclose(da.get(), 0.4 * c), 16.0 * n
+    elif name == "stream_add":
+        blocks = math.ceil(n / threads)
+        run = gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[db, dc, da, np.int32(n)])
+        ok, counted = np.allclose(da.get(), b + c), 24.0 * n
     elif name == "stream_triad":
         blocks = math.ceil(n / threads)
         run = gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[da, db, dc, np.float64(0.4), np.int32(n)])
@@ -236,5 +266,5 @@ def run_mma(case, point, params):
     return run, sim, analytic, {"grid": [blocks], "block": [threads], "iters": iters}
 
 
-FAMILIES = {"sgemm": run_sgemm, "transpose": run_transpose, "copy_width": run_copy_width, "reduce": run_reduce,
+FAMILIES = {"sgemm": run_sgemm, "hgemm": run_hgemm, "transpose": run_transpose, "copy_width": run_copy_width, "reduce": run_reduce,
             "stream": run_stream, "chase": run_chase, "mma": run_mma}

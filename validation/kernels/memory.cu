@@ -1,7 +1,7 @@
 // Memory-bound kernels for gpusim's validation suite, written from the published algorithms:
 // - copy by access width (grid-stride copy reinterpreting the buffers as 1/2/4/8/16-byte words), as in
 //   yencal, "How Data Type Width Affects GPU Memory Throughput" (2025);
-// - STREAM-like copy / triad / dot on fp64 (J. McCalpin's STREAM kernels, as run by BabelStream);
+// - STREAM-like copy / mul / add / triad / dot on fp64 (J. McCalpin's STREAM kernels, as run by BabelStream);
 // - sum reduction: grid-stride accumulation with int/int2/int4 loads, warp shuffle, block shared memory,
 //   then one atomicAdd per block (BlockAtomic) or per warp (WarpAtomic), as in yencal, "GPU Parallel
 //   Reduction: Algorithm and Optimization Strategies" (2025);
@@ -27,6 +27,18 @@ extern "C" __global__ void stream_copy(const double* a, double* c, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) c[i] = a[i];
+}
+
+extern "C" __global__ void stream_mul(double* b, const double* c, double scalar, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = scalar * c[i];
+}
+
+extern "C" __global__ void stream_add(const double* a, const double* b, double* c, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
 }
 
 extern "C" __global__ void stream_triad(double* a, const double* b, const double* c, double scalar, int n)
