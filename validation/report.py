@@ -90,7 +90,7 @@ def _step_table(step_list) -> list[str]:
     return lines
 
 
-def _summary_lines(title, errors, step_list, show_targets) -> list[str]:
+def _summary_lines(title, errors, step_list, overlay, show_targets) -> list[str]:
     s = stats.summary(errors)
     t = stats.TARGETS
     factors = [x["factor"] for x in step_list]
@@ -111,6 +111,12 @@ def _summary_lines(title, errors, step_list, show_targets) -> list[str]:
                   f"{met(step_median <= t['step_factor_median'])} |",
                   f"| ladder steps: direction right | {right} of {len(step_list)} | all | "
                   f"{met(right == len(step_list))} |"]
+    vs_pub = stats.summary([r["analytic_vs_published"] for r in overlay])
+    vs_sim = stats.summary([r["analytic_vs_sim"] for r in overlay])
+    lines.append(f"| analytic overlay ({vs_pub['n']} points): median \\|error\\| vs published | "
+                 f"{_abs_pct(vs_pub['median_abs_error'])} | | |")
+    lines.append(f"| analytic overlay: median \\|error\\| vs the simulator | "
+                 f"{_abs_pct(vs_sim['median_abs_error'])} | | |")
     return lines + [""]
 
 
@@ -119,7 +125,7 @@ def render(results: dict, cases) -> str:
     out = [HEADER]
     overview = ["## Cases", "", "| case | kind | GPU / config | points | run | median \\|error\\| | Kendall τ | "
                 "steps right | step error (median) |", "|---|---|---|---:|---|---:|---:|---:|---:|"]
-    body, by_kind = [], {"validation": ([], []), "calibration": ([], [])}
+    body, by_kind = [], {"validation": ([], [], []), "calibration": ([], [], [])}
     for case in cases:
         record = results.get("cases", {}).get(case.name)
         if record is None:
@@ -130,6 +136,7 @@ def render(results: dict, cases) -> str:
         errors = [r["error"] for r in rows]
         by_kind[case.kind][0].extend(errors)
         by_kind[case.kind][1].extend(step_list)
+        by_kind[case.kind][2].extend(r for r in rows if r["analytic"] is not None)
         factors = [s["factor"] for s in step_list]
         overview.append(
             f"| [{case.name}](#{case.name.replace('_', '-')}) | {case.kind} | {case.meta['config']} | {len(rows)} | "

@@ -1,7 +1,8 @@
 // SGEMM optimisation ladder, written for gpusim's validation suite from the algorithm described in
 // S. Boehm, "How to Optimize a CUDA Matmul Kernel for cuBLAS-like Performance: a Worklog" (2022),
 // https://siboehm.com/articles/22/CUDA-MMM: C = alpha * A @ B + beta * C, row-major fp32, square N.
-// Each step changes one thing. Sizes must be multiples of the block tile (the suite launches them so).
+// Each step changes one thing (10 follows 6: steps 7-9 and 11 of the article are not written here). Sizes must be
+// multiples of the block tile (the suite launches them so).
 
 #define DIV(a, b) (((a) + (b) - 1) / (b))
 
@@ -155,6 +156,67 @@ extern "C" __global__ void sgemm_vectorized(int n, float alpha, const float* A, 
             c.y = alpha * acc[m * TN + j + 1] + beta * c.y;
             c.z = alpha * acc[m * TN + j + 2] + beta * c.z;
             c.w = alpha * acc[m * TN + j + 3] + beta * c.w;
+            p[0] = c;
+        }
+}
+
+// 10: warptiling: 128 threads (4 warps as 2 x 2), a 128x128 C tile per block, BK = 16; each warp owns a 64x64
+// tile walked as WNITER = 4 sub-tiles 16 columns wide, each thread TM = 8 rows x TN = 4 columns of every
+// sub-tile (128 results); A transposed in shared memory, 128-bit global and shared accesses (the article's
+// final A6000 parameters).
+extern "C" __global__ void __launch_bounds__(128) sgemm_warptiling(int n, float alpha, const float* A, const float* B,
+                                                                   float beta, float* C)
+{
+    const int BM = 128, BN = 128, BK = 16, WM = 64, WN = 64, WNITER = 4, TM = 8, TN = 4, NT = 128;
+    const int WSUBN = WN / WNITER;
+    __shared__ __align__(16) float as[BK * BM];   // transposed: as[k][m]
+    __shared__ __align__(16) float bs[BK * BN];
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int wr = warp / (BN / WN), wc = warp % (BN / WN);
+    int tr = lane / (WSUBN / TN), tc = lane % (WSUBN / TN);
+    const float* a = A + blockIdx.y * BM * n;
+    const float* b = B + blockIdx.x * BN;
+    float acc[TM * WNITER * TN] = {0.0f};
+    float ra[TM], rb[WNITER * TN];
+    for (int k0 = 0; k0 < n; k0 += BK) {
+        for (int i = threadIdx.x; i < BM * BK / 4; i += NT) {
+            int r = i / (BK / 4), c = (i % (BK / 4)) * 4;
+            float4 v = reinterpret_cast<const float4*>(&a[r * n + k0 + c])[0];
+            as[(c + 0) * BM + r] = v.x;
+            as[(c + 1) * BM + r] = v.y;
+            as[(c + 2) * BM + r] = v.z;
+            as[(c + 3) * BM + r] = v.w;
+        }
+        for (int i = threadIdx.x; i < BK * BN / 4; i += NT) {
+            int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
+            reinterpret_cast<float4*>(&bs[r * BN + c])[0] = reinterpret_cast<const float4*>(&b[(k0 + r) * n + c])[0];
+        }
+        __syncthreads();
+        for (int k = 0; k < BK; ++k) {
+            for (int m = 0; m < TM; m += 4) {
+                float4 v = reinterpret_cast<const float4*>(&as[k * BM + wr * WM + tr * TM + m])[0];
+                ra[m] = v.x; ra[m + 1] = v.y; ra[m + 2] = v.z; ra[m + 3] = v.w;
+            }
+            for (int w = 0; w < WNITER; ++w) {
+                float4 v = reinterpret_cast<const float4*>(&bs[k * BN + wc * WN + w * WSUBN + tc * TN])[0];
+                rb[w * TN] = v.x; rb[w * TN + 1] = v.y; rb[w * TN + 2] = v.z; rb[w * TN + 3] = v.w;
+            }
+            for (int m = 0; m < TM; ++m)
+                for (int j = 0; j < WNITER * TN; ++j) acc[m * WNITER * TN + j] += ra[m] * rb[j];
+        }
+        __syncthreads();
+    }
+    for (int m = 0; m < TM; ++m)
+        for (int w = 0; w < WNITER; ++w) {
+            int row = blockIdx.y * BM + wr * WM + tr * TM + m;
+            int col = blockIdx.x * BN + wc * WN + w * WSUBN + tc * TN;
+            float4* p = reinterpret_cast<float4*>(&C[row * n + col]);
+            float4 c = p[0];
+            const float* s = &acc[m * WNITER * TN + w * TN];
+            c.x = alpha * s[0] + beta * c.x;
+            c.y = alpha * s[1] + beta * c.y;
+            c.z = alpha * s[2] + beta * c.z;
+            c.w = alpha * s[3] + beta * c.w;
             p[0] = c;
         }
 }
