@@ -44,7 +44,8 @@ def export_outputs(args, runs, many: bool, numbered) -> None:
         if getattr(args, "csv", None):
             if args.csv == "-":
                 stream = getattr(args, "csv_stream", sys.stdout)   # one header and units row, a row per run
-                stream.write(write_csv(run) if index == 0 else write_csv(run).split("\n", 2)[2])
+                text = write_csv(run) or ""
+                stream.write(text if index == 0 else text.split("\n", 2)[2])
             else:
                 path = numbered(args.csv, index, many)
                 write_csv(run, path)

@@ -43,7 +43,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("Python-kernel front ends", ["gpusim.frontends.*"]),
     ("programs and labs", ["gpusim.programs.*", "gpusim.labs.*"]),
     ("sweeps", ["gpusim.sweep.*"]),
-    ("entry points", ["gpusim", "gpusim.cli", "gpusim.__main__"]),
+    ("entry points", ["gpusim", "gpusim.cli_exports", "gpusim.cli", "gpusim.__main__"]),
 ]
 """(layer name as in docs/design.md's Layout table, its entries bottom first). An entry ``pkg.*`` is a package
 and every module under it; any other entry is that one module (a package's ``__init__`` by its name)."""

@@ -47,6 +47,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -55,6 +56,11 @@ from gpusim.engine.sm import timing_state as T
 from gpusim.errors import LaunchError, NoTimingError
 from gpusim.launch.device_memory import VALID_WRITTEN
 from gpusim.observe.what_if import WhatIf, WhatIfRow
+
+if TYPE_CHECKING:
+    from gpusim.arch.config import GPUConfig
+    from gpusim.launch.device_memory import DeviceHeap
+    from gpusim.ptx.lower import Program
 
 __all__ = ["LIMITS", "LaunchRecord", "Switches", "WhatIf", "WhatIfRow", "relaunch", "variant_run", "what_if"]
 
@@ -105,8 +111,8 @@ def _isa_array(config) -> np.ndarray:
 class LaunchRecord:
     """What re-running a timed launch needs: the launch itself and a copy of the memory it started from."""
 
-    config: object
-    program: object
+    config: GPUConfig
+    program: Program
     regs_per_thread: int
     regs_source: str
     grid: tuple
@@ -116,7 +122,7 @@ class LaunchRecord:
     cooperative: bool
     options: dict
     """the GPU's plain attributes (flags a launch reads: synccheck, reconvergence, ...)"""
-    heap: object = field(repr=False)
+    heap: DeviceHeap | None = field(repr=False)
     l2: tuple | None = field(repr=False)
     wall_seconds: float = 0.0
     """host wall time of the ``GPU.launch`` call (its checks, this snapshot and the simulation)"""
@@ -265,6 +271,7 @@ def relaunch(record: LaunchRecord, overrides: dict | None = None, switches: Swit
     its Run."""
     config = record.config.replace(**overrides) if overrides else record.config
     heap, l2 = record.heap, record.l2
+    assert heap is not None and record.execute is not None    # a held record (held_record checks)
     if heap.valid is None:
         heap.valid = _valid_map(heap)
     heap = copy.copy(heap)
@@ -472,7 +479,8 @@ def what_if(run, limits=None, factor=None, *, workers: int | None = None) -> Wha
     chosen = _choose(limits)
     config = record.config
     base = moved_metrics(run.metrics)
-    planned, skipped = [], []
+    planned: list[tuple[Limit, str]] = []
+    skipped: list[tuple[Limit, str]] = []
     for limit in chosen:
         why = limit.nothing_to_remove(run)
         (skipped if why else planned).append((limit, why))
