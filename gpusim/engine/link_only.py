@@ -54,11 +54,14 @@ _ENV_PREFIX = "_ZN08NumbaEnv"
 _deferred_envs: dict = {}       # environment global name -> Environment, not yet given an address
 
 
-INLINING = {"book_issue": "alwaysinline"}
+INLINING = {"book_issue": "alwaysinline", "scan_warps": "alwaysinline", "select_warp": "alwaysinline",
+            "issue_warp": "alwaysinline", "sm_next_event": "alwaysinline"}
 """LLVM inlining attributes for functions whose inlining into the timed loop decides its speed. LLVM's
 heuristic inlined ``book_issue`` (called for every issued instruction) until its body grew by the tensor
 pipe's interval lookup and cp.async wait; then it stopped, and the ALU-bound case fell from 6.9 to 4.0 M
-warp-instructions/s (benchmarks/bench_speed.py, idle machine). ``alwaysinline`` makes it 7.6 M/s."""
+warp-instructions/s (benchmarks/bench_speed.py, idle machine). ``alwaysinline`` makes it 7.6 M/s. The timed
+loop's steps (``timing.run_timed``: scan, select, issue, next event) are inlined so that the loop compiles
+to the one function it was before it was split into units."""
 
 
 _unoptimized: set | None = None
