@@ -84,13 +84,14 @@ def test_oldest_first_never_delays_the_oldest_warp():
     assert oldest == _warp_issue_cycles(alone, 0)
     gaps = np.diff(oldest)
     assert np.count_nonzero(gaps == latency) >= CHAIN - 1
-    # the younger warp issues only in the cycles the oldest cannot: never in the same cycle, and its burst
-    # fills the oldest's waits, so it gets at least latency - 1 issues in each of the chain's gaps
+    # the younger warp issues only in the cycles the oldest cannot: never in the same cycle; once its
+    # burst of always-ready FFMAs runs, it fills each wait of the oldest's chain, latency - 1 cycles
     younger = _warp_issue_cycles(shared, 1)
     assert not set(oldest) & set(younger)
-    chain_start = oldest[int(np.argmax(gaps == latency))]
-    between = [c for c in younger if chain_start < c < chain_start + latency]
-    assert len(between) == latency - 1
+    start = max(i for i in range(len(gaps) - CHAIN + 2) if (gaps[i:i + CHAIN - 1] == latency).all())
+    chain = oldest[start:start + CHAIN]                    # the chain's FFMAs, latency apart
+    filled = [len([c for c in younger if a < c < b]) for a, b in zip(chain[1:-1], chain[2:])]
+    assert filled == [latency - 1] * (CHAIN - 2)
 
 
 def test_gto_keeps_issuing_the_younger_warp_while_the_oldest_is_ready():
