@@ -90,7 +90,7 @@ def test_oldest_first_never_delays_the_oldest_warp():
     assert not set(oldest) & set(younger)
     start = max(i for i in range(len(gaps) - CHAIN + 2) if (gaps[i:i + CHAIN - 1] == latency).all())
     chain = oldest[start:start + CHAIN]                    # the chain's FFMAs, latency apart
-    filled = [len([c for c in younger if a < c < b]) for a, b in zip(chain[1:-1], chain[2:])]
+    filled = [len([c for c in younger if a < c < b]) for a, b in zip(chain[1:-1], chain[2:], strict=True)]
     assert filled == [latency - 1] * (CHAIN - 2)
 
 

@@ -26,10 +26,9 @@ TIMED_RUNNING = -1   # (between the loop's steps) go on
 
 
 @compiled_only
-def sm_next_event(ts, sm, cycle):
+def sm_next_event(ts, sm, nsp, cycle):
     """Set and return the SM's next event after ``cycle``: a warp to evaluate, or a parked warp's pipe
-    coming free."""
-    nsp = ts.prm[T.TP_NSP]
+    coming free (``nsp`` sub-partitions per SM)."""
     sm_min = T.INF_CYCLE
     for sub in range(sm * nsp, sm * nsp + nsp):
         if ts.sub_next[sub] < sm_min:
@@ -46,7 +45,7 @@ def sm_next_event(ts, sm, cycle):
 
 
 @compiled_only
-def advance(ts, cycle, next_cycle, work, budget, next_block, age):
+def advance_clock(ts, cycle, next_cycle, work, budget, next_block, age):
     """Move the clock from ``cycle`` to the earliest next event ``next_cycle``, or stop. Returns
     (``TIMED_RUNNING`` and the new cycle, or a TIMED_* status and the cycle to report; work done)."""
     loop = ts.loop

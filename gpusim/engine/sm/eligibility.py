@@ -75,16 +75,11 @@ def evaluate_warp(ts, m, code, policy, lazy, w, e, j, sub, cycle):
 
 
 @compiled_only
-def scan_warps(ts, m, code, policy, lazy, sm, sp, cycle, next_block, age):
-    """Evaluate sub-partition ``sp`` of ``sm``'s due warps at ``cycle`` and set its ``sub_next``.
+def scan_warps(ts, m, code, policy, lazy, sm, sp, sub, base_sm, nsp, slots, per_sub, cycle, next_block, age):
+    """Evaluate sub-partition ``sp`` (``sub`` = sm * nsp + sp) of ``sm`` (warp slots from ``base_sm``)
+    at ``cycle`` and set its ``sub_next``; ``per_sub`` = ceil(slots / nsp) warp slots per sub-partition.
     Returns (the candidate its policy prefers, or -1; its pc; next block; next age), the last two
     advanced when a retiring block's slot took the next block."""
-    prm = ts.prm
-    nsp = prm[T.TP_NSP]
-    slots = prm[T.TP_SLOTS]
-    per_sub = (slots + nsp - 1) // nsp    # slots of a sub-partition: sp, sp + nsp, ... below slots
-    sub = sm * nsp + sp
-    base_sm = sm * slots
     best = -1
     best_pc = 0
     best_key = np.int64(0)

@@ -1,10 +1,12 @@
 """The issue stage: the selected warp's instruction executes and its timing is booked.
 
-The instruction runs through the functional semantics at the issue cycle (``step_fast``, else
-``step_warp``); a memory instruction walks the memory path (``issue.memory_timing``); the pipe, the
-destination registers and any wait are booked (``issue.book_issue``). The warp is looked at again the
-next cycle. An exit starts the warp's drain (``retire``); a barrier instruction makes it wait at the
-barrier (``barrier_unit``). Under ``two_level`` a warp outside the active set that issues may join it.
+``begin_issue`` marks the warp selected; the instruction then runs through the functional semantics at
+the issue cycle (``step_fast``, else ``step_warp``, called by the loop itself with its hoisted arrays: a
+call passes its arguments array by array); ``finish_issue`` books it: a memory instruction walks the
+memory path (``issue.memory_timing``); the pipe, the destination registers and any wait are booked
+(``issue.book_issue``). The warp is looked at again the next cycle. An exit starts the warp's drain
+(``retire``); a barrier instruction makes it wait at the barrier (``barrier_unit``). Under ``two_level``
+a warp outside the active set that issues may join it.
 
 Simplified: execution is instantaneous at issue (results are exact; only their availability is
 timed), and the issue stage itself never stalls: every hazard is resolved before selection.
@@ -15,8 +17,7 @@ from __future__ import annotations
 from gpusim.engine.bits import quotient
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.execute import step_fast, step_warp
-from gpusim.engine.semantics.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED
+from gpusim.engine.semantics.simt import STATUS_BARRIER, STATUS_EXITED
 from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.accounting import record_issue, warp_to
@@ -26,25 +27,22 @@ from gpusim.engine.sm.schedulers import POLICY_TWO_LEVEL, two_level_admit
 
 
 @compiled_only
-def issue_warp(ts, m, ms, mp, code, policy, best, best_pc, stall_before, sm, sp, cycle):
-    """Issue warp ``best``'s instruction at ``best_pc`` on sub-partition ``sp`` of ``sm`` at ``cycle``.
-    Returns the functional step's status (``STATUS_ERROR`` stops the run)."""
-    prm = ts.prm
-    nsp = prm[T.TP_NSP]
-    slots = prm[T.TP_SLOTS]
-    sub = sm * nsp + sp
-    base_sm = sm * slots
+def begin_issue(ts, m, policy, best, best_pc, sm, sp, cycle):
+    """Warp ``best`` is selected at ``cycle`` to issue its instruction at ``best_pc``; the caller then
+    executes it (``step_fast``, else ``step_warp``: the loop calls them itself, with its hoisted arrays)."""
     warp_to(ts, m, best, ST.SELECTED, cycle, best_pc)
     if policy == POLICY_TWO_LEVEL:
         two_level_admit(ts, best, sm, sp)
     m.clock[0] = cycle
     ts.w_cached[best] = 0
-    status = step_fast(m.regs, m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, m.pc_counts, m.mem_req, m.valid, m.mem32,
-                       m.lane_addr, m.launch[S.L_HEAP_BYTES], code, best)
-    if status < 0:
-        status = step_warp(m, code, best)
-    if status == STATUS_ERROR:
-        return status
+
+
+@compiled_only
+def finish_issue(ts, m, ms, mp, code, best, stall_before, sm, sub, base_sm, nsp, per_sub, cycle, status):
+    """Book the timing of warp ``best``'s instruction, executed at ``cycle`` with ``status`` on
+    sub-partition ``sub`` of ``sm``: the memory path, the pipe and registers, the trace; the warp is
+    looked at again the next cycle; an exit starts its drain, a barrier instruction makes it wait."""
+    prm = ts.prm
     mem_req = m.mem_req
     pc = mem_req[S.MR_PC]
     memory_ready = -1
@@ -55,11 +53,10 @@ def issue_warp(ts, m, ms, mp, code, policy, best, best_pc, stall_before, sm, sp,
                ts.reg_dep, ts.w_wake, ts.w_reason, ts.w_mem_pending, m.regs, prm[T.TP_CLOCK_MHZ], pc, best, sub,
                cycle, memory_ready, m.stk_pc[best, m.sp[best]])
     ts.sched_last[sub] = best
-    ts.w_eval[sub * ((slots + nsp - 1) // nsp) + quotient(best - base_sm, nsp)] = cycle + 1
+    ts.w_eval[sub * per_sub + quotient(best - base_sm, nsp)] = cycle + 1
     if cycle + 1 < ts.sub_next[sub]:
         ts.sub_next[sub] = cycle + 1
     if status == STATUS_EXITED:
         ts.w_exiting[best] = 1
     elif status == STATUS_BARRIER:
         arrive_at_barrier(ts, m, best, sm, cycle)
-    return status

@@ -78,6 +78,9 @@ def priority(policy, w, last, slots, w_age, w_group):
 @compiled_only
 def pick_parked(policy, candidates, base, nsp, last, slots, w_age, w_group):
     """The warp the scheduler issues among ``candidates`` (bit j: warp ``base + j * nsp``)."""
+    if last >= 0 and (candidates >> np.int64(quotient(last - base, nsp))) & 1 and \
+            priority(policy, last, last, slots, w_age, w_group) < 0:
+        return last            # a negative priority comes before every other (gto's last issued warp)
     best = -1
     best_key = np.int64(0)
     rest = candidates
@@ -92,13 +95,9 @@ def pick_parked(policy, candidates, base, nsp, last, slots, w_age, w_group):
 
 
 @compiled_only
-def select_parked(ts, policy, sm, sp, cycle):
+def select_parked(ts, policy, sub, base_sm, sp, nsp, slots, cycle):
     """Lazy accounting: pick among the sub-partition's parked warps whose pipe is free at ``cycle``, take
     the pick out of the parked set and charge its wait. Returns the warp, or -1 when none can issue."""
-    prm = ts.prm
-    nsp = prm[T.TP_NSP]
-    sub = sm * nsp + sp
-    base_sm = sm * prm[T.TP_SLOTS]
     candidates = np.int64(0)
     pipes = ts.park_pipes[sub]
     while pipes != 0:
@@ -108,8 +107,7 @@ def select_parked(ts, policy, sm, sp, cycle):
             candidates |= ts.park_mask[sub, p]
     if candidates == 0:
         return -1
-    best = pick_parked(policy, candidates, base_sm + sp, nsp, ts.sched_last[sub], prm[T.TP_SLOTS], ts.w_age,
-                       ts.w_group)
+    best = pick_parked(policy, candidates, base_sm + sp, nsp, ts.sched_last[sub], slots, ts.w_age, ts.w_group)
     best_pc = ts.w_next_pc[best]
     pipe = ts.w_pipe[best]
     ts.park_mask[sub, pipe] &= ~(np.int64(1) << np.int64(quotient(best - base_sm, nsp)))
@@ -143,12 +141,12 @@ def two_level_admit(ts, w, sm, sp):
 
 
 @compiled_only
-def select_warp(ts, policy, lazy, best, best_pc, sm, sp, cycle):
-    """The warp sub-partition ``sp`` of ``sm`` issues at ``cycle``: with lazy accounting the pick among
+def select_warp(ts, policy, lazy, best, best_pc, sub, base_sm, sp, nsp, slots, cycle):
+    """The warp sub-partition ``sp`` (``sub``) issues at ``cycle``: with lazy accounting the pick among
     its parked warps, else ``best`` (the scan's pick, -1 for none). Returns (warp or -1, its pc, the
     state it was in before: not_selected, or its stall when it issues at once)."""
     if lazy:
-        best = select_parked(ts, policy, sm, sp, cycle)
+        best = select_parked(ts, policy, sub, base_sm, sp, nsp, slots, cycle)
         if best < 0:
             return best, best_pc, ST.NOT_SELECTED
         return best, ts.w_next_pc[best], ST.NOT_SELECTED

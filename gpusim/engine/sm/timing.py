@@ -8,10 +8,11 @@ change (``sm_next``). Per sub-partition, one cycle is these steps, each a unit's
    (``barrier_unit``); stalled warps are charged their state (``accounting``);
 2. ``schedulers.select_warp``: the scheduler picks one eligible warp by its policy (gto, lrr,
    two_level, oldest_first);
-3. ``issue_unit.issue_warp``: the warp's instruction executes and its pipe, registers and memory
-   path are booked;
+3. ``issue_unit.begin_issue``, the functional step (``step_fast``/``step_warp``), then
+   ``issue_unit.finish_issue``: the warp's instruction executes and its pipe, registers and memory path
+   are booked;
 
-then ``clock.sm_next_event`` gives the SM's next event, and ``clock.advance`` jumps the clock to the
+then ``clock.sm_next_event`` gives the SM's next event, and ``clock.advance_clock`` jumps the clock to the
 earliest one over all SMs (or stops). A warp's state is charged per interval, so skipped cycles cost
 nothing to account. Blocks are dispatched breadth-first over SMs up to the occupancy limit
 (``dispatch``); a retiring block's slot takes the next block, which starts after ``block_launch_cycles``.
@@ -30,6 +31,8 @@ sub-partition; scan, select, issue), so same-cycle interactions between SMs reso
 from __future__ import annotations
 
 from gpusim.engine.jit import engine_jit
+from gpusim.engine.semantics import state as S
+from gpusim.engine.semantics.execute import step_fast, step_warp
 from gpusim.engine.semantics.simt import STATUS_ERROR
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.clock import (
@@ -39,12 +42,12 @@ from gpusim.engine.sm.clock import (
     TIMED_OK,
     TIMED_RUNNING,
     TIMED_SLICE,
-    advance,
+    advance_clock,
     sm_next_event,
 )
 from gpusim.engine.sm.dispatch import dispatch_block, dispatch_first_wave, eval_slot
 from gpusim.engine.sm.eligibility import scan_warps
-from gpusim.engine.sm.issue_unit import issue_warp
+from gpusim.engine.sm.issue_unit import begin_issue, finish_issue
 from gpusim.engine.sm.schedulers import select_warp
 
 __all__ = ["TIMED_DEADLOCK", "TIMED_ERROR", "TIMED_LIMIT", "TIMED_OK", "TIMED_SLICE", "dispatch_block",
@@ -59,6 +62,8 @@ def run_timed(ts, m, ms, code, budget):
     prm = ts.prm
     nsm = prm[T.TP_NSM]
     nsp = prm[T.TP_NSP]
+    slots = prm[T.TP_SLOTS]
+    per_sub = (slots + nsp - 1) // nsp    # slots of a sub-partition: sp, sp + nsp, ... below slots
     policy = prm[T.TP_POLICY]
     sm_next = ts.sm_next
     loop = ts.loop
@@ -69,7 +74,11 @@ def run_timed(ts, m, ms, code, budget):
                       ts.cp_state)
     # lazy accounting of ready warps needs one bit per warp of a sub-partition, and no interval trace
     # (a parked warp's not_selected / throttle cycles are charged in total, not as intervals)
-    lazy = ts.trace.shape[0] == 0 and ts.issue_trace.shape[0] == 0 and prm[T.TP_SLOTS] // nsp <= 62
+    # hoisted for the functional step (a struct field read costs a reference count here)
+    regs, sp_of, stk_pc, stk_rpc, stk_mask = m.regs, m.sp, m.stk_pc, m.stk_rpc, m.stk_mask
+    pc_counts, mem_req, valid, mem32, lane_addr = m.pc_counts, m.mem_req, m.valid, m.mem32, m.lane_addr
+    heap_bytes = m.launch[S.L_HEAP_BYTES]
+    lazy = ts.trace.shape[0] == 0 and ts.issue_trace.shape[0] == 0 and slots // nsp <= 62
     if loop[T.LP_STARTED] == 0:
         next_block, age = dispatch_first_wave(ts, m)
         cycle = 0
@@ -86,17 +95,25 @@ def run_timed(ts, m, ms, code, budget):
                 if sm_next[sm] < next_cycle:
                     next_cycle = sm_next[sm]
                 continue
+            base_sm = sm * slots
             for sp in range(nsp):
-                best, best_pc, next_block, age = scan_warps(ts, m, code, policy, lazy, sm, sp, cycle, next_block,
-                                                            age)
-                best, best_pc, stall_before = select_warp(ts, policy, lazy, best, best_pc, sm, sp, cycle)
+                sub = sm * nsp + sp
+                best, best_pc, next_block, age = scan_warps(ts, m, code, policy, lazy, sm, sp, sub, base_sm, nsp,
+                                                            slots, per_sub, cycle, next_block, age)
+                best, best_pc, stall_before = select_warp(ts, policy, lazy, best, best_pc, sub, base_sm, sp, nsp,
+                                                          slots, cycle)
                 if best < 0:
                     continue
-                status = issue_warp(ts, m, ms, mp, code, policy, best, best_pc, stall_before, sm, sp, cycle)
+                begin_issue(ts, m, policy, best, best_pc, sm, sp, cycle)
+                status = step_fast(regs, sp_of, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32,
+                                   lane_addr, heap_bytes, code, best)
+                if status < 0:
+                    status = step_warp(m, code, best)
                 work += 1
                 if status == STATUS_ERROR:
                     return TIMED_ERROR, cycle
-            next_cycle = min(next_cycle, sm_next_event(ts, sm, cycle))
-        status, cycle, work = advance(ts, cycle, next_cycle, work, budget, next_block, age)
+                finish_issue(ts, m, ms, mp, code, best, stall_before, sm, sub, base_sm, nsp, per_sub, cycle, status)
+            next_cycle = min(next_cycle, sm_next_event(ts, sm, nsp, cycle))
+        status, cycle, work = advance_clock(ts, cycle, next_cycle, work, budget, next_block, age)
         if status != TIMED_RUNNING:
             return status, cycle
