@@ -52,7 +52,7 @@ from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLoca
 from numba.core.dispatcher import Dispatcher
 
 from gpusim.engine import parallel_compile
-from gpusim.engine.compile_notice import Notice
+from gpusim.engine.compile_notice import CompileNotice
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 """The ``gpusim`` package directory these sources are in (a checkout's or site-packages')."""
@@ -346,6 +346,14 @@ def _compiled_separately(dispatcher: Dispatcher) -> bool:
 
 # ---------------------------------------------------------------------------------------------------
 # the notice
+
+
+class Notice(CompileNotice):
+    """The compile notice, naming this cache's directory and estimating from ``SECONDS_PER_FUNCTION``."""
+
+    def __init__(self, total: int, stream=None, *, use_rich: bool | None = None, speedup: float = 1.0):
+        super().__init__(total, stream, cache_dir=cache_root(), seconds_per_function=SECONDS_PER_FUNCTION,
+                         use_rich=use_rich, speedup=speedup)
 
 
 class _Progress(event.Listener):

@@ -19,13 +19,14 @@ def _shown(path: Path) -> str:
     return "~" + text[len(home):] if text.startswith(home + os.sep) else text
 
 
-class Notice:
+class CompileNotice:
     """One compile's notice on ``stream``: a header, progress (done of ``total`` functions), the time.
 
     A rich progress bar when rich is installed and the stream is a terminal; a line rewritten in
     place on other terminals; on a pipe or file, percentages appended to the header line."""
 
-    def __init__(self, total: int, stream=None, *, use_rich: bool | None = None, speedup: float = 1.0):
+    def __init__(self, total: int, stream=None, *, cache_dir: Path, seconds_per_function: float,
+                 use_rich: bool | None = None, speedup: float = 1.0):
         self.total = max(1, total)
         self.stream = stream if stream is not None else sys.stderr
         self.done = 0
@@ -34,11 +35,9 @@ class Notice:
         self._mode = "line" if tty else "plain"
         self._bar = None
         self._shown_tenths = 0
-        from gpusim.engine.compile_cache import SECONDS_PER_FUNCTION, cache_root  # (it imports this module)
-
-        estimate = max(5, int(round(self.total * SECONDS_PER_FUNCTION * speedup / 5.0)) * 5)
+        estimate = max(5, int(round(self.total * seconds_per_function * speedup / 5.0)) * 5)
         header = (f"gpusim: compiling the simulation engine once (about {estimate} s; cached in "
-                  f"{_shown(cache_root())} for later runs)...")
+                  f"{_shown(cache_dir)} for later runs)...")
         if tty and use_rich is not False:
             self._bar = _rich_bar(self.stream, self.total)
             if self._bar is not None:
