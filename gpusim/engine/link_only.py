@@ -56,8 +56,8 @@ _deferred_envs: dict = {}       # environment global name -> Environment, not ye
 
 LOOP_STEPS = ("scan_warps", "select_warp", "begin_issue", "finish_issue", "sm_next_event", "advance_clock")
 """The timed loop's steps (``timing.run_timed``): inlined into the loop, and linked unoptimized so that the
-loop's module is optimized as the one function the loop was before it was split into units (a step
-optimized alone first, without the loop's invariants, came out 2-3x slower in the ALU-bound case)."""
+loop's module optimizes them in the loop's context, as one function (docs/design.md, "The timed loop as
+units", for what this recovers of the single-function loop's speed)."""
 
 INLINING = {"book_issue": "alwaysinline", **{step: "alwaysinline" for step in LOOP_STEPS}}
 """LLVM inlining attributes for functions whose inlining into the timed loop decides its speed. LLVM's
