@@ -25,7 +25,7 @@ def _runs(name: str, scheduler: str, trace: bool):
     return result.runs
 
 
-@pytest.mark.parametrize("scheduler", ["gto", "lrr", "two_level"])
+@pytest.mark.parametrize("scheduler", ["gto", "lrr", "two_level", "oldest_first"])
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_lazy_accounting_equals_the_per_cycle_trace(name: str, scheduler: str):
     lazy_runs = _runs(name, scheduler, trace=False)

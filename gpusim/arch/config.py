@@ -30,8 +30,9 @@ from gpusim.errors import ConfigError
 WARP_SIZE = 32
 """Threads per warp: a constant of every NVIDIA GPU the simulator models, deliberately not a config field."""
 
-SCHEDULER_POLICIES = ("gto", "lrr", "two_level")
-"""Warp-scheduler policies the engine implements: greedy-then-oldest, loose round-robin, two-level."""
+SCHEDULER_POLICIES = ("gto", "lrr", "two_level", "oldest_first")
+"""Warp-scheduler policies the engine implements (gpusim/engine/sm/schedulers.py, same order): greedy-then-oldest,
+loose round-robin, two-level, oldest-first."""
 
 TABLES = ("chip", "limits", "pipes", "memory", "launch", "host")
 """The TOML tables a config file groups its fields in, in order."""

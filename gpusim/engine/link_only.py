@@ -54,11 +54,18 @@ _ENV_PREFIX = "_ZN08NumbaEnv"
 _deferred_envs: dict = {}       # environment global name -> Environment, not yet given an address
 
 
-INLINING = {"book_issue": "alwaysinline"}
+LOOP_STEPS = ("scan_warps", "select_warp", "begin_issue", "finish_issue", "sm_next_event", "advance_clock")
+"""The timed loop's steps (``timing.run_timed``): inlined into the loop, and linked unoptimized so that the
+loop's module optimizes them in the loop's context, as one function (docs/design.md, "The timed loop as
+units", for what this recovers of the single-function loop's speed)."""
+
+INLINING = {"book_issue": "alwaysinline", **{step: "alwaysinline" for step in LOOP_STEPS},
+            "two_level_admit": "noinline", "dispatch_block": "noinline", "release_block_barriers": "noinline"}
 """LLVM inlining attributes for functions whose inlining into the timed loop decides its speed. LLVM's
 heuristic inlined ``book_issue`` (called for every issued instruction) until its body grew by the tensor
 pipe's interval lookup and cp.async wait; then it stopped, and the ALU-bound case fell from 6.9 to 4.0 M
-warp-instructions/s (benchmarks/bench_speed.py, idle machine). ``alwaysinline`` makes it 7.6 M/s."""
+warp-instructions/s (benchmarks/bench_speed.py, idle machine). ``alwaysinline`` makes it 7.6 M/s; and the
+timed loop's steps (``LOOP_STEPS``)."""
 
 
 _unoptimized: set | None = None
@@ -117,9 +124,9 @@ class LinkOnlyLibrary(codegen.JITCodeLibrary):
                 seen.add(library)
                 self._reload_init.update(library._reload_init)
                 self._final_module.link_in(library._get_module_for_linking(), preserve=True)
-        if OPTIMIZE_MODULES and self.function_key not in unoptimized():
-            self._optimize_final_module()
         short = self.name.rsplit(".", 1)[-1]
+        if OPTIMIZE_MODULES and self.function_key not in unoptimized() and short not in LOOP_STEPS:
+            self._optimize_final_module()
         if short in INLINING:
             for function in self._final_module.functions:
                 if not function.is_declaration and short in function.name:

@@ -20,6 +20,7 @@ from gpusim.engine.memory import memsys as MS
 from gpusim.engine.memory.cache import make_cache
 from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
+from gpusim.engine.sm.schedulers import POLICY_CODES
 from gpusim.engine.sm.timing import TIMED_DEADLOCK, TIMED_ERROR, TIMED_LIMIT, TIMED_SLICE, run_timed
 from gpusim.errors import DeadlockError, SimulationLimitError
 from gpusim.launch.faults import activity_report, divergence_report, raise_engine_error, thread_of, translating, where
@@ -91,7 +92,7 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     prm[T.TP_SHARED_LAT] = config.shared_latency_cycles
     prm[T.TP_SHARED_ATOMIC_LAT] = config.atomic_shared_latency_cycles
     prm[T.TP_MAX_CYCLES] = config.max_cycles
-    prm[T.TP_POLICY] = T.POLICY_CODES[config.scheduler]
+    prm[T.TP_POLICY] = POLICY_CODES[config.scheduler]
     prm[T.TP_TWO_LEVEL_N] = config.two_level_active_warps
     prm[T.TP_BANKS] = config.shared_banks
     prm[T.TP_BANK_BYTES] = config.shared_bank_bytes

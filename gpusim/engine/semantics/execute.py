@@ -33,7 +33,7 @@ from gpusim.engine.semantics.its import (
     its_warpsync,
     warpsync_missing,
 )
-from gpusim.engine.semantics.memops import atomic_update, extend_loaded, read_element, resolve, write_element
+from gpusim.engine.semantics.memory_exec import _is_word_access, _word_access, _word_addresses, exec_memory
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import (
     STATUS_BARRIER,
@@ -110,155 +110,6 @@ def exec_alu(m, row, w, mask):
                     m.regs[w, d1, lane] = (result >> np.uint64(1)) & np.uint64(1)
             elif d0 >= 0:
                 m.regs[w, d0, lane] = result
-
-
-@compiled_only
-def _word_addresses(regs, valid, heap_bytes, lane_addr, w, mask, base, offset, is_load):
-    """Resolve a 4-byte global access of every lane of ``mask`` into ``lane_addr`` (heap offsets).
-    Returns ``(-1, 0, 0)``, or ``(lane, error kind, address)`` of the first lane that may not access it
-    (a load of bytes never written is one with initcheck: ``valid`` 1)."""
-    for lane in range(32):
-        if (mask >> lane) & 1:
-            address = offset
-            if base >= 0:
-                address = np.int64(regs[w, base, lane]) + offset
-            if address & 3:
-                return lane, S.ERR_MISALIGNED, address
-            word = address - L.GLOBAL_BASE
-            if word < 0 or word > heap_bytes - 4 or valid[word] == 0 or valid[word + 3] == 0:
-                return lane, S.ERR_OUT_OF_BOUNDS, address
-            if is_load and (valid[word] == 1 or valid[word + 3] == 1):
-                return lane, S.ERR_UNINITIALIZED, address
-            lane_addr[lane] = word
-    return -1, 0, 0
-
-
-@compiled_only
-def _word_access(regs, mem32, valid, lane_addr, mem_req, row, w, mask, is_load):
-    """Perform a checked 4-byte global load or store (register or immediate source) and summarise it."""
-    mem_req[S.MR_SPACE] = L.SP_GLOBAL
-    mem_req[S.MR_SIZE] = 4
-    mem_req[S.MR_VEC] = 1
-    mem_req[S.MR_MASK] = mask
-    mem_req[S.MR_BYTES] = 4
-    if is_load:
-        mem_req[S.MR_KIND] = S.MR_LOAD
-        d = row[L.F_DST0]
-        if d >= 0:
-            for lane in range(32):
-                if (mask >> lane) & 1:
-                    regs[w, d, lane] = np.uint64(mem32[lane_addr[lane] >> 2])
-        return
-    mem_req[S.MR_KIND] = S.MR_STORE
-    kind = row[L.F_SK0]
-    value = row[L.F_SK0 + 1]
-    for lane in range(32):
-        if (mask >> lane) & 1:
-            bits = regs[w, value, lane] if kind == L.SK_REG else np.uint64(value)
-            word = lane_addr[lane]
-            mem32[word >> 2] = np.uint32(bits & U32_MASK)
-            if valid[word] != 2 or valid[word + 3] != 2:
-                valid[word:word + 4] = 2
-
-
-@compiled_only
-def _is_word_access(row, op):
-    """A scalar 4-byte ld/st.global whose stored value (if any) is a register or an immediate (not a
-    ``.v2.u16``/``.v4.u8`` vector of the same total size: those move one element per register)."""
-    if op != c.OP_LD and op != c.OP_ST:
-        return False
-    if row[L.F_SPACE] != L.SP_GLOBAL or row[L.F_SIZE] != 4 or row[L.F_VEC] != 1:
-        return False
-    if row[L.F_MODS] & L.MEM_DST64:     # ld.s32 into a 64-bit register: sign-extended by exec_memory
-        return False
-    return op == c.OP_LD or row[L.F_SK0] == L.SK_REG or row[L.F_SK0] == L.SK_IMM
-
-
-@compiled_only
-def exec_memory(m, row, pc, w, mask):
-    """ld / st / atom / red on every lane of ``mask``; returns a status."""
-    op = row[L.F_OP]
-    ty = row[L.F_TY]
-    size = row[L.F_SIZE]
-    vec = row[L.F_VEC]
-    base = row[L.F_ABASE]
-    offset = row[L.F_AOFF]
-    space = row[L.F_SPACE]
-    bslot = m.warp_bslot[w]
-    total = size * vec
-    if _is_word_access(row, op):
-        lane, kind, address = _word_addresses(m.regs, m.valid, m.launch[S.L_HEAP_BYTES], m.lane_addr, w, mask,
-                                              base, offset, op == c.OP_LD)
-        if lane >= 0:
-            return fail(m, kind, pc, w, lane, address)
-        _word_access(m.regs, m.mem32, m.valid, m.lane_addr, m.mem_req, row, w, mask, op == c.OP_LD)
-        return STATUS_OK
-    first_space = -1
-    addr32 = (row[L.F_MODS] & L.MEM_ADDR32) != 0
-    # pass 1: resolve and check every lane
-    for lane in range(32):
-        if (mask >> lane) & 1:
-            address = offset
-            if base >= 0:
-                address = np.int64(m.regs[w, base, lane]) + offset
-                if addr32:
-                    address &= 0xFFFFFFFF
-            got_space, got_offset = resolve(m, space, address, total, total, op != c.OP_ST)
-            if got_space < 0:
-                kind = S.ERR_OUT_OF_BOUNDS if got_offset == 1 else (
-                    S.ERR_MISALIGNED if got_offset == 2 else S.ERR_UNINITIALIZED)
-                return fail(m, kind, pc, w, lane, address)
-            if first_space < 0:
-                first_space = got_space   # mixed generic spaces: timed as the first lane's; each lane
-            m.lane_addr[lane] = got_offset
-            m.snap[lane] = np.uint64(got_space)
-    req = m.mem_req
-    req[S.MR_SPACE] = first_space
-    req[S.MR_SIZE] = size
-    req[S.MR_VEC] = vec
-    req[S.MR_MASK] = mask
-    req[S.MR_BYTES] = total
-    # pass 2: perform the accesses in lane order
-    if op == c.OP_LD:
-        req[S.MR_KIND] = S.MR_LOAD
-        sign64 = (row[L.F_MODS] & L.MEM_DST64) != 0 and c.TYPE_SIGNED[ty] == 1
-        for lane in range(32):
-            if (mask >> lane) & 1:
-                lane_space = np.int64(m.snap[lane])
-                row_index = w * 32 + lane
-                for k in range(vec):
-                    d = row[L.F_DST0 + k]
-                    value = read_element(m, lane_space, m.lane_addr[lane] + k * size, size, bslot, row_index)
-                    if d >= 0:
-                        value = extend_loaded(value, ty, size)
-                        if sign64 and value >> np.uint64(31):
-                            value |= np.uint64(0xFFFFFFFF00000000)
-                        m.regs[w, d, lane] = value
-    elif op == c.OP_ST:
-        req[S.MR_KIND] = S.MR_STORE
-        for lane in range(32):
-            if (mask >> lane) & 1:
-                lane_space = np.int64(m.snap[lane])
-                row_index = w * 32 + lane
-                for k in range(vec):
-                    value = read_src(m, row, k, w, lane)
-                    write_element(m, lane_space, m.lane_addr[lane] + k * size, size, bslot, row_index, value)
-    else:
-        req[S.MR_KIND] = S.MR_ATOMIC
-        aux = row[L.F_AUX]
-        d0 = row[L.F_DST0] if op == c.OP_ATOM else -1
-        for lane in range(32):
-            if (mask >> lane) & 1:
-                lane_space = np.int64(m.snap[lane])
-                row_index = w * 32 + lane
-                old = read_element(m, lane_space, m.lane_addr[lane], size, bslot, row_index)
-                b = read_src(m, row, 0, w, lane)
-                cv = read_src(m, row, 1, w, lane) if aux == L.ATOM_CAS else U64_0
-                new = atomic_update(aux, ty, old, b, cv)
-                write_element(m, lane_space, m.lane_addr[lane], size, bslot, row_index, new)
-                if d0 >= 0:
-                    m.regs[w, d0, lane] = old
-    return STATUS_OK
 
 
 @compiled_only
@@ -388,6 +239,49 @@ def _its_stop(m, result, pc, w):
     return fail(m, S.ERR_SYNC, pc, w, m.err[S.E_LANE], m.err[S.E_ADDRESS])
 
 
+_GO_ON = -1
+"""(from a step's helper) not a status: the instruction completed, step_warp moves the warp on"""
+
+
+@compiled_only
+def _exec_exit(m, pc, w, sp, mask):
+    """exit/ret of the kernel for the lanes of ``mask``; returns the step's status."""
+    if mask == 0:
+        m.stk_pc[w, sp] = pc + 1
+        normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
+        return STATUS_OK
+    top = exit_lanes(m, w, pc, mask)
+    if top < 0 and m.launch[S.L_SYNCCHECK] != 0:
+        skipped_at = _barrier_skipped_by_exit(m, w)
+        if skipped_at >= 0:
+            return fail(m, S.ERR_BARRIER, skipped_at, w, 0, _real_lanes(m, w))
+        return STATUS_EXITED
+    return STATUS_EXITED if top < 0 else STATUS_OK
+
+
+@compiled_only
+def _exec_warp_sync_op(m, code, row, op, pc, w, mask):
+    """A warp-synchronous operation (shfl ... redux) or bar.warp.sync: ``_GO_ON``, or the status the step
+    stops with (an error, or where independent thread scheduling parks the warp's groups)."""
+    if op >= c.OP_SHFL and op <= c.OP_REDUX:
+        bad = warp_op(m, row, w, mask)
+        if bad >= 0:
+            if m.launch[S.L_RECONVERGENCE] != S.RECONV_ITS or m.err[S.E_SUB] != S.SYNC_INACTIVE_MEMBER:
+                return fail(m, S.ERR_SYNC, pc, w, bad, m.err[S.E_ADDRESS])
+            result = its_warp_op(m, code, row, pc, w, mask)
+            if result != ITS_GO_ON:
+                return _its_stop(m, result, pc, w)
+        return _GO_ON
+    if m.launch[S.L_RECONVERGENCE] == S.RECONV_ITS:
+        result = its_warpsync(m, code, row, pc, w, mask)
+        if result != ITS_GO_ON:
+            return _its_stop(m, result, pc, w)
+    elif mask != 0 and warpsync_missing(m, row, w, mask) != 0:
+        # IPDOM: lanes meet only where the stack reconverges; named lanes elsewhere never arrive here
+        return fail(m, S.ERR_SYNC, pc, w, m.err[S.E_LANE], m.err[S.E_ADDRESS])
+    return _GO_ON
+
+
 @compiled_only
 def step_warp(m, code, w):
     """Execute the next instruction of warp slot ``w``. Returns a STATUS_* code."""
@@ -416,17 +310,7 @@ def step_warp(m, code, w):
         if exec_texture(m, row, pc, w, mask) < 0:
             return STATUS_ERROR
     elif op == c.OP_EXIT:
-        if mask == 0:
-            m.stk_pc[w, sp] = pc + 1
-            normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
-            return STATUS_OK
-        top = exit_lanes(m, w, pc, mask)
-        if top < 0 and m.launch[S.L_SYNCCHECK] != 0:
-            skipped_at = _barrier_skipped_by_exit(m, w)
-            if skipped_at >= 0:
-                return fail(m, S.ERR_BARRIER, skipped_at, w, 0, _real_lanes(m, w))
-            return STATUS_EXITED
-        return STATUS_EXITED if top < 0 else STATUS_OK
+        return _exec_exit(m, pc, w, sp, mask)
     elif op == c.OP_CVTA:
         exec_cvta(m, row, w, mask)
     elif op == c.OP_BAR and row[L.F_AUX] >= L.BAR_RED_POPC:      # bar.red (conformance corpus)
@@ -466,22 +350,10 @@ def step_warp(m, code, w):
         status = tensor_op(m, row, pc, w, mask)
         if status != STATUS_OK:
             return status
-    elif op >= c.OP_SHFL and op <= c.OP_REDUX:
-        bad = warp_op(m, row, w, mask)
-        if bad >= 0:
-            if m.launch[S.L_RECONVERGENCE] != S.RECONV_ITS or m.err[S.E_SUB] != S.SYNC_INACTIVE_MEMBER:
-                return fail(m, S.ERR_SYNC, pc, w, bad, m.err[S.E_ADDRESS])
-            result = its_warp_op(m, code, row, pc, w, mask)
-            if result != ITS_GO_ON:
-                return _its_stop(m, result, pc, w)
-    elif op == c.OP_NOP and row[L.F_AUX] == L.NOP_WARPSYNC:
-        if m.launch[S.L_RECONVERGENCE] == S.RECONV_ITS:
-            result = its_warpsync(m, code, row, pc, w, mask)
-            if result != ITS_GO_ON:
-                return _its_stop(m, result, pc, w)
-        elif mask != 0 and warpsync_missing(m, row, w, mask) != 0:
-            # IPDOM: lanes meet only where the stack reconverges; named lanes elsewhere never arrive here
-            return fail(m, S.ERR_SYNC, pc, w, m.err[S.E_LANE], m.err[S.E_ADDRESS])
+    elif op >= c.OP_SHFL and op <= c.OP_REDUX or op == c.OP_NOP and row[L.F_AUX] == L.NOP_WARPSYNC:
+        stop = _exec_warp_sync_op(m, code, row, op, pc, w, mask)
+        if stop != _GO_ON:
+            return stop
     m.stk_pc[w, sp] = pc + 1
     normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
     if m.sp[w] < 0:

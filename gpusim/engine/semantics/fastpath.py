@@ -145,46 +145,7 @@ def fast_alu(regs, row, w, mask):
                     regs[w, d0, lane] = _src(regs, k1, v1, w, lane)
         return True
     if ty == c.T_F32:
-        rounding = (mods >> c.MOD_RND_SHIFT) & c.MOD_RND_MASK
-        if op == c.OP_SETP:
-            if (mods & c.MOD_FTZ) or ((mods >> c.MOD_BOOL_SHIFT) & c.MOD_BOOL_MASK) != 0:
-                return False
-            cmp = (mods >> c.MOD_CMP_SHIFT) & c.MOD_CMP_MASK
-            d1 = row[L.F_DST0 + 1] if row[L.F_NDST] > 1 else -1
-            for lane in range(32):
-                if (mask >> lane) & 1:
-                    t = _cmp_f32(cmp, f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32)),
-                                 f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32)))
-                    regs[w, d0, lane] = U1 if t else U0
-                    if d1 >= 0:
-                        regs[w, d1, lane] = U0 if t else U1
-            return True
-        if mods & ~(c.MOD_RND_MASK << c.MOD_RND_SHIFT) or (rounding != c.RND_DEFAULT and rounding != c.RND_RN):
-            return False
-        if op != c.OP_ADD and op != c.OP_SUB and op != c.OP_MUL and op != c.OP_FMA and op != c.OP_MAD:
-            return False
-        # one loop per operation: the dispatch stays out of the lane loop
-        if op == c.OP_ADD or op == c.OP_SUB:
-            sign = np.float32(-1.0) if op == c.OP_SUB else np.float32(1.0)
-            for lane in range(32):
-                if (mask >> lane) & 1:
-                    x = f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32))
-                    y = f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32))
-                    regs[w, d0, lane] = _f32_result(x + sign * y)
-        elif op == c.OP_MUL:
-            for lane in range(32):
-                if (mask >> lane) & 1:
-                    x = f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32))
-                    y = f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32))
-                    regs[w, d0, lane] = _f32_result(x * y)
-        else:
-            for lane in range(32):
-                if (mask >> lane) & 1:
-                    x = f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32))
-                    y = f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32))
-                    z = f32_from_bits(np.uint32(_src(regs, k2, v2, w, lane) & U32))
-                    regs[w, d0, lane] = _f32_result(fused_multiply_add_f32(x, y, z))
-        return True
+        return _fast_f32(regs, row, w, mask, op, mods, k0, v0, k1, v1, k2, v2, d0)
     if is_float or ty == c.T_PRED and op != c.OP_AND and op != c.OP_OR and op != c.OP_XOR:
         return False
     if size != 4 and size != 8 and ty != c.T_PRED:
@@ -192,36 +153,99 @@ def fast_alu(regs, row, w, mask):
     width_mask = U32 if size == 4 else np.uint64(0xFFFFFFFFFFFFFFFF)
     signed = c.TYPE_SIGNED[ty] == 1
     if op == c.OP_SETP:
-        if ((mods >> c.MOD_BOOL_SHIFT) & c.MOD_BOOL_MASK) != 0:
+        return _fast_int_setp(regs, row, w, mask, mods, size, signed, width_mask, k0, v0, k1, v1, d0)
+    if op == c.OP_CVT:
+        return _fast_cvt(regs, row, w, mask, mods, width_mask, k0, v0, d0)
+    return _fast_int_arith(regs, w, mask, op, mods, size, signed, width_mask, k0, v0, k1, v1, k2, v2, d0)
+
+
+@compiled_only(inline="always")
+def _fast_f32(regs, row, w, mask, op, mods, k0, v0, k1, v1, k2, v2, d0):
+    """fast_alu's f32 forms: setp, add/sub, mul, fma/mad (round to nearest, no ftz)."""
+    rounding = (mods >> c.MOD_RND_SHIFT) & c.MOD_RND_MASK
+    if op == c.OP_SETP:
+        if (mods & c.MOD_FTZ) or ((mods >> c.MOD_BOOL_SHIFT) & c.MOD_BOOL_MASK) != 0:
             return False
         cmp = (mods >> c.MOD_CMP_SHIFT) & c.MOD_CMP_MASK
         d1 = row[L.F_DST0 + 1] if row[L.F_NDST] > 1 else -1
         for lane in range(32):
             if (mask >> lane) & 1:
-                a = _src(regs, k0, v0, w, lane) & width_mask
-                b = _src(regs, k1, v1, w, lane) & width_mask
-                if signed and size == 4:
-                    a = _sign_extend32(a)
-                    b = _sign_extend32(b)
-                t = _cmp_int(cmp, a, b, signed)
+                t = _cmp_f32(cmp, f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32)),
+                             f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32)))
                 regs[w, d0, lane] = U1 if t else U0
                 if d1 >= 0:
                     regs[w, d1, lane] = U0 if t else U1
         return True
-    if op == c.OP_CVT:
-        ty2 = row[L.F_TY2]
-        if mods != 0 or c.TYPE_FLOAT[ty2] == 1 or ty2 == c.T_PRED:
-            return False
-        src_size = c.TYPE_BYTES[ty2]
-        if src_size != 4 and src_size != 8:
-            return False
+    if mods & ~(c.MOD_RND_MASK << c.MOD_RND_SHIFT) or (rounding != c.RND_DEFAULT and rounding != c.RND_RN):
+        return False
+    if op != c.OP_ADD and op != c.OP_SUB and op != c.OP_MUL and op != c.OP_FMA and op != c.OP_MAD:
+        return False
+    # one loop per operation: the dispatch stays out of the lane loop
+    if op == c.OP_ADD or op == c.OP_SUB:
+        sign = np.float32(-1.0) if op == c.OP_SUB else np.float32(1.0)
         for lane in range(32):
             if (mask >> lane) & 1:
-                a = _src(regs, k0, v0, w, lane)
-                if src_size == 4:
-                    a = _sign_extend32(a) if c.TYPE_SIGNED[ty2] == 1 else a & U32
-                regs[w, d0, lane] = a & width_mask
-        return True
+                x = f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32))
+                y = f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32))
+                regs[w, d0, lane] = _f32_result(x + sign * y)
+    elif op == c.OP_MUL:
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                x = f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32))
+                y = f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32))
+                regs[w, d0, lane] = _f32_result(x * y)
+    else:
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                x = f32_from_bits(np.uint32(_src(regs, k0, v0, w, lane) & U32))
+                y = f32_from_bits(np.uint32(_src(regs, k1, v1, w, lane) & U32))
+                z = f32_from_bits(np.uint32(_src(regs, k2, v2, w, lane) & U32))
+                regs[w, d0, lane] = _f32_result(fused_multiply_add_f32(x, y, z))
+    return True
+
+
+@compiled_only(inline="always")
+def _fast_int_setp(regs, row, w, mask, mods, size, signed, width_mask, k0, v0, k1, v1, d0):
+    """fast_alu's integer setp (no boolean combination)."""
+    if ((mods >> c.MOD_BOOL_SHIFT) & c.MOD_BOOL_MASK) != 0:
+        return False
+    cmp = (mods >> c.MOD_CMP_SHIFT) & c.MOD_CMP_MASK
+    d1 = row[L.F_DST0 + 1] if row[L.F_NDST] > 1 else -1
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            a = _src(regs, k0, v0, w, lane) & width_mask
+            b = _src(regs, k1, v1, w, lane) & width_mask
+            if signed and size == 4:
+                a = _sign_extend32(a)
+                b = _sign_extend32(b)
+            t = _cmp_int(cmp, a, b, signed)
+            regs[w, d0, lane] = U1 if t else U0
+            if d1 >= 0:
+                regs[w, d1, lane] = U0 if t else U1
+    return True
+
+
+@compiled_only(inline="always")
+def _fast_cvt(regs, row, w, mask, mods, width_mask, k0, v0, d0):
+    """fast_alu's integer-to-integer cvt (no rounding or saturation)."""
+    ty2 = row[L.F_TY2]
+    if mods != 0 or c.TYPE_FLOAT[ty2] == 1 or ty2 == c.T_PRED:
+        return False
+    src_size = c.TYPE_BYTES[ty2]
+    if src_size != 4 and src_size != 8:
+        return False
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            a = _src(regs, k0, v0, w, lane)
+            if src_size == 4:
+                a = _sign_extend32(a) if c.TYPE_SIGNED[ty2] == 1 else a & U32
+            regs[w, d0, lane] = a & width_mask
+    return True
+
+
+@compiled_only(inline="always")
+def _fast_int_arith(regs, w, mask, op, mods, size, signed, width_mask, k0, v0, k1, v1, k2, v2, d0):
+    """fast_alu's integer arithmetic and logic: add, sub, mul (lo, wide 32-bit), mad, and, or, xor, shl, shr."""
     width = (mods >> c.MOD_MUL_SHIFT) & c.MOD_MUL_MASK
     if mods & ~(c.MOD_MUL_MASK << c.MOD_MUL_SHIFT):
         return False

@@ -68,6 +68,50 @@ def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block,
     m.local8[first_slot * 32:(first_slot + warps_per_block) * 32, :] = 0
 
 
+@compiled_only
+def _start_next_block(m, ctl, waiting, done, block, wpb, tpb, nsm):
+    """Start ``block`` in block slot 0 (the functional loop runs one block at a time)."""
+    start_block(m, block, 0, 0, wpb, tpb, block % nsm, 0)
+    waiting[:] = 0
+    done[:] = 0
+    ctl[FC_STARTED] = 1
+
+
+@compiled_only
+def _stop(ctl, block, w, executed, block_executed, turn_end, max_warp_instructions):
+    """Save where the loop stands (it resumes with warp ``w`` of ``block``); RUN_LIMIT or RUN_SLICE."""
+    ctl[FC_BLOCK] = block
+    ctl[FC_WARP] = w
+    ctl[FC_EXECUTED] = executed
+    ctl[FC_BLOCK_EXECUTED] = block_executed
+    ctl[FC_TURN_END] = turn_end
+    if executed >= max_warp_instructions:
+        return RUN_LIMIT, executed, block
+    return RUN_SLICE, executed, block
+
+
+@compiled_only
+def _arrive(mem_req, waiting, bar_id, bar_count, w):
+    """Warp ``w`` waits at the barrier its last instruction named (id and count in ``mem_req``)."""
+    waiting[w] = 1
+    bar_id[w] = mem_req[S.MR_BAR_ID]
+    bar_count[w] = mem_req[S.MR_BAR_COUNT]
+
+
+@compiled_only
+def _end_of_round(waiting, bar_id, bar_count, done, wpb):
+    """After a round over the block's warps: (live warps, whether they are stuck: none runnable and no
+    barrier to release). Barriers are released only while warps live."""
+    live = 0
+    runnable = 0
+    for w in range(wpb):
+        live += 1 - done[w]
+        runnable += (1 - done[w]) * (1 - waiting[w])
+    if live == 0:
+        return live, False
+    return live, release_barriers(waiting, bar_id, bar_count, done, 0, wpb) == 0 and runnable == 0
+
+
 @engine_jit(_nrt=True)
 def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
     """Run the grid on from where ``ctl``/``fw`` say, for about ``budget`` warp-instructions.
@@ -90,10 +134,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
     wpb = launch[S.L_WARPS_PER_BLOCK]
     tpb = launch[S.L_THREADS_PER_BLOCK]
     nsm = launch[S.L_NSM]
-    waiting = fw[FW_WAITING]      # 1 while at a barrier
-    bar_id = fw[FW_BAR_ID]
-    bar_count = fw[FW_BAR_COUNT]
-    done = fw[FW_DONE]
+    waiting, bar_id, bar_count, done = fw[FW_WAITING], fw[FW_BAR_ID], fw[FW_BAR_COUNT], fw[FW_DONE]
     executed = ctl[FC_EXECUTED]
     block_executed = ctl[FC_BLOCK_EXECUTED]
     stop = min(max_warp_instructions, executed + budget)
@@ -103,12 +144,9 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
     resume_turn = turn_end > 0    # the warp a resumed slice goes on with keeps the rest of its turn
     while block < n_blocks:
         if ctl[FC_STARTED] == 0:
-            start_block(m, block, 0, 0, wpb, tpb, block % nsm, 0)
-            waiting[:] = 0
-            done[:] = 0
+            _start_next_block(m, ctl, waiting, done, block, wpb, tpb, nsm)
             block_executed = 0
             first_warp = 0
-            ctl[FC_STARTED] = 1
         while True:
             for w in range(first_warp, wpb):
                 if done[w] or waiting[w]:
@@ -119,14 +157,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                     turn_end = executed + WARP_QUANTUM
                 while True:
                     if executed >= stop:
-                        ctl[FC_BLOCK] = block
-                        ctl[FC_WARP] = w
-                        ctl[FC_EXECUTED] = executed
-                        ctl[FC_BLOCK_EXECUTED] = block_executed
-                        ctl[FC_TURN_END] = turn_end
-                        if executed >= max_warp_instructions:
-                            return RUN_LIMIT, executed, block
-                        return RUN_SLICE, executed, block
+                        return _stop(ctl, block, w, executed, block_executed, turn_end, max_warp_instructions)
                     clock[0] = block_executed
                     status = step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32,
                                        lane_addr, heap_bytes, code, w)
@@ -145,19 +176,13 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                         done[w] = 1
                         break
                     if status == STATUS_BARRIER:
-                        waiting[w] = 1
-                        bar_id[w] = m.mem_req[S.MR_BAR_ID]
-                        bar_count[w] = m.mem_req[S.MR_BAR_COUNT]
+                        _arrive(mem_req, waiting, bar_id, bar_count, w)
                         break
             first_warp = 0
-            live = 0
-            runnable = 0
-            for w in range(wpb):
-                live += 1 - done[w]
-                runnable += (1 - done[w]) * (1 - waiting[w])
+            live, stuck = _end_of_round(waiting, bar_id, bar_count, done, wpb)
             if live == 0:
                 break
-            if release_barriers(waiting, bar_id, bar_count, done, 0, wpb) == 0 and runnable == 0:
+            if stuck:
                 ctl[FC_EXECUTED] = executed
                 return RUN_DEADLOCK, executed, block
         block += 1

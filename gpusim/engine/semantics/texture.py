@@ -195,6 +195,76 @@ def _write(m, w, lane, row, k, value, raw, float_result):
         m.regs[w, dst, lane] = np.uint64(raw) & U32_MASK
 
 
+@compiled_only(inline="always")
+def _sample_lane(m, row, pc, w, lane, d, handle, elem, channels, read_normalized, mode, texel_bytes, heap_bytes,
+                 gather, component, float_result, count, nx, ny, nz, ix, ax, tx, iy, ay, ty, iz, az, tz):
+    """One lane's fetch: its taps (up to 2 x 2 x 2, border colour outside) filtered, or gathered for
+    tld4, written to the destination registers. Returns the sectors recorded so far, or -1 after
+    recording an ERR_TEXTURE."""
+    sector = 32
+    acc0 = 0.0
+    acc1 = 0.0
+    acc2 = 0.0
+    acc3 = 0.0
+    raw0 = np.int64(0)
+    raw1 = np.int64(0)
+    raw2 = np.int64(0)
+    raw3 = np.int64(0)
+    for t in range(8):
+        dx = t & 1
+        dy = (t >> 1) & 1
+        dz = t >> 2
+        if dx >= tx or dy >= ty or dz >= tz:
+            continue
+        weight = (ax if dx else 1.0 - ax) if tx == 2 else 1.0
+        if ty == 2:
+            weight *= ay if dy else 1.0 - ay
+        if tz == 2:
+            weight *= az if dz else 1.0 - az
+        ii = address_index(ix + dx, nx, mode)
+        jj = address_index(iy + dy, ny, mode)
+        kk = address_index(iz + dz, nz, mode)
+        if ii < 0 or jj < 0 or kk < 0:
+            v0 = f64_from_bits(_word(m, d, X.TD_BORDER))
+            v1 = f64_from_bits(_word(m, d, X.TD_BORDER + 1))
+            v2 = f64_from_bits(_word(m, d, X.TD_BORDER + 2))
+            v3 = f64_from_bits(_word(m, d, X.TD_BORDER + 3))
+            r0 = np.int64(v0)
+            r1 = np.int64(v1)
+            r2 = np.int64(v2)
+            r3 = np.int64(v3)
+        else:
+            offset = _texel_offset(m, d, ii, jj, kk)
+            if offset < 0 or offset + texel_bytes > heap_bytes:
+                return _fail(m, X.TEXERR_HANDLE, pc, w, lane, np.int64(handle))
+            count = _record_sectors(m.lane_addr, count, offset, texel_bytes, sector)
+            v0, r0 = _channel(m, offset, 0, elem, channels, read_normalized)
+            v1, r1 = _channel(m, offset, 1, elem, channels, read_normalized)
+            v2, r2 = _channel(m, offset, 2, elem, channels, read_normalized)
+            v3, r3 = _channel(m, offset, 3, elem, channels, read_normalized)
+        if gather:
+            # tld4's order: (i0, j1) (i1, j1) (i1, j0) (i0, j0)
+            slot = 3 if t == 0 else (2 if t == 1 else (0 if t == 2 else 1))
+            value = v0 if component == 0 else (v1 if component == 1 else (v2 if component == 2 else v3))
+            raw = r0 if component == 0 else (r1 if component == 1 else (r2 if component == 2 else r3))
+            _write(m, w, lane, row, slot, value, raw, float_result)
+            continue
+        acc0 += weight * v0
+        acc1 += weight * v1
+        acc2 += weight * v2
+        acc3 += weight * v3
+        raw0 = r0
+        raw1 = r1
+        raw2 = r2
+        raw3 = r3
+    if not gather:
+        _write(m, w, lane, row, 0, acc0, raw0, float_result)
+        _write(m, w, lane, row, 1, acc1, raw1, float_result)
+        _write(m, w, lane, row, 2, acc2, raw2, float_result)
+        _write(m, w, lane, row, 3, acc3, raw3, float_result)
+    return count
+
+
 @compiled_only
 def exec_texture(m, row, pc, w, mask):
     """A ``tex`` or ``tld4`` on every lane of ``mask``; 0, or -1 after recording an ERR_TEXTURE."""
@@ -205,7 +275,6 @@ def exec_texture(m, row, pc, w, mask):
     float_result = row[L.F_TY] == c.T_F32
     is_float = row[L.F_TY2] == c.T_F32
     heap_bytes = m.launch[S.L_HEAP_BYTES]
-    sector = 32
     count = 0
     texel_bytes = 0
     for lane in range(32):
@@ -236,66 +305,11 @@ def exec_texture(m, row, pc, w, mask):
         ix, ax, tx = _taps(x, nx, linear or gather, normalized, is_float)
         iy, ay, ty = _taps(y, ny, linear or gather, normalized, is_float) if dims > 1 else (0, 0.0, 1)
         iz, az, tz = _taps(z, nz, linear or gather, normalized, is_float) if dims > 2 else (0, 0.0, 1)
-        acc0 = 0.0
-        acc1 = 0.0
-        acc2 = 0.0
-        acc3 = 0.0
-        raw0 = np.int64(0)
-        raw1 = np.int64(0)
-        raw2 = np.int64(0)
-        raw3 = np.int64(0)
-        for t in range(8):
-            dx = t & 1
-            dy = (t >> 1) & 1
-            dz = t >> 2
-            if dx >= tx or dy >= ty or dz >= tz:
-                continue
-            weight = (ax if dx else 1.0 - ax) if tx == 2 else 1.0
-            if ty == 2:
-                weight *= ay if dy else 1.0 - ay
-            if tz == 2:
-                weight *= az if dz else 1.0 - az
-            ii = address_index(ix + dx, nx, mode)
-            jj = address_index(iy + dy, ny, mode)
-            kk = address_index(iz + dz, nz, mode)
-            if ii < 0 or jj < 0 or kk < 0:
-                v0 = f64_from_bits(_word(m, d, X.TD_BORDER))
-                v1 = f64_from_bits(_word(m, d, X.TD_BORDER + 1))
-                v2 = f64_from_bits(_word(m, d, X.TD_BORDER + 2))
-                v3 = f64_from_bits(_word(m, d, X.TD_BORDER + 3))
-                r0 = np.int64(v0)
-                r1 = np.int64(v1)
-                r2 = np.int64(v2)
-                r3 = np.int64(v3)
-            else:
-                offset = _texel_offset(m, d, ii, jj, kk)
-                if offset < 0 or offset + texel_bytes > heap_bytes:
-                    return _fail(m, X.TEXERR_HANDLE, pc, w, lane, np.int64(handle))
-                count = _record_sectors(m.lane_addr, count, offset, texel_bytes, sector)
-                v0, r0 = _channel(m, offset, 0, elem, channels, read_normalized)
-                v1, r1 = _channel(m, offset, 1, elem, channels, read_normalized)
-                v2, r2 = _channel(m, offset, 2, elem, channels, read_normalized)
-                v3, r3 = _channel(m, offset, 3, elem, channels, read_normalized)
-            if gather:
-                # tld4's order: (i0, j1) (i1, j1) (i1, j0) (i0, j0)
-                slot = 3 if t == 0 else (2 if t == 1 else (0 if t == 2 else 1))
-                value = v0 if component == 0 else (v1 if component == 1 else (v2 if component == 2 else v3))
-                raw = r0 if component == 0 else (r1 if component == 1 else (r2 if component == 2 else r3))
-                _write(m, w, lane, row, slot, value, raw, float_result)
-                continue
-            acc0 += weight * v0
-            acc1 += weight * v1
-            acc2 += weight * v2
-            acc3 += weight * v3
-            raw0 = r0
-            raw1 = r1
-            raw2 = r2
-            raw3 = r3
-        if not gather:
-            _write(m, w, lane, row, 0, acc0, raw0, float_result)
-            _write(m, w, lane, row, 1, acc1, raw1, float_result)
-            _write(m, w, lane, row, 2, acc2, raw2, float_result)
-            _write(m, w, lane, row, 3, acc3, raw3, float_result)
+        count = _sample_lane(m, row, pc, w, lane, d, handle, elem, channels, read_normalized, mode, texel_bytes,
+                             heap_bytes, gather, component, float_result, count, nx, ny, nz, ix, ax, tx, iy, ay, ty,
+                             iz, az, tz)
+        if count < 0:
+            return count
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_GLOBAL
     req[S.MR_KIND] = S.MR_TEXTURE      # timed even with no texel read (all border): the TEX stage's latency

@@ -23,8 +23,8 @@ from numba.core import types
 
 from gpusim.engine import compile_cache
 from gpusim.engine.semantics.alu import alu_eval
-from gpusim.engine.semantics.execute import exec_memory
 from gpusim.engine.semantics.functional import run_functional
+from gpusim.engine.semantics.memory_exec import exec_memory
 from gpusim.engine.semantics.tensor import tensor_op
 from gpusim.engine.semantics.texture import exec_texture
 from gpusim.engine.semantics.warpops import warp_op

@@ -158,6 +158,58 @@ def memory_timing(mp, ms, w, sm, sub, pc, cycle):
 
 
 @compiled_only(inline="always")
+def _shared_timing(mp, sm, sub, pc, cycle, kind, mask, nbytes, active):
+    """A shared-memory access: bank-conflict wavefronts through the MIO queue and the SM's data path."""
+    prm = mp.prm
+    wavefronts = shared_wavefronts(mp.lane_addr, mask, nbytes, prm[T.TP_BANKS], prm[T.TP_BANK_BYTES],
+                                   mp.bank_scratch, (prm[T.TP_WHATIF] & T.WHATIF_NO_BANK_CONFLICTS) != 0)
+    wavefront_bytes = prm[T.TP_BANKS] * prm[T.TP_BANK_BYTES]
+    ideal = _ceil_div(active * nbytes, wavefront_bytes)
+    # the sub-partition's MIO queue takes one wavefront per cycle; the SM's shared-memory data path
+    # (shared by all four sub-partitions) moves shared_bytes_per_cycle_per_sm
+    hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_MIO, cycle, cycle + wavefronts)
+    start, _ = server_reserve(mp.shared_path, sm, cycle, wavefronts * wavefront_bytes,
+                              prm[T.TP_SHARED_BYTES_PER_CYCLE])
+    mp.pc_mem[pc, T.PM_REQUESTS] += 1
+    mp.last_sectors[0] = wavefronts
+    mp.pc_mem[pc, T.PM_WAVEFRONTS] += wavefronts
+    mp.pc_mem[pc, T.PM_IDEAL_WAVEFRONTS] += ideal
+    if kind == S.MR_LOAD:
+        mp.ctr[T.TC_SHLD_REQ] += 1
+        mp.ctr[T.TC_SHLD_WAVEFRONTS] += wavefronts
+        mp.ctr[T.TC_SHLD_IDEAL] += ideal
+        return start + prm[T.TP_SHARED_LAT] + wavefronts - 1
+    if kind == S.MR_STORE:
+        mp.ctr[T.TC_SHST_REQ] += 1
+        mp.ctr[T.TC_SHST_WAVEFRONTS] += wavefronts
+        mp.ctr[T.TC_SHST_IDEAL] += ideal
+        return start + wavefronts
+    mp.ctr[T.TC_SHATOM_REQ] += 1
+    mp.ctr[T.TC_SHATOM_WAVEFRONTS] += wavefronts
+    return start + prm[T.TP_SHARED_ATOMIC_LAT] + wavefronts * active - 1
+
+
+@compiled_only(inline="always")
+def _texture_timing(mp, ms, sm, sub, pc, cycle):
+    """A tex/tld4: its texel sectors through L1/L2/DRAM, then the TEX stage's latency."""
+    req = mp.mem_req
+    prm = mp.prm
+    n = req[S.MR_TEX_SECTORS]
+    mp.pc_mem[pc, T.PM_REQUESTS] += 1
+    mp.last_sectors[0] = n
+    mp.pc_mem[pc, T.PM_SECTORS] += n
+    mp.pc_mem[pc, T.PM_IDEAL_SECTORS] += n
+    mp.ctr[T.TC_TEX_REQ] += 1
+    mp.ctr[T.TC_TEX_SECTORS] += n
+    done, wait = texture_load(mp.lane_addr, n, mp.sectors, sm, cycle, ms.l1, ms.l2, ms.servers, ms.mshr,
+                              ms.params, ms.rates, ms.counters, prm[T.TP_TEX_LAT])
+    if wait > 0:
+        mp.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
+        hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_LSU, cycle, cycle + wait)
+    return done
+
+
+@compiled_only(inline="always")
 def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
     req = mp.mem_req
     space = req[S.MR_SPACE]
@@ -169,49 +221,12 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
     for lane in range(32):
         active += (mask >> lane) & 1
     if space == L.SP_SHARED:
-        wavefronts = shared_wavefronts(mp.lane_addr, mask, nbytes, prm[T.TP_BANKS], prm[T.TP_BANK_BYTES],
-                                       mp.bank_scratch, (prm[T.TP_WHATIF] & T.WHATIF_NO_BANK_CONFLICTS) != 0)
-        wavefront_bytes = prm[T.TP_BANKS] * prm[T.TP_BANK_BYTES]
-        ideal = _ceil_div(active * nbytes, wavefront_bytes)
-        # the sub-partition's MIO queue takes one wavefront per cycle; the SM's shared-memory data path
-        # (shared by all four sub-partitions) moves shared_bytes_per_cycle_per_sm
-        hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_MIO, cycle, cycle + wavefronts)
-        start, _ = server_reserve(mp.shared_path, sm, cycle, wavefronts * wavefront_bytes,
-                                  prm[T.TP_SHARED_BYTES_PER_CYCLE])
-        mp.pc_mem[pc, T.PM_REQUESTS] += 1
-        mp.last_sectors[0] = wavefronts
-        mp.pc_mem[pc, T.PM_WAVEFRONTS] += wavefronts
-        mp.pc_mem[pc, T.PM_IDEAL_WAVEFRONTS] += ideal
-        if kind == S.MR_LOAD:
-            mp.ctr[T.TC_SHLD_REQ] += 1
-            mp.ctr[T.TC_SHLD_WAVEFRONTS] += wavefronts
-            mp.ctr[T.TC_SHLD_IDEAL] += ideal
-            return start + prm[T.TP_SHARED_LAT] + wavefronts - 1
-        if kind == S.MR_STORE:
-            mp.ctr[T.TC_SHST_REQ] += 1
-            mp.ctr[T.TC_SHST_WAVEFRONTS] += wavefronts
-            mp.ctr[T.TC_SHST_IDEAL] += ideal
-            return start + wavefronts
-        mp.ctr[T.TC_SHATOM_REQ] += 1
-        mp.ctr[T.TC_SHATOM_WAVEFRONTS] += wavefronts
-        return start + prm[T.TP_SHARED_ATOMIC_LAT] + wavefronts * active - 1
+        return _shared_timing(mp, sm, sub, pc, cycle, kind, mask, nbytes, active)
     if space == L.SP_PARAM:
         mp.last_sectors[0] = 0
         return cycle + mp.pipe_interval[I.PIPE_ALU]
     if kind == S.MR_TEXTURE:
-        n = req[S.MR_TEX_SECTORS]
-        mp.pc_mem[pc, T.PM_REQUESTS] += 1
-        mp.last_sectors[0] = n
-        mp.pc_mem[pc, T.PM_SECTORS] += n
-        mp.pc_mem[pc, T.PM_IDEAL_SECTORS] += n
-        mp.ctr[T.TC_TEX_REQ] += 1
-        mp.ctr[T.TC_TEX_SECTORS] += n
-        done, wait = texture_load(mp.lane_addr, n, mp.sectors, sm, cycle, ms.l1, ms.l2, ms.servers, ms.mshr,
-                                  ms.params, ms.rates, ms.counters, prm[T.TP_TEX_LAT])
-        if wait > 0:
-            mp.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
-            hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_LSU, cycle, cycle + wait)
-        return done
+        return _texture_timing(mp, ms, sm, sub, pc, cycle)
     # global and local: per-lane addresses as the memory system sees them
     addrs = mp.addrs
     if space == L.SP_GLOBAL:

@@ -15,7 +15,7 @@ w_state, w_since   [W]                   current warp state (stalls.*) and since
 w_pc               [W]                   the pc the current state is charged to
 w_eval             [NSM*NSP*PER_SUB]     next cycle the warp needs evaluating, sub-partition-major: slot k of
                                          SM sm at (sm*NSP + k%NSP)*PER_SUB + k//NSP, PER_SUB = ceil(SLOTS/NSP)
-                                         (timing.eval_slot), so a scheduler's scan reads one contiguous run
+                                         (dispatch.eval_slot), so a scheduler's scan reads one contiguous run
 w_wake, w_reason   [W]                   a wait set at issue (branch, barrier release, ...)
 w_age              [W]                   dispatch order (GTO's "oldest")
 w_bar, w_bar_id,   [W]                   waiting at a barrier, its id and thread count
@@ -116,8 +116,7 @@ N_TP = 24
 WHATIF_NO_BANK_CONFLICTS = 1     # a shared-memory phase takes ceil(distinct words / banks) wavefronts
 WHATIF_PERFECT_COALESCING = 2    # a global/local load or store moves only the sectors its bytes need
 
-POLICY_GTO, POLICY_LRR, POLICY_TWO_LEVEL = 0, 1, 2
-POLICY_CODES = {"gto": POLICY_GTO, "lrr": POLICY_LRR, "two_level": POLICY_TWO_LEVEL}
+# (scheduler policy codes: schedulers.POLICY_CODES)
 
 # ctr[] indices
 TC_GLD_REQ, TC_GLD_SECTORS, TC_GLD_IDEAL = 0, 1, 2

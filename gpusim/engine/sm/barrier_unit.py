@@ -1,0 +1,66 @@
+"""The SM's barrier unit: warps arrive at a block barrier, and complete barriers release their warps.
+
+A warp that issues bar.sync waits (state ``barrier``) until its barrier completes (the rule is in
+``semantics.barriers``: every live warp of the block, or the count given); a warp's exit can complete a
+barrier the others wait at. Released warps resume ``barrier_latency`` cycles after the cycle that
+completed the barrier.
+
+Simplified: one fixed release latency, whatever the block size; barriers are checked only when a warp
+of the block arrives or exits (the only events that can complete one).
+"""
+
+from __future__ import annotations
+
+from gpusim.engine.jit import compiled_only
+from gpusim.engine.semantics import state as S
+from gpusim.engine.semantics.barriers import release_barriers
+from gpusim.engine.sm import stalls as ST
+from gpusim.engine.sm import timing_state as T
+from gpusim.engine.sm.accounting import warp_to
+from gpusim.engine.sm.dispatch import eval_slot
+
+
+@compiled_only
+def release_block_barriers(ts, sm, bslot_local, cycle):
+    """Release the block's barriers that are now complete; released warps resume after the barrier latency."""
+    prm = ts.prm
+    wpb = prm[T.TP_WPB]
+    first = sm * prm[T.TP_SLOTS] + bslot_local * wpb
+    waiting = 0
+    for w in range(first, first + wpb):
+        if ts.w_bar[w]:
+            waiting += 1
+            ts.w_wake[w] = -1          # marks "was waiting"
+    if waiting == 0:
+        return
+    release_barriers(ts.w_bar, ts.w_bar_id, ts.w_bar_count, ts.w_done, first, wpb)
+    for w in range(first, first + wpb):
+        if ts.w_wake[w] == -1:
+            if ts.w_bar[w] == 0:
+                ts.w_wake[w] = cycle + prm[T.TP_BARRIER_LAT]
+                ts.w_reason[w] = ST.BARRIER
+                ts.w_eval[eval_slot(prm, w)] = cycle + 1
+                ts.w_cached[w] = 0
+                sub = sm * prm[T.TP_NSP] + (w - sm * prm[T.TP_SLOTS]) % prm[T.TP_NSP]
+                ts.sub_next[sub] = min(ts.sub_next[sub], cycle + 1)
+            else:
+                ts.w_wake[w] = 0
+    ts.sm_next[sm] = min(ts.sm_next[sm], cycle + 1)
+
+
+@compiled_only
+def arrive_at_barrier(ts, m, w, sm, cycle):
+    """Warp ``w`` issued a barrier instruction (its id and count are in ``m.mem_req``): it waits, and
+    its arrival may complete the barrier."""
+    ts.w_bar[w] = 1
+    ts.w_bar_id[w] = m.mem_req[S.MR_BAR_ID]
+    ts.w_bar_count[w] = m.mem_req[S.MR_BAR_COUNT]
+    release_block_barriers(ts, sm, (w - sm * ts.prm[T.TP_SLOTS]) // ts.prm[T.TP_WPB], cycle)
+
+
+@compiled_only(inline="always")
+def wait_at_barrier(ts, m, w, e, cycle):
+    """Warp ``w`` (``w_eval`` entry ``e``) waits at a barrier: charged as ``barrier`` until released
+    (``release_block_barriers`` sets its ``w_eval`` again)."""
+    warp_to(ts, m, w, ST.BARRIER, cycle, ts.w_pc[w])
+    ts.w_eval[e] = T.INF_CYCLE
