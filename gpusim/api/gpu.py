@@ -77,7 +77,8 @@ class Kernel:
             return int(self.program.gpusim_regs), "'// gpusim: regs=' line in the PTX"
         if self.ptxas_regs is not None:
             return self.ptxas_regs, self.ptxas_source
-        return self.program.regs_estimate, "estimate from PTX liveness (see gpusim.ptx.regs)"
+        return self.program.regs_estimate, ("estimate: linear-scan allocation of the generated code under the "
+                                            "launch bounds (gpusim.codegen.regalloc)")
 
     def __getitem__(self, launch_config):
         if not isinstance(launch_config, tuple) or len(launch_config) not in (2, 3):
@@ -348,7 +349,8 @@ class GPU:
         module = Module(str(path) if path else module_ast.file, {}, unsupported, symbols, self.heap)
         for name, program in programs.items():
             if name not in unsupported:
-                timed = generate(program, self.config, self.codegen)
+                counted = name in regs or program.gpusim_regs is not None or bool(program.gpusim_regs_arch)
+                timed = generate(program, self.config, self.codegen, spill=not counted)
                 module.kernels[name] = Kernel(self, module, timed, regs.get(name), regs_note)
         return module
 

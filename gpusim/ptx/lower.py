@@ -127,6 +127,7 @@ class Program:
     codegen: str = "none"
     origin: list | None = None
     codegen_notes: list = field(default_factory=list)
+    reg_types: list = field(default_factory=list)   # PTX type of each register ("b32", "u64", "pred", ...)
 
     @property
     def n_inst(self) -> int:
@@ -318,7 +319,8 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
     regs_given = module.gpusim_regs.get(regs_key)
     return Program(
         name=func.name, file=module.file, code=code, n_regs=max(len(fl.reg_names), 1),
-        reg_names=list(fl.reg_names), params=fl.params, param_bytes=fl.param_bytes,
+        reg_names=list(fl.reg_names), reg_types=[func.regs.get(r, "b32") for r in fl.reg_names],
+        params=fl.params, param_bytes=fl.param_bytes,
         shared_static_bytes=shared.static_bytes, dynamic_shared_offset=dynamic_offset,
         local_bytes=fl.local_bytes if linked is None else linked.entry_frame_bytes + linked.static_stack_bytes,
         lines=[ins.loc.line for ins in body],
