@@ -126,3 +126,27 @@ def test_numba_launches_take_the_launch_options():
     assert run.timing and run.shared_bytes >= 256 and run.trace is not None
     with pytest.raises(LaunchError, match="regs=? must be a positive int"):
         twice[2, 64](a, out, regs=-1)
+
+
+@triton_only
+@pytest.mark.parametrize("block", [(32, 32, 32), (64, 64, 32)])
+def test_fp16_tl_dot_runs_on_the_tensor_pipe(block):
+    """examples/triton_kernels.py's matmul on fp16 inputs (sm_80: mma.sync f16, ldmatrix): fp16 x fp16
+    products are exact in fp32 (11 + 11 significand bits), so the error is the fp32 accumulation's,
+    Higham's gamma_k times |a| @ |b|."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    try:
+        import triton_kernels as TK
+    finally:
+        sys.path.pop(0)
+    a = RNG.standard_normal((64, 96)).astype(np.float16)
+    b = RNG.standard_normal((96, 48)).astype(np.float16)
+    run, c = TK.matmul(a, b, gpu="a100", block=block)
+    k = a.shape[1]
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    bound = k * 2.0 ** -24 / (1 - k * 2.0 ** -24) * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    assert np.all(np.abs(c - exact) <= bound)
+    assert run.metrics["sm__inst_executed_pipe_tensor_op_hmma.sum"] > 0
