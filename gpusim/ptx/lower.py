@@ -89,6 +89,8 @@ class ParamSlot:
     offset: int
     size: int
     is_pointer_sized: bool
+    align: int = 1
+    aggregate: bool = False      # declared as an array (``.b8 p[16]``): a struct or array passed by value
 
 
 @dataclass
@@ -158,7 +160,8 @@ class _FunctionLowering:
             size = c.TYPE_BYTES[c.TYPE_CODES[p.type]] * p.count if p.type in c.TYPE_CODES else 8
             align = max(p.align, 1)
             offset = (offset + align - 1) // align * align
-            self.params.append(ParamSlot(p.name, p.type, offset, size, size == 8 and p.count == 1))
+            self.params.append(ParamSlot(p.name, p.type, offset, size, size == 8 and p.count == 1, align,
+                                         p.array or p.type not in c.TYPE_CODES))
             self.symbols[p.name] = (L.SP_PARAM, offset)
             offset += size
         self.param_bytes = offset
