@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpusim.arch.config import GPUConfig, load_config
+from gpusim.arch.config import GPUConfig, load_config, validated
 from gpusim.arch.reconvergence import check_reconvergence
 from gpusim.codegen import DEFAULT_CODEGEN, check_mode, generate
 from gpusim.errors import (
@@ -213,7 +213,14 @@ def _decode_ptx(raw: bytes, name: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise PTXSyntaxError(f"not UTF-8 text ({error.reason} at byte {error.start})", name) from None
+        # the line and column (1-based, in characters, as the parser counts them) of the first bad byte
+        line_start = raw.rfind(b"\n", 0, error.start) + 1
+        line_end = raw.find(b"\n", error.start)
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = len(raw[line_start:error.start].decode("utf-8", errors="replace")) + 1
+        text = raw[line_start:line_end if line_end >= 0 else len(raw)].decode("utf-8", errors="replace")
+        raise PTXSyntaxError(f"not UTF-8 text: byte 0x{raw[error.start]:02x} ({error.reason}) at byte offset "
+                             f"{error.start}", name, line, column, text) from None
 
 
 class GPU:
@@ -230,6 +237,7 @@ class GPU:
             if not isinstance(value, bool):
                 raise ConfigError(f"{flag} must be True or False, got {value!r}", field=flag)
         if isinstance(config, GPUConfig):
+            config = validated(config)       # a GPUConfig built by hand gets the loader's checks
             self.config = config.replace(**overrides) if overrides else config
         elif isinstance(config, str | Path):
             self.config = load_config(config, **overrides)

@@ -579,7 +579,11 @@ def global_var_image(var: ast.VarDecl) -> bytes:
     data = bytearray(size * len(values))
     for i, value in enumerate(values):
         if isinstance(value, float):
-            bits = imm_bits(ast.Imm(value, "float"), type_code)
+            try:
+                bits = imm_bits(ast.Imm(value, "float"), type_code)
+            except ValueError as exc:     # 1.5 in a .u32 variable's initializer: ptxas refuses it too
+                raise PTXSyntaxError(f"initializer of '{var.name}' (.{var.type}): {exc} ({value!r})",
+                                     var.loc.file, var.loc.line, var.loc.column, var.name) from None
         else:   # ints are raw bits for float types (nvcc writes 0fXXXXXXXX), values for integer types
             bits = int(value) & ((1 << (8 * size)) - 1)
         data[i * size:(i + 1) * size] = bits.to_bytes(size, "little")

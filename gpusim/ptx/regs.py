@@ -19,10 +19,11 @@ What is modelled (Poletto and Sarkar's linear scan, TOPLAS 1999):
   ``c[0x0][0x28]``, and "Used 8 registers" is the highest register used, R5, plus 1 plus 2) keep R1 and
   report two more than the highest register used. At least ``MIN_REGISTERS``.
 
-Simplified: no rematerialisation or coalescing; registers are chosen lowest-first (ptxas spreads them); uniform registers (sm_75+) are
-not modelled. The count is only as faithful as the code it is given: ptxas unrolls and hoists loads
-further than gpusim's code-generation stage, so kernels whose SASS keeps many loads in flight get fewer
-registers here than ``ptxas -v`` reports (tests/test_regalloc.py measures by how much).
+Simplified: no rematerialisation or coalescing; registers are chosen lowest-first (ptxas spreads them);
+uniform registers (sm_75+) are not modelled. The count is only as faithful as the code it is given:
+ptxas hoists loads and address arithmetic further than gpusim's code-generation stage, so small kernels
+whose SASS keeps many values in flight get fewer registers here than ``ptxas -v`` reports, and loops
+whose invariants ptxas keeps in uniform registers get more (tests/test_regalloc.py prints by how much).
 ``gpusim.codegen.regalloc`` adds the launch bounds' cap and spilling.
 """
 
