@@ -4,8 +4,8 @@ gpusim's register allocation with (development time only: the tests never need p
 1. compiles the numba.cuda examples (examples/gpu_puzzles.py, through ``@gpusim.jit``, for sm_90) and the
    Triton examples (examples/triton_kernels.py, for sm_80: Triton's fp16 ``tl.dot`` on sm_90 is wgmma,
    which gpusim does not run) and writes their PTX to tests/data/frontend_ptx/NAME.ptx;
-2. runs ``ptxas -arch=ARCH -v`` on those and on every tests/corpus/*.ptx and tests/corpus_llm/*.ptx (sm_90;
-   the PTX's own '// gpusim: regs=' lines are ignored: ptxas reads them as comments) and writes
+2. runs ``ptxas -arch=ARCH -v`` on those and on every tests/corpus/*.ptx and tests/corpus_llm/*.ptx (ARCH: the
+   file's ``.target``; the PTX's own '// gpusim: regs=' lines are ignored: ptxas reads them as comments), writes
    tests/data/ptxas_regs.json: {path: {"arch": ARCH, "kernels": {name: registers}}}.
 
 Usage: python scripts/ptxas_reference.py [--ptxas-only]   (needs ptxas, numba-cuda and triton; --ptxas-only
@@ -103,12 +103,10 @@ def main() -> None:
             old.unlink()
         frontend_ptx()
     files = {}
-    for path in sorted(OUT_PTX.glob("*.ptx")):
-        files[f"tests/data/frontend_ptx/{path.name}"] = re.search(r"^\.target\s+(sm_\d+)", path.read_text(),
-                                                                re.MULTILINE).group(1)
-    for folder in ("tests/corpus", "tests/corpus_llm"):
+    for folder in ("tests/data/frontend_ptx", "tests/corpus", "tests/corpus_llm"):
         for path in sorted((ROOT / folder).glob("*.ptx")):
-            files[f"{folder}/{path.name}"] = "sm_90"
+            target = re.search(r"^\.target\s+(sm_\d+)", path.read_text(), re.MULTILINE).group(1)
+            files[f"{folder}/{path.name}"] = target
     reference = {rel: {"arch": arch, "kernels": ptxas_counts(ROOT / rel, arch)} for rel, arch in sorted(files.items())}
     REFERENCE.write_text(json.dumps(reference, indent=1, sort_keys=True) + "\n")
     print(f"{REFERENCE.relative_to(ROOT)}: {sum(len(v['kernels']) for v in reference.values())} kernels, "
