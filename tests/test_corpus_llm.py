@@ -308,6 +308,7 @@ def test_the_corpus_is_complete():
             text = (CORPUS / f"{stem}{suffix}.ptx").read_text()
             assert "// gpusim: regs=" in text, f"{stem}{suffix}.ptx lacks ptxas's register counts"
             assert f".target {'sm_80' if suffix else 'sm_90'}" in text
-            defined |= {line.split()[-1].rstrip("(") for line in text.splitlines() if line.startswith(".visible .entry")}
+            defined |= {line.split()[-1].rstrip("(") for line in text.splitlines()
+                        if line.startswith(".visible .entry")}
     assert defined == set(CASES), f"kernels without a case: {defined - set(CASES)}; cases without a kernel: " \
                                   f"{set(CASES) - defined}"
