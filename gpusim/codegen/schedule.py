@@ -118,8 +118,7 @@ def schedule_segment(segment: list, config) -> list:
                 if written & deps.reads(segment[j].row):
                     consumers[i] += 1
                     producer_of[j].append(i)
-    values = [len(deps.writes(inst.row)) for inst in segment]   # registers a load writes (a .v4 load: 4)
-    waiting = 0                # values of loads scheduled whose readers are not all scheduled yet
+    waiting = 0                # loads scheduled whose readers are not all scheduled yet
     height = [0] * n
     for i in range(n - 1, -1, -1):
         own = deps.latency(segment[i].row, config)
@@ -147,11 +146,11 @@ def schedule_segment(segment: list, config) -> list:
         ready.remove(pick)
         order.append(pick)
         if consumers[pick]:
-            waiting += values[pick]
+            waiting += 1
         for load in producer_of[pick]:
             consumers[load] -= 1
             if consumers[load] == 0:
-                waiting -= values[load]
+                waiting -= 1
         for j, lat in succs[pick]:
             earliest[j] = max(earliest[j], t + lat)
             npred[j] -= 1
