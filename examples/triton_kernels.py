@@ -1,9 +1,12 @@
 """Triton kernels (the algorithms of Triton's tutorials, written here) run on gpusim with
 ``gpusim.triton.launch``: vector add, fused softmax, layer norm, and a blocked matmul.
 
-The matmul uses ``tl.dot``. With ``input_precision="ieee"`` on fp32 inputs Triton builds it from FMAs,
-which gpusim runs; with fp16 inputs (or tf32) Triton emits tensor-core ``mma.sync`` and ``ldmatrix``,
-which gpusim does not model, and the launch ends in an ``UnsupportedPTXError`` naming them.
+The matmul uses ``tl.dot``. With ``input_precision="ieee"`` on fp32 inputs Triton builds it from FMAs; with
+fp16 inputs (or tf32) on an sm_80-sm_89 config (``gpu="a100"``) Triton emits tensor-core ``mma.sync``,
+``ldmatrix`` and the ``cp.async`` pipeline, which gpusim runs on the tensor pipe. On an sm_90 config Triton
+emits Hopper's ``wgmma`` for fp16/tf32 dots, which gpusim does not model: that launch ends in an
+``UnsupportedPTXError`` naming it. Launch options (``regs=``, ``timing=``, ``cache_control=``, ...) are
+``GPU.launch``'s (docs/python-kernels.md).
 ``python examples/triton_kernels.py`` runs each and prints its cycles; tests/test_python_kernels.py
 checks them against numpy.
 """

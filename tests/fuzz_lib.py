@@ -12,6 +12,7 @@ Three kinds of case, each fully determined by ``(seed, index)``:
 A case passes when it returns or raises one of the project's own errors (a ``gpusim.errors.GpusimError``
 other than ``InternalError``) and leaves nothing behind: a failed load allocates nothing. Anything else is
 counted: ``raw`` (another exception type escaped), ``internal`` (the engine's safety net fired: a bug),
+``noline`` (a front-end case's PTXSyntaxError names no line: every PTX error must say where it is),
 ``leak`` (a failed load left allocations), ``crash`` (the child died: a signal) and ``hang`` (no answer
 within the watchdog's time).
 
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-FAILURES = ("raw", "internal", "leak", "crash", "hang")
+FAILURES = ("raw", "internal", "noline", "leak", "crash", "hang")
 
 
 def corpus_files(max_bytes: int = 24_000) -> list[Path]:
@@ -334,7 +335,7 @@ def _run_api(ctx: Context, case: dict) -> None:
 
 def run_case(ctx: Context, case: dict) -> tuple[str, str]:
     """(outcome, detail): ``ok``/``error`` pass; ``raw``/``internal``/``leak`` are failures."""
-    from gpusim.errors import GpusimError
+    from gpusim.errors import GpusimError, PTXSyntaxError
 
     internal = _internal_type()
     try:
@@ -349,6 +350,8 @@ def run_case(ctx: Context, case: dict) -> tuple[str, str]:
     except GpusimError as exc:
         if internal is not None and isinstance(exc, internal):
             return "internal", str(exc)[:2000]
+        if case["kind"] == "frontend" and isinstance(exc, PTXSyntaxError) and exc.line < 1:
+            return "noline", str(exc)[:500]
         return "error", type(exc).__name__
     except Exception as exc:   # noqa: BLE001 - the point: anything else is a finding
         return "raw", f"{type(exc).__name__}: {exc}"[:500] + "\n" + traceback.format_exc(limit=-4)[-1500:]

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from gpusim.arch.config import GPUConfig, load_config
+from gpusim.arch.config import GPUConfig, load_config, validated
 from gpusim.arch.reconvergence import check_reconvergence
 from gpusim.codegen import DEFAULT_CODEGEN, check_mode, generate
 from gpusim.errors import (
@@ -93,7 +93,8 @@ class Kernel:
             return int(self.program.gpusim_regs), "'// gpusim: regs=' line in the PTX"
         if self.ptxas_regs is not None:
             return self.ptxas_regs, self.ptxas_source
-        return self.program.regs_estimate, "estimate from PTX liveness (see gpusim.ptx.regs)"
+        return self.program.regs_estimate, ("estimate: linear-scan allocation of the generated code under the "
+                                            "launch bounds (gpusim.codegen.regalloc)")
 
     def __getitem__(self, launch_config: tuple[Any, ...]) -> Callable[..., Run]:
         if not isinstance(launch_config, tuple) or len(launch_config) not in (2, 3):
@@ -229,7 +230,14 @@ def _decode_ptx(raw: bytes, name: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise PTXSyntaxError(f"not UTF-8 text ({error.reason} at byte {error.start})", name) from None
+        # the line and column (1-based, in characters, as the parser counts them) of the first bad byte
+        line_start = raw.rfind(b"\n", 0, error.start) + 1
+        line_end = raw.find(b"\n", error.start)
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = len(raw[line_start:error.start].decode("utf-8", errors="replace")) + 1
+        text = raw[line_start:line_end if line_end >= 0 else len(raw)].decode("utf-8", errors="replace")
+        raise PTXSyntaxError(f"not UTF-8 text: byte 0x{raw[error.start]:02x} ({error.reason}) at byte offset "
+                             f"{error.start}", name, line, column, text) from None
 
 
 class GPU:
@@ -251,6 +259,7 @@ class GPU:
             if not isinstance(value, bool):
                 raise ConfigError(f"{flag} must be True or False, got {value!r}", field=flag)
         if isinstance(config, GPUConfig):
+            config = validated(config)       # a GPUConfig built by hand gets the loader's checks
             self.config = config.replace(**overrides) if overrides else config
         elif isinstance(config, str | Path):
             self.config = load_config(config, **overrides)
@@ -371,7 +380,8 @@ class GPU:
         module = Module(str(path) if path else module_ast.file, {}, unsupported, symbols, self.heap)
         for name, program in programs.items():
             if name not in unsupported:
-                timed = generate(program, self.config, self.codegen)
+                counted = name in regs or program.gpusim_regs is not None or bool(program.gpusim_regs_arch)
+                timed = generate(program, self.config, self.codegen, spill=not counted)
                 module.kernels[name] = Kernel(self, module, timed, regs.get(name), regs_note)
         return module
 

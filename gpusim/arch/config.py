@@ -490,6 +490,15 @@ def _coerce(name: str, value: Any, file: str) -> Any:
     return value
 
 
+def validated(config: GPUConfig, file: str = "<GPUConfig>") -> GPUConfig:
+    """``config`` after the checks a loaded config gets (a GPUConfig built by hand skips the loader): the
+    same object when every field is right, else a ConfigError naming the first wrong field."""
+    if not isinstance(config, GPUConfig):
+        raise ConfigError(f"a config is a name, a path or a GPUConfig, got {type(config).__name__}")
+    rebuilt = _build({spec.name: getattr(config, spec.name) for spec in dataclasses.fields(GPUConfig)}, file)
+    return config if rebuilt == config else rebuilt
+
+
 def _build(values: dict[str, Any], file: str) -> GPUConfig:
     """Validate a complete flat mapping of fields and construct the config."""
     for name in values:

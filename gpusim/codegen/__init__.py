@@ -18,7 +18,10 @@ modelled):
    config's ``predicate_latency_cycles`` (13 in ptxas's control bits on sm_80..sm_90); a taken branch
    waits ``taken_branch_cycles`` (a BRA's stall count, 5);
 9. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
-   allow; never across barriers, fences, atomics or warp-synchronous operations).
+   allow; never across barriers, fences, atomics or warp-synchronous operations);
+10. ``regalloc`` (in either mode): registers per thread from a linear scan of the generated code under the
+   launch bounds' cap (``.maxnreg``, ``.maxntid``/``.reqntid``, ``.minnctapersm``), and local-memory spill
+   code for what does not fit.
 
 Every instruction keeps its PTX line, text and CUDA line (``Program.origin`` is the lowered pc it came
 from), so per-line attribution still names the PTX and CUDA source. Functional results are identical
@@ -40,6 +43,7 @@ from gpusim.codegen.ifconvert import if_convert
 from gpusim.codegen.ir import decode, encode, merge_straight_line
 from gpusim.codegen.latency import branch_latencies, predicate_latencies
 from gpusim.codegen.predicates import combine_predicates
+from gpusim.codegen.regalloc import allocate, spill_code
 from gpusim.codegen.schedule import schedule_kernel
 from gpusim.codegen.unroll import unroll_loops
 from gpusim.codegen.vectorize import vectorize_shared_loads
@@ -57,11 +61,24 @@ def check_mode(mode) -> str:
     return mode
 
 
-def generate(program, config, mode: str = DEFAULT_CODEGEN):
-    """The Program the engine times in ``mode`` (a new Program; ``program`` is not changed)."""
+def generate(program, config, mode: str = DEFAULT_CODEGEN, spill: bool = True):
+    """The Program the engine times in ``mode`` (a new Program; ``program`` is not changed), its
+    ``regs_estimate`` from the register allocation of the generated code (``regalloc``); with ``spill``,
+    the values that do not fit under the launch bounds' register cap are spilled (``regalloc.spill_code``).
+    Pass ``spill=False`` when the registers come from elsewhere (ptxas -v, a '// gpusim: regs=' line)."""
     check_mode(mode)
-    if mode == "none" or program.codegen != "none":
+    if program.codegen != "none" or any(note.startswith("regalloc:") for note in program.codegen_notes):
+        return program     # already generated
+    generated = program if mode == "none" else _generate(program, config, mode)
+    allocation = allocate(generated, config)
+    if spill and allocation.spilled:
+        return spill_code(generated, allocation)
+    if generated is program and allocation.registers == program.regs_estimate:
         return program
+    return dataclasses.replace(generated, regs_estimate=allocation.registers)
+
+
+def _generate(program, config, mode: str):
     unmodelled = unmodelled_ops(program.code)
     if unmodelled:
         texts = sorted({program.texts[pc].split()[0].rstrip(";") for pc in unmodelled})

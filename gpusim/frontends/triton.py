@@ -100,18 +100,44 @@ def compile_triton(fn, signature: dict, constants: dict, attrs: dict, cc: tuple[
     return key, _COMPILED[key]
 
 
-def launch(fn, grid, *args, gpu=None, num_warps: int = 4, num_stages: int = 3, enable_fp_fusion: bool = True,
-           **constexprs):
+TRITON_OPTIONS = {"num_warps": 4, "num_stages": 3, "enable_fp_fusion": True}
+"""Triton's compile options ``launch`` takes, with Triton 3.9's defaults."""
+LAUNCH_OPTIONS = ("regs", "shared_bytes", "timing", "trace", "cache_control", "cooperative",
+                  "max_warp_instructions", "progress")
+"""``GPU.launch``'s options ``launch`` passes on (``shared_bytes``: the dynamic shared memory, at least the
+compiled kernel's)."""
+
+
+def launch(fn, grid, *args, gpu=None, **kwargs):
     """Compile ``fn`` (a ``@triton.jit`` function) for ``gpu``'s compute capability and run it; a Run.
 
     ``args`` are the kernel's arguments in order (DeviceArrays, host arrays, numbers); constexpr
-    parameters are passed by name. ``grid`` is an int, a 1-3 tuple, or ``lambda meta: tuple``;
-    ``num_warps``, ``num_stages`` and ``enable_fp_fusion`` are Triton's launch options (defaults:
-    Triton 3.9's)."""
+    parameters are passed by name. ``grid`` is an int, a 1-3 tuple, or ``lambda meta: tuple``.
+    Keywords are resolved as Triton's launcher resolves them: a keyword naming a kernel parameter is that
+    argument, and one naming a compile option (``num_warps``, ``num_stages``, ``enable_fp_fusion``;
+    defaults: Triton 3.9's) sets the option, both at once when a constexpr shares an option's name (as
+    ``num_stages`` in Triton's softmax tutorial). The other keywords are ``GPU.launch``'s options
+    (``regs``, ``shared_bytes``, ``timing``, ``trace``, ``cache_control``, ``cooperative``,
+    ``max_warp_instructions``, ``progress``), unless a kernel parameter has the name (then it is the
+    argument)."""
     require("triton", "triton", "gpusim.triton")
     params = getattr(fn, "params", None)
     if params is None:
         raise KernelCompileError(f"gpusim.triton.launch expects a @triton.jit function, got {type(fn).__name__}")
+    names = {p.name for p in params}
+    constexprs = {k: v for k, v in kwargs.items() if k in names}
+    options = {k: kwargs.get(k, default) for k, default in TRITON_OPTIONS.items()}
+    launch_options = {k: v for k, v in kwargs.items() if k in LAUNCH_OPTIONS and k not in names}
+    unknown = [k for k in kwargs if k not in names and k not in TRITON_OPTIONS and k not in LAUNCH_OPTIONS]
+    if unknown:
+        raise LaunchError(f"Triton kernel '{fn.__name__}' has no parameter '{unknown[0]}' and it is no launch "
+                          f"option; parameters: {', '.join(p.name for p in params)}; options: "
+                          f"{', '.join([*TRITON_OPTIONS, *LAUNCH_OPTIONS])}")
+    for name in ("num_warps", "num_stages"):
+        value = options[name]
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < (1 if name == "num_warps"
+                                                                                          else 0):
+            raise LaunchError(f"Triton option {name} must be a positive int, got {value!r}")
     gpu = resolve_gpu(gpu)
     bound = _bind(fn, params, args, constexprs)
     signature, constants, attrs, runtime = {}, {}, {}, []
@@ -131,11 +157,12 @@ def launch(fn, grid, *args, gpu=None, num_warps: int = 4, num_stages: int = 3, e
         if aligned and not param.do_not_specialize:
             attrs[(param.num,)] = [["tt.divisibility", 16]]
     cc = (gpu.config.cc_major, gpu.config.cc_minor)
-    options = {"num_warps": int(num_warps), "num_stages": int(num_stages), "enable_fp_fusion": bool(enable_fp_fusion)}
+    options = {"num_warps": int(options["num_warps"]), "num_stages": int(options["num_stages"]),
+               "enable_fp_fusion": bool(options["enable_fp_fusion"])}
     key, (ptx, meta) = compile_triton(fn, signature, constants, attrs, cc, options)
     loaded = _load(gpu, key, ptx, fn.__name__)
     grid = grid(dict(bound)) if callable(grid) else grid
-    return _run(gpu, loaded, meta, grid, runtime)
+    return _run(gpu, loaded, meta, grid, runtime, launch_options)
 
 
 def _bind(fn, params, args, constexprs) -> dict:
@@ -177,7 +204,7 @@ def _load(gpu, key, ptx: str, name: str):
     return loaded
 
 
-def _run(gpu, loaded, meta, grid, runtime: list):
+def _run(gpu, loaded, meta, grid, runtime: list, launch_options: dict):
     program = loaded.kernel.program
     n_scratch = len(program.params) - len(runtime)
     if n_scratch < 0:
@@ -207,7 +234,14 @@ def _run(gpu, loaded, meta, grid, runtime: list):
             else:
                 values.append(0)
         block = int(meta.num_warps) * 32
-        run = gpu.launch(loaded.kernel, grid, (block,), values, shared_bytes=int(meta.shared))
+        shared = launch_options.pop("shared_bytes", None)
+        needed = int(meta.shared)
+        if shared is None:
+            shared = needed
+        elif isinstance(shared, bool) or not isinstance(shared, int | np.integer) or shared < needed:
+            raise LaunchError(f"Triton kernel '{program.name}': shared_bytes={shared!r}, but the compiled kernel "
+                              f"uses {needed} bytes of dynamic shared memory (give at least that, or leave it out)")
+        run = gpu.launch(loaded.kernel, grid, (block,), values, shared_bytes=int(shared), **launch_options)
         for array, device in host:
             if array.flags.writeable:
                 array[...] = device.get()

@@ -16,6 +16,7 @@ import numpy as np
 from gpusim.arch import codes as c
 from gpusim.arch.occupancy import occupancy
 from gpusim.errors import LaunchError
+from gpusim.launch.aggregates import aggregate_bytes
 from gpusim.launch.device_memory import DeviceArray
 from gpusim.ptx.lower_tensor import check_tensor_support
 
@@ -78,10 +79,8 @@ def pack_args(program, args: list) -> np.ndarray:
 def _arg_bytes(kernel: str, index: int, slot, value) -> bytes:
     where = f"argument {index} ('{slot.name}', .param .{slot.type}) of kernel '{kernel}'"
     type_code = c.TYPE_CODES.get(slot.type)
-    if type_code is None or slot.size != c.TYPE_BYTES[type_code]:
-        if isinstance(value, bytes | bytearray) and len(value) == slot.size:
-            return bytes(value)
-        raise LaunchError(f"{where}: a {slot.size}-byte aggregate parameter needs a bytes object of that size")
+    if type_code is None or slot.size != c.TYPE_BYTES[type_code] or getattr(slot, "aggregate", False):
+        return aggregate_bytes(where, slot, value)
     if isinstance(value, DeviceArray):
         if slot.size != 8:
             raise LaunchError(f"{where}: a DeviceArray passes a 64-bit pointer, but the parameter is "

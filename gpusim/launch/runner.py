@@ -88,7 +88,8 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     occ, total_shared = check_resources(config, program, threads, regs_per_thread, shared_bytes)
     if regs_source.startswith("estimate") and "registers" in occ.limiters:
         warnings.warn(f"gpusim: kernel '{program.name}': registers per thread ({regs_per_thread}) are gpusim's "
-                      f"estimate from PTX liveness, and they set the occupancy here ({occ.blocks_per_sm} "
+                      f"estimate (a linear-scan allocation of the generated code), and they set the occupancy here "
+                      f"({occ.blocks_per_sm} "
                       "blocks/SM, registers among its limits); give the real count with regs= or a "
                       "'// gpusim: regs=N' line in the PTX (ptxas -v prints it)", stacklevel=3)
     n_blocks = grid3[0] * grid3[1] * grid3[2]

@@ -139,6 +139,7 @@ class Param:
     align: int
     loc: SourceLoc
     ptr_space: str | None = None
+    array: bool = False          # declared with [N] or .vN: an aggregate (a struct or array passed by value)
 
 
 @dataclass

@@ -315,6 +315,7 @@ class DeclarationParser(TokenCursor):
             align=align,
             loc=self.loc(name_token),
             ptr_space=ptr_space,
+            array=bool(dimensions) or vector_length > 1,
         )
 
     def parse_param_list(self, context: str) -> list[Param]:

@@ -89,6 +89,8 @@ class ParamSlot:
     offset: int
     size: int
     is_pointer_sized: bool
+    align: int = 1
+    aggregate: bool = False      # declared as an array (``.b8 p[16]``): a struct or array passed by value
 
 
 @dataclass
@@ -127,6 +129,7 @@ class Program:
     codegen: str = "none"
     origin: list | None = None
     codegen_notes: list = field(default_factory=list)
+    reg_types: list = field(default_factory=list)   # PTX type of each register ("b32", "u64", "pred", ...)
 
     @property
     def n_inst(self) -> int:
@@ -157,7 +160,8 @@ class _FunctionLowering:
             size = c.TYPE_BYTES[c.TYPE_CODES[p.type]] * p.count if p.type in c.TYPE_CODES else 8
             align = max(p.align, 1)
             offset = (offset + align - 1) // align * align
-            self.params.append(ParamSlot(p.name, p.type, offset, size, size == 8 and p.count == 1))
+            self.params.append(ParamSlot(p.name, p.type, offset, size, size == 8 and p.count == 1, align,
+                                         p.array or p.type not in c.TYPE_CODES))
             self.symbols[p.name] = (L.SP_PARAM, offset)
             offset += size
         self.param_bytes = offset
@@ -318,7 +322,8 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
     regs_given = module.gpusim_regs.get(regs_key)
     return Program(
         name=func.name, file=module.file, code=code, n_regs=max(len(fl.reg_names), 1),
-        reg_names=list(fl.reg_names), params=fl.params, param_bytes=fl.param_bytes,
+        reg_names=list(fl.reg_names), reg_types=[func.regs.get(r, "b32") for r in fl.reg_names],
+        params=fl.params, param_bytes=fl.param_bytes,
         shared_static_bytes=shared.static_bytes, dynamic_shared_offset=dynamic_offset,
         local_bytes=fl.local_bytes if linked is None else linked.entry_frame_bytes + linked.static_stack_bytes,
         lines=[ins.loc.line for ins in body],
@@ -574,7 +579,11 @@ def global_var_image(var: ast.VarDecl) -> bytes:
     data = bytearray(size * len(values))
     for i, value in enumerate(values):
         if isinstance(value, float):
-            bits = imm_bits(ast.Imm(value, "float"), type_code)
+            try:
+                bits = imm_bits(ast.Imm(value, "float"), type_code)
+            except ValueError as exc:     # 1.5 in a .u32 variable's initializer: ptxas refuses it too
+                raise PTXSyntaxError(f"initializer of '{var.name}' (.{var.type}): {exc} ({value!r})",
+                                     var.loc.file, var.loc.line, var.loc.column, var.name) from None
         else:   # ints are raw bits for float types (nvcc writes 0fXXXXXXXX), values for integer types
             bits = int(value) & ((1 << (8 * size)) - 1)
         data[i * size:(i + 1) * size] = bits.to_bytes(size, "little")

@@ -3,7 +3,6 @@ builder of one code row (columns in ``gpusim.arch.layout``)."""
 
 from __future__ import annotations
 
-import math
 import struct
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -50,12 +49,18 @@ def imm_bits(imm: ast.Imm, type_code: int) -> int:
             value = struct.unpack("<f", struct.pack("<I", int(imm.value) & 0xFFFFFFFF))[0]
             return struct.unpack("<Q", struct.pack("<d", value))[0]
         return struct.unpack("<Q", struct.pack("<d", float(imm.value)))[0]
-    if imm.kind == "float":
-        value = float(imm.value)
-        if not math.isfinite(value) or value != int(value):
-            raise ValueError("a non-integer float literal where an integer is expected")
-        return int(value) & mask
+    # ptxas: a decimal float literal is never an integer or bit-type operand, and 0f/0d bits only a .bN one
+    name = c.TYPE_NAMES.get(type_code, "b32")
+    if imm.kind == "float" or (imm.kind in ("f32bits", "f64bits") and type_code not in _BIT_TYPES):
+        shown = imm.value if imm.kind == "float" else f"0{'f' if imm.kind == 'f32bits' else 'd'}{int(imm.value):X}"
+        expected = "integer" if name[0] in "su" else "value"
+        raise ValueError(f"a floating-point literal ({shown}) where a .{name} {expected} is expected (ptxas: "
+                         "'Arguments mismatch'); write an integer"
+                         + (", or 0fXXXXXXXX bits for a .b32 operand" if name[0] != "p" else ""))
     return int(imm.value) & mask
+
+
+_BIT_TYPES = frozenset((c.T_B8, c.T_B16, c.T_B32, c.T_B64))
 
 
 def _f32_bits(value: float) -> int:

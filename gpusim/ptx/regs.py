@@ -1,83 +1,195 @@
-"""Registers per thread of a kernel when neither the user nor ptxas says.
+"""Live intervals and a linear-scan register count of a lowered or generated kernel's code.
 
-The estimate is the peak number of simultaneously live 32-bit register units
-(a 64-bit register counts 2, predicates none) from a backward liveness
-analysis over the lowered code, plus 2 for what ptxas reserves, rounded up to
-an even number and at least 8. It is an estimate: ptxas schedules and
-rematerialises, so real counts differ by a few registers either way. Give
-``regs=`` at launch or a ``// gpusim: regs=N`` line in the PTX for an exact figure.
+What ptxas does: it allocates the SASS stream's values to a thread's general registers (predicates live
+in their own 7-register file), reading kernel parameters from constant bank 0 (``c[0x0][0x210]``) as
+operands or loading them just before use, instead of holding them from the kernel's start.
+
+What is modelled (Poletto and Sarkar's linear scan, TOPLAS 1999):
+
+* live intervals over the code in layout order: a register's interval runs from the first pc where it is
+  defined or live to the last pc where it is live or read (a loop stretches an interval over the loop);
+* a register every definition of which is an unguarded ``ld.param`` is a constant-bank operand: it takes
+  no register while only ALU instructions read it; where it must be materialised (an address base, a
+  stored value, an operand of a non-ALU instruction) it takes one from its first such use to its last use;
+* a 64-bit value takes 2 registers, a 32-bit or narrower one 1, a predicate none (predicates are not in
+  ``ptxas -v``'s count);
+* each interval, in order of start, gets the lowest free register (a 64-bit value an even-aligned pair,
+  as SASS's 64-bit operands need), never R1, and the count is the highest register used + 1 +
+  ``RESERVED``: ptxas's listings (programs/sass/sm_90/scale.sass: R1 holds the stack pointer, loaded from
+  ``c[0x0][0x28]``, and "Used 8 registers" is the highest register used, R5, plus 1 plus 2) keep R1 and
+  report two more than the highest register used. At least ``MIN_REGISTERS``.
+
+Simplified: no rematerialisation or coalescing; registers are chosen lowest-first (ptxas spreads them);
+uniform registers (sm_75+) are not modelled. The count is only as faithful as the code it is given:
+ptxas hoists loads and address arithmetic further than gpusim's code-generation stage, so small kernels
+whose SASS keeps many values in flight get fewer registers here than ``ptxas -v`` reports, and loops
+whose invariants ptxas keeps in uniform registers get more (tests/test_regalloc.py prints by how much).
+``gpusim.codegen.regalloc`` adds the launch bounds' cap and spilling.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.ptx.cfg import basic_blocks
 
+RESERVED = 2
+"""Registers ptxas's count includes beyond the highest register used + 1 (see the module docstring)."""
+STACK_POINTER = 1
+"""R1: the stack pointer in every SASS listing (``LDC R1, c[0x0][0x28]``), never allocated to a value."""
+MIN_REGISTERS = 8
+"""The fewest registers the count reports (the allocation granule of a thread on sm_70..sm_90 is 8)."""
 _WIDE = {"b64", "u64", "s64", "f64"}
+_MEMORY = (c.OP_LD, c.OP_ST, c.OP_ATOM, c.OP_RED)
 
 
-def _uses_defs(code: np.ndarray, pc: int) -> tuple[int, int]:
-    """(registers read, registers written) by the instruction at ``pc``, as bit sets (Python ints)."""
-    row = code[pc]
-    uses = 0
+def widths_of(reg_names: list, reg_types: dict) -> list[int]:
+    """32-bit registers each register takes: 2 (64-bit), 1, or 0 (predicate). A register a code-generation
+    pass added (``NAME$pass``) has the type of the register it was made from."""
+    out = []
+    for name in reg_names:
+        kind = reg_types.get(name.split("$", 1)[0], "b32")
+        out.append(0 if kind == "pred" else 2 if kind in _WIDE else 1)
+    return out
+
+
+def _operands(row) -> tuple[list[int], list[int], list[int]]:
+    """(ALU-operand reads, reads that need a register even for a parameter, writes) of one row."""
+    op = int(row[L.F_OP])
+    alu = c.OP_MOV <= op <= c.OP_LAST_ALU
+    soft, hard = [], []
     for i in range(int(row[L.F_NSRC])):
         if row[L.F_SK0 + 2 * i] in (L.SK_REG, L.SK_REGNEG):
-            uses |= 1 << int(row[L.F_SK0 + 2 * i + 1])
-    if row[L.F_ABASE] >= 0:
-        uses |= 1 << int(row[L.F_ABASE])
+            (soft if alu else hard).append(int(row[L.F_SK0 + 2 * i + 1]))
+    if op in _MEMORY and row[L.F_ABASE] >= 0:
+        hard.append(int(row[L.F_ABASE]))
     if row[L.F_GUARD] >= 0:
-        uses |= 1 << int(row[L.F_GUARD])
-    defs = 0
-    for i in range(int(row[L.F_NDST])):
-        if row[L.F_DST0 + i] >= 0:
-            defs |= 1 << int(row[L.F_DST0 + i])
-    return uses, defs
+        hard.append(int(row[L.F_GUARD]))
+    writes = [int(row[L.F_DST0 + i]) for i in range(int(row[L.F_NDST])) if row[L.F_DST0 + i] >= 0]
+    return soft, hard, writes
 
 
-def estimate_registers(code: np.ndarray, reg_names: list, reg_types: dict) -> int:
-    """The estimate described above. Live sets are bit sets (Python ints), so the analysis is linear in
-    the code size times the passes the dataflow needs, not in code size times registers."""
+def parameter_registers(code: np.ndarray) -> set[int]:
+    """Registers written only by unguarded ``ld.param`` (constant-bank operands in SASS)."""
+    param, other = set(), set()
+    for pc in range(code.shape[0]):
+        row = code[pc]
+        writes = _operands(row)[2]
+        is_param = int(row[L.F_OP]) == c.OP_LD and int(row[L.F_SPACE]) == L.SP_PARAM and row[L.F_GUARD] < 0
+        (param if is_param else other).update(writes)
+    return param - other
+
+
+def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, tuple[int, int]]:
+    """Register -> (first pc, last pc) of its live interval, for registers that take a general register."""
     n = code.shape[0]
-    if n == 0:
-        return 8
-    narrow = wide = 0
-    for i, name in enumerate(reg_names):
-        kind = reg_types.get(name, "b32")
-        if kind in _WIDE:
-            wide |= 1 << i
-        elif kind != "pred":
-            narrow |= 1 << i
+    param = parameter_registers(code)
+    uses_defs = []
+    first_hard: dict[int, int] = {}
+    for pc in range(n):
+        soft, hard, writes = _operands(code[pc])
+        uses = 0
+        for r in soft:
+            if r not in param:
+                uses |= 1 << r
+        for r in hard:
+            uses |= 1 << r
+            if r in param:
+                first_hard.setdefault(r, pc)
+        defs = 0
+        for r in writes:
+            if r not in param:
+                defs |= 1 << r
+        uses_defs.append((uses, defs))
     starts, succs = basic_blocks(code)
     ends = starts[1:] + [n]
-    uses_defs = [_uses_defs(code, pc) for pc in range(n)]
     live_in = [0] * (len(starts) + 1)
-
-    def live_out(b: int) -> int:
-        live = 0
-        for s in succs[b]:
-            live |= live_in[s]
-        return live
-
     changed = True
     while changed:
         changed = False
         for b in reversed(range(len(starts))):
-            live = live_out(b)
+            live = 0
+            for s in succs[b]:
+                live |= live_in[s]
             for pc in range(ends[b] - 1, starts[b] - 1, -1):
                 uses, defs = uses_defs[pc]
                 live = (live & ~defs) | uses
             if live != live_in[b]:
                 live_in[b] = live
                 changed = True
-    peak = 0
+    counted = 0
+    for r, width in enumerate(widths):
+        if width:
+            counted |= 1 << r
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
     for b in range(len(starts)):
-        live = live_out(b)
+        live = 0
+        for s in succs[b]:
+            live |= live_in[s]
         for pc in range(ends[b] - 1, starts[b] - 1, -1):
             uses, defs = uses_defs[pc]
+            touched = (live | uses | defs) & counted
             live = (live & ~defs) | uses
-            peak = max(peak, (live & narrow).bit_count() + 2 * (live & wide).bit_count())
-    estimate = peak + 2
-    estimate += estimate % 2
-    return max(8, min(estimate, 255))
+            while touched:
+                low = touched & -touched
+                r = low.bit_length() - 1
+                touched ^= low
+                first[r] = min(first.get(r, pc), pc)
+                last[r] = max(last.get(r, pc), pc)
+    out = {}
+    for r in first:
+        lo = max(first[r], first_hard[r]) if r in param else first[r]
+        out[r] = (lo, max(last[r], lo))
+    return out
+
+
+def _fit(free: list[bool], width: int, limit: int) -> int:
+    """The lowest register (aligned to ``width``, as a 64-bit pair must be) with ``width`` free ones below
+    ``limit``, or -1."""
+    for i in range(0, limit - width + 1, width):
+        if all(free[i:i + width]):
+            return i
+    return -1
+
+
+def linear_scan(intervals: dict[int, tuple[int, int]], widths: list[int], limit: int = 253):
+    """(registers the assignment reaches: its highest register + 1, registers spilled) of a linear scan that
+    gives each interval, in order of start, the lowest free register (an even-aligned pair for a 64-bit
+    value; R1, the stack pointer, never). Registers at or above ``limit`` are not used: when nothing fits,
+    the interval ending furthest away is spilled (Poletto and Sarkar's heuristic)."""
+    order = sorted(intervals, key=lambda r: (intervals[r][0], r))
+    free = [True] * 256
+    free[STACK_POINTER] = False
+    active: dict[int, int] = {}          # register -> its first physical register
+    top = STACK_POINTER + 1
+    spilled = []
+    for r in order:
+        start, end = intervals[r]
+        for a in [a for a in active if intervals[a][1] <= start]:
+            phys = active.pop(a)
+            free[phys:phys + widths[a]] = [True] * widths[a]
+        while (phys := _fit(free, widths[r], limit)) < 0:
+            victim = max([*active, r], key=lambda a: (intervals[a][1], a))
+            spilled.append(victim)
+            if victim == r:
+                break
+            vphys = active.pop(victim)
+            free[vphys:vphys + widths[victim]] = [True] * widths[victim]
+        if phys < 0:
+            continue
+        free[phys:phys + widths[r]] = [False] * widths[r]
+        active[r] = phys
+        top = max(top, phys + widths[r])
+    return top, sorted(spilled)
+
+
+def estimate_registers(code: np.ndarray, reg_names: list, reg_types: dict) -> int:
+    """Registers per thread of ``code`` by the linear scan above, uncapped (at least MIN_REGISTERS)."""
+    if code.shape[0] == 0:
+        return MIN_REGISTERS
+    widths = widths_of(reg_names, reg_types)
+    top, _ = linear_scan(live_intervals(code, widths), widths)
+    return max(MIN_REGISTERS, min(top + RESERVED, 255))

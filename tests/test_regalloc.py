@@ -1,0 +1,192 @@
+"""Registers without ptxas: the linear-scan allocation of the generated code (gpusim.ptx.regs,
+gpusim.codegen.regalloc) against ``ptxas -v``, the launch bounds' cap and the spill code above it.
+
+The reference counts (tests/data/ptxas_regs.json) are ``ptxas -arch=ARCH -v`` on every kernel of the
+conformance corpus (tests/corpus, tests/corpus_llm, sm_90) and of the numba.cuda and Triton examples
+(tests/data/frontend_ptx: numba sm_90, Triton sm_80), written by scripts/ptxas_reference.py; these tests
+never run ptxas. The caps are computed here from the config's register file, allocation unit and
+threads per block, by the rule ptxas documents for ``__launch_bounds__``.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpusim
+from gpusim.codegen.regalloc import register_cap
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = json.loads((ROOT / "tests" / "data" / "ptxas_regs.json").read_text())
+CONFIGS = {"sm_90": "h100-sxm", "sm_80": "a100"}
+
+
+def _allocations() -> list[tuple[str, str, int, int, int | None]]:
+    """(file, kernel, ptxas -v, gpusim's count, the launch bounds' cap) for every reference kernel."""
+    gpus = {arch: gpusim.GPU(name) for arch, name in CONFIGS.items()}
+    rows = []
+    for rel, entry in sorted(REFERENCE.items()):
+        gpu = gpus[entry["arch"]]
+        module = gpu.load_ptx((ROOT / rel).read_text(), rel)      # load_ptx never runs ptxas
+        for name, ptxas in sorted(entry["kernels"].items()):
+            program = module[name].program
+            cap, _ = register_cap(program.directives, gpu.config)
+            rows.append((rel, name, ptxas, program.regs_estimate, cap))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def allocations():
+    return _allocations()
+
+
+def test_the_reference_covers_the_corpus_and_the_python_examples():
+    corpus = {f"tests/corpus/{p.name}" for p in (ROOT / "tests" / "corpus").glob("*.ptx")}
+    corpus |= {f"tests/corpus_llm/{p.name}" for p in (ROOT / "tests" / "corpus_llm").glob("*.ptx")}
+    assert corpus <= set(REFERENCE), f"no ptxas reference for {sorted(corpus - set(REFERENCE))}"
+    frontends = [rel for rel in REFERENCE if rel.startswith("tests/data/frontend_ptx/")]
+    assert any("numba_" in rel for rel in frontends) and any("triton_" in rel for rel in frontends)
+
+
+def test_counts_never_exceed_the_launch_bounds_cap(allocations):
+    """A kernel with __launch_bounds__ never gets more registers than its cap (the 84-registers-refused
+    failure of issue 27): above it, values spill."""
+    capped = [(rel, name, ours, cap) for rel, name, _, ours, cap in allocations if cap is not None]
+    assert len(capped) >= 8
+    assert all(ours <= cap for _, _, ours, cap in capped), capped
+
+
+@pytest.mark.xfail(strict=True, reason="issue 27's target is not met for every kernel with launch bounds: "
+                   "gpusim's generated code keeps more values in flight than ptxas's SASS in the layer norms "
+                   "(64 needed against ptxas's 26: capped at 32 and spilled) and fewer in reduce5/reduce6")
+def test_every_kernel_with_launch_bounds_within_15_percent(allocations):
+    bounded = [row for row in allocations if row[4] is not None]
+    off = [row for row in bounded if abs(row[3] - row[2]) > 0.15 * row[2]]
+    assert not off
+
+
+def test_distribution_against_ptxas(allocations, capsys):
+    errors = [(ours - ptxas) / ptxas for _, _, ptxas, ours, _ in allocations]
+    size = [abs(e) for e in errors]
+    within = sum(e <= 0.15 for e in size)
+    with capsys.disabled():
+        print(f"\nregisters vs ptxas -v on {len(errors)} kernels: {within} within 15 %, median |error| "
+              f"{statistics.median(size):.0%}, worst {max(size):.0%}, mean signed {statistics.mean(errors):+.0%}")
+    # a regression guard, not the target (the target is the xfail test below): the median error this
+    # allocator reached when it was written (22 %) may not grow past 25 %
+    assert statistics.median(size) <= 0.25
+
+
+@pytest.mark.xfail(strict=True, reason="issue 24's target is not met: ptxas schedules loads and address "
+                   "arithmetic further ahead than gpusim's code generation (more values in flight: most "
+                   "small kernels get fewer registers here) and keeps loop invariants in uniform registers "
+                   "(gpusim's numba matmul/conv1d get more); see docs/kernels.md, 'Registers'")
+def test_every_kernel_within_15_percent_of_ptxas(allocations):
+    off = [row for row in allocations if abs(row[3] - row[2]) > 0.15 * row[2]]
+    assert not off
+
+
+def _cap_by_rule(config, threads: int, blocks: int) -> int:
+    """ptxas's __launch_bounds__ rule, written out: the most registers per thread R for which ``blocks``
+    blocks of ``threads`` threads fit the register file, a warp's registers rounded up to the unit."""
+    warps = -(-threads // 32)
+    best = 0
+    for regs in range(1, config.max_registers_per_thread + 1):
+        per_warp = -(-regs * 32 // config.register_allocation_unit) * config.register_allocation_unit
+        if blocks * warps * per_warp <= config.registers_per_sm and warps * per_warp <= config.max_registers_per_block:
+            best = regs
+    return best
+
+
+_HEADER = """.version 8.0
+.target sm_90
+.address_size 64
+"""
+
+
+@pytest.mark.parametrize("bounds, expected", [
+    (".maxntid 1024, 1, 1\n.minnctapersm 2", lambda cfg: _cap_by_rule(cfg, 1024, 2)),
+    (".maxntid 256, 1, 1\n.minnctapersm 3", lambda cfg: _cap_by_rule(cfg, 256, 3)),
+    (".reqntid 128, 1, 1", lambda cfg: _cap_by_rule(cfg, 128, 1)),
+    (".maxnreg 40", lambda cfg: 40),
+    (".maxntid 1024, 1, 1\n.maxnreg 40", lambda cfg: min(40, _cap_by_rule(cfg, 1024, 1))),
+])
+def test_launch_bounds_cap(bounds, expected):
+    gpu = gpusim.GPU("h100-sxm")
+    text = _HEADER + f".visible .entry k(.param .u64 p)\n{bounds}\n{{\nret;\n}}\n"
+    program = gpu.load_ptx(text)["k"].program
+    cap, reason = register_cap(program.directives, gpu.config)
+    assert cap == expected(gpu.config) and reason
+    if ".minnctapersm 2" in bounds:
+        assert cap == 32          # the issue's example: __launch_bounds__(1024, 2) on a 64 K-register SM
+
+
+N_VALUES = 24
+
+
+def _pressure_ptx(bounds: str) -> str:
+    """Each thread loads N_VALUES floats and sums them last-loaded first: all stay live together."""
+    loads = "\n".join(f"ld.global.f32 %f{i}, [%rd4+{4 * i}];" for i in range(N_VALUES))
+    chain = [f"add.f32 %f{N_VALUES}, %f{N_VALUES - 1}, %f{N_VALUES - 2};"]
+    chain += [f"add.f32 %f{N_VALUES}, %f{N_VALUES}, %f{i};" for i in range(N_VALUES - 3, -1, -1)]
+    return _HEADER + f""".visible .entry pressure(.param .u64 src, .param .u64 dst)
+{bounds}
+{{
+.reg .b32 %r<2>;
+.reg .f32 %f<{N_VALUES + 1}>;
+.reg .b64 %rd<8>;
+mov.u32 %r1, %tid.x;
+ld.param.u64 %rd1, [src];
+ld.param.u64 %rd2, [dst];
+mul.wide.u32 %rd3, %r1, {4 * N_VALUES};
+add.s64 %rd4, %rd1, %rd3;
+{loads}
+{chain[0]}
+{chr(10).join(chain[1:])}
+mul.wide.u32 %rd5, %r1, 4;
+add.s64 %rd6, %rd2, %rd5;
+st.global.f32 [%rd6], %f{N_VALUES};
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("timing", [False, True])
+def test_above_the_cap_values_spill_to_local_memory_and_are_timed(timing):
+    threads = 64
+    x = np.random.default_rng(3).standard_normal((threads, N_VALUES)).astype(np.float32)
+    expected = x.astype(np.float64).sum(axis=1)
+    bound = 4 * np.abs(x).astype(np.float64).sum(axis=1) * N_VALUES * 2.0 ** -24   # gamma_k * sum |x|
+    results = {}
+    for bounds in ("", ".maxnreg 16"):
+        gpu = gpusim.GPU("h100-sxm", sms=1)
+        kernel = gpu.load_ptx(_pressure_ptx(bounds))["pressure"]
+        src, dst = gpu.to_device(x), gpu.zeros(threads, np.float32)
+        run = gpu.launch(kernel, 1, threads, [src, dst], timing=timing)
+        assert np.all(np.abs(dst.get() - expected) <= bound)
+        results[bounds] = (kernel, run)
+    free_kernel, free_run = results[""]
+    capped_kernel, capped_run = results[".maxnreg 16"]
+    assert free_kernel.program.regs_estimate > 16 + 2     # the values need more than the cap allows
+    assert capped_run.regs_per_thread <= 16 and capped_run.regs_per_thread == capped_kernel.program.regs_estimate
+    assert capped_kernel.program.local_bytes > free_kernel.program.local_bytes
+    assert any(note.startswith("regalloc:") for note in capped_kernel.program.codegen_notes)
+    texts = capped_kernel.program.texts
+    assert any(t.startswith("st.local (spill") for t in texts) and any(t.startswith("ld.local (spill") for t in texts)
+    if timing:
+        ld, st = ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum")
+        assert free_run.metrics[ld] == 0 and free_run.metrics[st] == 0
+        assert capped_run.metrics[ld] > 0 and capped_run.metrics[st] > 0
+
+
+def test_a_ptxas_count_turns_the_spill_code_off(tmp_path):
+    """Registers from a '// gpusim: regs=' line (ptxas's own count) are ptxas's, spills included: no spill code."""
+    path = tmp_path / "pressure.ptx"
+    path.write_text("// gpusim: regs=16 kernel=pressure\n" + _pressure_ptx(".maxnreg 16"))
+    kernel = gpusim.GPU("h100-sxm").load(path)["pressure"]
+    assert not any(t.startswith(("st.local (spill", "ld.local (spill")) for t in kernel.program.texts)
+    assert kernel.registers_per_thread() == (16, "'// gpusim: regs=' line in the PTX")
