@@ -85,7 +85,8 @@ def _headline(run) -> str:
     timing = f"{run.cycles} cycles, {run.seconds * 1e6:.3f} us" if run.timing else "functional run"
     return (
         f'<div class="headline"><b>{html.escape(run.program.name)}</b> on {html.escape(config.name)} '
-        f"({config.sms} SMs): {timing}</div>"
+        f"({config.sms} SMs): {timing}; code generation: {html.escape(run.codegen)}"
+        f"{' (' + html.escape(run.codegen_reason) + ')' if run.codegen_reason else ''}</div>"
     )
 
 
