@@ -470,3 +470,27 @@ def test_the_configs_taken_branch_cost_is_what_a_loop_trip_pays():
         cycles.append(int(gpu.launch(gpu.load_ptx(_LOOP, "loop.ptx")["k"], grid=1, block=1, args=[out]).cycles))
     assert cycles[1] - cycles[0] == (cfg.int32_latency_cycles + cfg.predicate_latency_cycles
                                      + cfg.taken_branch_cycles)
+
+
+def test_run_says_a_tensor_core_kernel_was_timed_as_written():
+    """gemm_bf16_mma has mma.sync/ldmatrix (deps.unmodelled_ops): GPU(codegen="ptxas") leaves it as written, and
+    the run, text report, JSON and HTML summary say "none" and name the operations; a plain kernel says ptxas."""
+    from gpusim.codegen.deps import unmodelled_ops
+
+    gpu = GPU("h100-sxm", sms=2, codegen="ptxas")
+    mma = run_program("gemm_bf16_mma", gpu=gpu, timing=False).runs[0]
+    program = mma.program
+    unmodelled = unmodelled_ops(program.code)
+    assert unmodelled and program.origin is None and program.codegen == "ptxas"   # requested, not applied
+    ops = sorted({program.texts[pc].split()[0].rstrip(";") for pc in unmodelled})
+    assert mma.codegen == "none" and all(op in mma.codegen_reason for op in ops)
+    data = mma.to_dict()
+    assert (data["codegen"], data["codegen_requested"], data["codegen_reason"]) == ("none", "ptxas", mma.codegen_reason)
+    assert f"code generation: none (the PTX in program order, as written; {mma.codegen_reason})" in mma.report()
+    assert "code generation: none" in mma._repr_html_()
+    plain = run_program("vecadd", gpu=gpu, timing=False).runs[0]
+    assert not unmodelled_ops(plain.program.code)
+    assert (plain.codegen, plain.codegen_reason) == ("ptxas", "")
+    assert plain.to_dict()["codegen_reason"] == "" and "code generation: ptxas" in plain._repr_html_()
+    written = run_program("vecadd", gpu=GPU("h100-sxm", sms=2, codegen="none"), timing=False).runs[0]
+    assert written.codegen == "none" and 'codegen="none"' in written.codegen_reason

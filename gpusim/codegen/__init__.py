@@ -28,7 +28,8 @@ from), so per-line attribution still names the PTX and CUDA source. Functional r
 in both modes (the passes rewrite only what they prove equal). ``mode="none"`` returns the Program as
 lowered: PTX in program order, as written. A kernel with an operation the passes do not model (calls,
 printf, textures, tensor-core and cp.async instructions, ``bar.warp.sync``: ``deps.unmodelled_ops``) is
-left as written in either mode, and its notes say so.
+left as written in either mode, and its notes say so; ``timed_mode`` says which mode actually timed a
+Program (``Run.codegen``, ``Run.codegen_reason``, the report and the JSON use it).
 """
 
 from __future__ import annotations
@@ -59,6 +60,23 @@ def check_mode(mode) -> str:
         raise ConfigError(f"codegen must be one of {', '.join(map(repr, MODES))} ('ptxas': time the stream "
                           f"ptxas would make; 'none': the PTX as written), got {mode!r}", field="codegen")
     return mode
+
+
+def timed_mode(program) -> tuple[str, str]:
+    """The code generation that made ``program``'s instruction stream, and why it is not the one requested.
+
+    Returns ``("ptxas", "")`` when the passes ran, ``("none", reason)`` otherwise: ``reason`` names the
+    operations that made the stage leave the kernel as written under ``GPU(codegen="ptxas")``, or says
+    that ``GPU(codegen="none")`` asked for the PTX as written. The passes ran exactly when the stream
+    records where each row came from (``Program.origin``, set by ``ir.encode``).
+    """
+    requested = getattr(program, "codegen", "none")
+    if requested != "none" and getattr(program, "origin", None) is not None:
+        return requested, ""
+    if requested == "none":
+        return "none", 'GPU(codegen="none"): the PTX as written'
+    notes = list(getattr(program, "codegen_notes", []))
+    return "none", (notes[0] if notes else "left as written")
 
 
 def generate(program, config, mode: str = DEFAULT_CODEGEN, spill: bool = True):

@@ -115,6 +115,21 @@ class Run:
         return self._trace is not None
 
     @property
+    def codegen(self) -> str:
+        """The code generation that timed this run: "ptxas" (gpusim.codegen's passes ran) or "none" (the PTX
+        as written, also when GPU(codegen="ptxas") was asked for a kernel the passes do not model)."""
+        from gpusim.codegen import timed_mode
+
+        return timed_mode(self.program)[0]
+
+    @property
+    def codegen_reason(self) -> str:
+        """Why the PTX ran as written ("" when ``codegen`` is "ptxas"): gpusim.codegen.timed_mode."""
+        from gpusim.codegen import timed_mode
+
+        return timed_mode(self.program)[1]
+
+    @property
     def kernel_name(self) -> str:
         return self.program.name
 

@@ -170,9 +170,12 @@ def report_text(run) -> str:
 
 
 def _codegen_line(program) -> str:
-    if getattr(program, "codegen", "none") == "none":
-        return "none (the PTX in program order, as written)"
-    return f"ptxas-like ({program.codegen}: folding, unrolling, if-conversion, scheduling; gpusim.codegen)"
+    from gpusim.codegen import timed_mode
+
+    mode, reason = timed_mode(program)
+    if mode == "none":
+        return f"none (the PTX in program order, as written; {reason})"
+    return f"ptxas-like ({mode}: folding, unrolling, if-conversion, scheduling; gpusim.codegen)"
 
 
 def _launch_section(run) -> list[str]:
@@ -281,7 +284,9 @@ def run_dict(run) -> dict:
         "grid": list(run.grid),
         "block": list(run.block),
         "timing": run.timing,
-        "codegen": getattr(run.program, "codegen", "none"),
+        "codegen": run.codegen,
+        "codegen_requested": getattr(run.program, "codegen", "none"),
+        "codegen_reason": run.codegen_reason,
         "codegen_passes": list(getattr(run.program, "codegen_notes", [])),
         "cycles": int(run.cycles) if run.timing else None,
         "seconds": float(run.seconds) if run.timing else None,

@@ -34,5 +34,6 @@ def headline_html(run) -> str:
     return (
         f'<div class="headline"><b>{html.escape(run.program.name)}</b> on {html.escape(config.name)} '
         f"({config.sms} {term_link('sm', 'SMs')}), {term_link('grid')} {run.grid}, {term_link('block')} "
-        f"{run.block}: {timing}</div>"
+        f"{run.block}: {timing}; code generation: {html.escape(run.codegen)}"
+        f"{' (' + html.escape(run.codegen_reason) + ')' if run.codegen_reason else ''}</div>"
     )
