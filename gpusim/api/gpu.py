@@ -31,6 +31,7 @@ from gpusim.errors import (
     ConfigError,
     GpusimError,
     IllegalAddressError,
+    KernelAssertionError,
     KernelAttributeError,
     KernelNotFoundError,
     LaunchError,
@@ -39,9 +40,10 @@ from gpusim.errors import (
     UnsupportedPTXError,
 )
 from gpusim.launch.checks import check_launch_options
-from gpusim.launch.device_memory import DeviceArray, DeviceHeap, symbol_array
+from gpusim.launch.device_memory import DeviceArray, DeviceHeap, check_usable, symbol_array
 from gpusim.launch.faults import internal_error, with_allocation
 from gpusim.launch.printf import PRINTF_MODES
+from gpusim.launch.sanitize import check_action, parse_sanitize, print_assertion
 from gpusim.ptx.lower import Program, lower_module
 from gpusim.ptx.parser import parse_ptx
 
@@ -219,15 +221,22 @@ class GPU:
     """A simulated GPU: a config, device memory, and launches."""
 
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
-                 synccheck: bool = True, printf: str = "print", reconvergence: str | None = None,
-                 codegen: str = DEFAULT_CODEGEN, **overrides):
+                 synccheck: bool | None = None, printf: str = "print", reconvergence: str | None = None,
+                 codegen: str = DEFAULT_CODEGEN, sanitize=None, sanitize_action: str = "raise", **overrides):
         check_mode(codegen)
         self.codegen = codegen
         """Code generation: "ptxas" (times the stream ptxas would make, gpusim.codegen) or "none" (PTX as
         written)."""
-        for flag, value in (("initcheck", initcheck), ("synccheck", synccheck)):
-            if not isinstance(value, bool):
-                raise ConfigError(f"{flag} must be True or False, got {value!r}", field=flag)
+        if not isinstance(initcheck, bool):
+            raise ConfigError(f"initcheck must be True or False, got {initcheck!r}", field="initcheck")
+        if synccheck is not None and not isinstance(synccheck, bool):
+            raise ConfigError(f"synccheck must be True, False or None (as the hardware), got {synccheck!r}",
+                              field="synccheck")
+        self.sanitize = parse_sanitize(sanitize)
+        """The sanitizers on (memcheck, racecheck, synccheck, initcheck; docs/sanitizers.md)."""
+        self.sanitize_action = check_action(sanitize_action)
+        """'raise': a sanitizer's findings raise its error at the end of the run; 'report': only reported."""
+        initcheck = initcheck or "initcheck" in self.sanitize
         if isinstance(config, GPUConfig):
             self.config = config.replace(**overrides) if overrides else config
         elif isinstance(config, str | Path):
@@ -242,7 +251,9 @@ class GPU:
         """'print': device printf output goes to Python's stdout after each launch (and to run.stdout);
         'capture': only to run.stdout."""
         self.initcheck = initcheck
-        self.synccheck = synccheck     # False: exited or skipping threads no longer count (Volta hardware)
+        self.synccheck = synccheck
+        """None: as the hardware (exited threads count as arrived on cc >= 7.0, with a warning); True: a
+        synccheck error; False: nothing checked."""
         self.reconvergence = check_reconvergence(reconvergence, self.config)   # "ipdom" or "its"
         self._load_allocations: list[int] = []
         self.heap = DeviceHeap(self.config.dram_bytes, initcheck=initcheck)
@@ -252,8 +263,19 @@ class GPU:
         self.flushed_bytes = 0
         """Dirty L2 bytes written back to DRAM by flushes (outside every kernel's counters)."""
 
+    def reset(self) -> None:
+        """cudaDeviceReset: clear a sticky error (a failed device assert), free every allocation and module
+        variable (load modules again) and empty the L2."""
+        self.heap = DeviceHeap(self.config.dram_bytes, initcheck=self.initcheck)
+        self._load_allocations = []
+        self._l2_state = None
+
+    def _check_usable(self) -> None:
+        check_usable(self.heap)
+
     # ------------------------------------------------------------ memory
     def to_device(self, host) -> DeviceArray:
+        self._check_usable()
         if not isinstance(host, np.ndarray | list | tuple | int | float | complex | np.generic) or \
                 isinstance(host, bool | str | bytes):
             raise LaunchError(f"to_device takes a numpy array (or a list of numbers), got {type(host).__name__}")
@@ -267,6 +289,7 @@ class GPU:
 
     def empty(self, shape, dtype=np.float32) -> DeviceArray:
         """Device memory not written yet (zero-filled, but initcheck reports a kernel reading it)."""
+        self._check_usable()
         return DeviceArray(self.heap, shape, dtype)
 
     def zeros(self, shape, dtype=np.float32) -> DeviceArray:
@@ -381,6 +404,7 @@ class GPU:
                               f"(as ncu --cache-control), got {cache_control!r}")
         if cache_control == "all":
             self.flush_caches()
+        self._check_usable()
         self.launch_count += 1
         try:
             return execute_launch(self, kernel, grid, block, args, shared_bytes, timing=timing, regs=regs,
@@ -391,6 +415,10 @@ class GPU:
             if named is exc:
                 raise
             raise named from None
+        except KernelAssertionError as exc:
+            self.heap.sticky_error = exc      # CUDA's sticky error: every later call fails until reset()
+            print_assertion(exc.messages)
+            raise
         except GpusimError:
             raise
         except Exception as exc:   # the safety net: nothing from numba or numpy reaches the user raw

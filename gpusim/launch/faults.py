@@ -20,9 +20,11 @@ from gpusim.errors import (
     CallStackOverflowError,
     GpusimError,
     IllegalAddressError,
+    InitcheckError,
     InternalError,
+    MemcheckError,
     SimulationLimitError,
-    UninitializedMemoryError,
+    SynccheckError,
     WarpSyncError,
 )
 from gpusim.launch.device_memory import hex_address
@@ -52,6 +54,10 @@ def raise_engine_error(m, program) -> None:
     block, thread = thread_of(m, m.launch, w, lane)
     if kind == S.ERR_BARRIER:
         raise _barrier_error(m, program, pc, w, address, block)
+    if kind == S.ERR_ASSERT:
+        from gpusim.launch.assertions import assertion_error
+
+        raise assertion_error(m, program, thread_of, where)
     line = program.lines[pc] if 0 <= pc < program.n_inst else 0
     head = f"kernel '{program.name}' block {block} thread {thread} at {where(program, pc)}"
     if kind in (S.ERR_OUT_OF_BOUNDS, S.ERR_MISALIGNED):
@@ -71,10 +77,16 @@ def raise_engine_error(m, program) -> None:
             if 0 <= pc < program.n_inst else 1
         raise error
     if kind == S.ERR_UNINITIALIZED:
-        raise UninitializedMemoryError(f"uninitialized global memory read (initcheck): {head}: address "
+        raise InitcheckError(f"uninitialized global memory read (initcheck): {head}: address "
                                        f"{hex_address(address)} was never written by the host or a kernel",
                                        kernel=program.name, block=block, thread=thread, line=line,
                                        address=address)
+    if kind == S.ERR_MEMCHECK:
+        declared = int(m.launch[S.L_SHARED_BYTES])
+        raise MemcheckError(f"memcheck: invalid __shared__ access: {head}{_cuda_line(program, pc)}: address "
+                            f"{address} is past the block's {declared} bytes of shared memory (inside the "
+                            f"{int(m.launch[S.L_SHARED_LIMIT])}-byte allocation the hardware would run it in)",
+                            kernel=program.name, block=block, thread=thread, line=line, address=address)
     if kind == S.ERR_STACK_OVERFLOW:
         raise SimulationLimitError(f"{head}: divergence nested deeper than the SIMT stack "
                                    f"({m.stk_pc.shape[1]} entries)")
@@ -189,6 +201,13 @@ def activity_report(m, program, shown: int = 8) -> str:
     return "\n".join(lines)
 
 
+def _cuda_line(program, pc: int) -> str:
+    """`` (CUDA line N)`` when the PTX has ``.loc`` lines for ``pc``, else empty."""
+    if 0 <= pc < program.n_inst and int(program.code[pc, L.F_SRCLINE]):
+        return f" (CUDA line {int(program.code[pc, L.F_SRCLINE])})"
+    return ""
+
+
 def _barrier_error(m, program, pc, w, lanes, block) -> BarrierError:
     """synccheck's report: the barrier's line and the threads (of warp slot ``w``, lanes ``lanes``) that
     skipped it."""
@@ -200,11 +219,19 @@ def _barrier_error(m, program, pc, w, lanes, block) -> BarrierError:
     exited = int(m.exited[w]) & lanes == lanes
     how = "exited without reaching it" if exited else "did not reach it with the others (divergent)"
     shown = _ranges(ids)
-    return BarrierError(f"barrier error (synccheck): kernel '{program.name}' block {block}: the bar.sync at "
+    return SynccheckError(f"barrier error (synccheck): kernel '{program.name}' block {block}: the bar.sync at "
                         f"{where(program, pc)} is a block-wide barrier, but threads {shown} (warp "
                         f"{int(m.warp_index[w])}) {how}; every thread of the block must reach it "
-                        "(__syncthreads() in code only some threads run)", kernel=program.name, block=block,
+                        "(__syncthreads() in code only some threads run)" + _exited_hint(m, exited),
+                        kernel=program.name, block=block,
                         line=line, skipped=skipped)
+
+
+def _exited_hint(m, exited: bool) -> str:
+    if exited and int(m.launch[S.L_SYNCCHECK]) == S.SYNC_STRICT:
+        return ("; on compute capability 7.0+ GPUs exited threads count as arrived: without "
+                "sanitize='synccheck' (or synccheck=True) gpusim runs it as they do, with a warning")
+    return ""
 
 
 def _ranges(ids: list[int]) -> str:

@@ -45,6 +45,12 @@ class Run:
     """The kernel's device printf output (gpusim.launch.printf: block, warp, then each warp's calls in order)."""
     printf_dropped: int = 0
     """printf records that did not fit the printf buffer (printf_fifo_bytes)."""
+    warnings: list = field(default_factory=list)
+    """One line per thing a sanitizer would report that ran as on the hardware (gpusim.launch.sanitize)."""
+    sanitizer_report: str = ""
+    """The sanitizers' report (racecheck's, like compute-sanitizer's), empty when none ran."""
+    hazards: list = field(default_factory=list)
+    """racecheck's hazards (dicts: type, line0/line1, thread0/thread1, block, address, count)."""
 
     @property
     def seconds(self) -> float:

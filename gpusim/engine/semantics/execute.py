@@ -33,8 +33,16 @@ from gpusim.engine.semantics.its import (
     its_warpsync,
     warpsync_missing,
 )
-from gpusim.engine.semantics.memops import atomic_update, extend_loaded, read_element, resolve, write_element
+from gpusim.engine.semantics.memops import (
+    atomic_update,
+    error_kind,
+    extend_loaded,
+    read_element,
+    resolve,
+    write_element,
+)
 from gpusim.engine.semantics.operands import read_src
+from gpusim.engine.semantics.racecheck import race_access, race_barrier
 from gpusim.engine.semantics.simt import (
     STATUS_BARRIER,
     STATUS_ERROR,
@@ -47,6 +55,7 @@ from gpusim.engine.semantics.simt import (
     fail,
     normalize,
 )
+from gpusim.engine.semantics.synccheck import barrier_check, exit_check, real_lanes
 from gpusim.engine.semantics.tensor import tensor_op
 from gpusim.engine.semantics.texture import exec_texture
 from gpusim.engine.semantics.warpops import warp_op
@@ -205,9 +214,7 @@ def exec_memory(m, row, pc, w, mask):
                     address &= 0xFFFFFFFF
             got_space, got_offset = resolve(m, space, address, total, total, op != c.OP_ST)
             if got_space < 0:
-                kind = S.ERR_OUT_OF_BOUNDS if got_offset == 1 else (
-                    S.ERR_MISALIGNED if got_offset == 2 else S.ERR_UNINITIALIZED)
-                return fail(m, kind, pc, w, lane, address)
+                return fail(m, error_kind(got_offset), pc, w, lane, address)
             if first_space < 0:
                 first_space = got_space   # mixed generic spaces: timed as the first lane's; each lane
             m.lane_addr[lane] = got_offset
@@ -219,6 +226,10 @@ def exec_memory(m, row, pc, w, mask):
     req[S.MR_MASK] = mask
     req[S.MR_BYTES] = total
     # pass 2: perform the accesses in lane order
+    if m.launch[S.L_RACECHECK] != 0 and op != c.OP_ATOM and op != c.OP_RED:
+        for lane in range(32):
+            if (mask >> lane) & 1 and np.int64(m.snap[lane]) == L.SP_SHARED:
+                race_access(m, w, lane, pc, bslot, m.lane_addr[lane], total, op == c.OP_ST)
     if op == c.OP_LD:
         req[S.MR_KIND] = S.MR_LOAD
         sign64 = (row[L.F_MODS] & L.MEM_DST64) != 0 and c.TYPE_SIGNED[ty] == 1
@@ -339,45 +350,6 @@ def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, m
 
 
 @compiled_only
-def _real_lanes(m, w):
-    """The lanes of warp slot ``w`` that are threads of its block (a last warp may be partial)."""
-    lanes = min(32, m.launch[S.L_THREADS_PER_BLOCK] - m.warp_index[w] * 32)
-    return (1 << lanes) - 1
-
-
-@compiled_only
-def _barrier_check(m, pc, w, mask):
-    """synccheck at a block-wide ``bar.sync`` (no thread count) that warp ``w`` reaches with ``mask``: every
-    thread of the block must reach it. Fails (ERR_BARRIER: pc, the skipping warp, its skipping lanes) when
-    lanes of ``w`` are elsewhere or have exited, or when a warp of the block exited without reaching the
-    barrier this one is at (fewer block-wide arrivals than this warp's)."""
-    missing = _real_lanes(m, w) & ~mask
-    if missing != 0:
-        return fail(m, S.ERR_BARRIER, pc, w, 0, missing)
-    m.bar_arrivals[w] += 1
-    k = m.bar_arrivals[w]
-    first = w - m.warp_index[w]
-    for v in range(first, first + m.launch[S.L_WARPS_PER_BLOCK]):
-        if v != w and m.sp[v] < 0 and m.bar_arrivals[v] < k:
-            return fail(m, S.ERR_BARRIER, pc, v, 0, _real_lanes(m, v))
-    return STATUS_OK
-
-
-@compiled_only
-def _barrier_skipped_by_exit(m, w):
-    """synccheck when warp ``w`` exits: the pc of a block-wide barrier another warp of the block waits at
-    and ``w`` never reached, or -1."""
-    k = m.bar_arrivals[w]
-    first = w - m.warp_index[w]
-    for v in range(first, first + m.launch[S.L_WARPS_PER_BLOCK]):
-        if v != w and m.bar_arrivals[v] > k and m.sp[v] >= 0:
-            if m.bar_red[v, RED_PHASE] != 0:
-                return m.stk_pc[v, m.sp[v]]          # a bar.red keeps its pc while it waits
-            return max(m.stk_pc[v, m.sp[v]] - 1, 0)
-    return -1
-
-
-@compiled_only
 def _its_stop(m, result, pc, w):
     """The status of an ITS warp-synchronous instruction that did not complete: the group waits (another
     is on top now), or an error."""
@@ -421,22 +393,21 @@ def step_warp(m, code, w):
             normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
             return STATUS_OK
         top = exit_lanes(m, w, pc, mask)
-        if top < 0 and m.launch[S.L_SYNCCHECK] != 0:
-            skipped_at = _barrier_skipped_by_exit(m, w)
-            if skipped_at >= 0:
-                return fail(m, S.ERR_BARRIER, skipped_at, w, 0, _real_lanes(m, w))
-            return STATUS_EXITED
-        return STATUS_EXITED if top < 0 else STATUS_OK
+        if top < 0:
+            return STATUS_EXITED if exit_check(m, w) == STATUS_OK else STATUS_ERROR
+        return STATUS_OK
     elif op == c.OP_CVTA:
         exec_cvta(m, row, w, mask)
     elif op == c.OP_BAR and row[L.F_AUX] >= L.BAR_RED_POPC:      # bar.red (conformance corpus)
-        if mask != 0 and m.bar_red[w, RED_PHASE] == 0 and row[L.F_NSRC] <= 2 and m.launch[S.L_SYNCCHECK] != 0:
-            if _barrier_check(m, pc, w, mask) != STATUS_OK:
+        if mask != 0 and m.bar_red[w, RED_PHASE] == 0:
+            if row[L.F_NSRC] <= 2 and barrier_check(m, pc, w, mask) != STATUS_OK:
                 return STATUS_ERROR
+            if m.launch[S.L_RACECHECK] != 0:
+                race_barrier(m, w)
         return barrier_reduce(m, row, pc, w, mask, sp)
     elif op == c.OP_BAR:
         if mask != 0 and m.launch[S.L_RECONVERGENCE] == S.RECONV_ITS and row[L.F_AUX] != L.BAR_ARRIVE:
-            result, mask = its_bar(m, code, pc, w, mask, _real_lanes(m, w))   # the warp's groups meet first
+            result, mask = its_bar(m, code, pc, w, mask, real_lanes(m, w))   # the warp's groups meet first
             if result != ITS_GO_ON:
                 return _its_stop(m, result, pc, w)
         status = STATUS_BARRIER if mask != 0 else STATUS_OK
@@ -445,9 +416,11 @@ def step_warp(m, code, w):
             first += 1
         m.mem_req[S.MR_BAR_ID] = np.int64(read_src(m, row, 0, w, first))
         m.mem_req[S.MR_BAR_COUNT] = np.int64(read_src(m, row, 1, w, first)) if row[L.F_NSRC] > 1 else 0
-        if mask != 0 and row[L.F_NSRC] <= 1 and row[L.F_AUX] != L.BAR_ARRIVE and m.launch[S.L_SYNCCHECK] != 0:
-            if _barrier_check(m, pc, w, mask) != STATUS_OK:
+        if mask != 0 and row[L.F_AUX] != L.BAR_ARRIVE:
+            if row[L.F_NSRC] <= 1 and barrier_check(m, pc, w, mask) != STATUS_OK:
                 return STATUS_ERROR
+            if m.launch[S.L_RACECHECK] != 0:
+                race_barrier(m, w)
     elif op == c.OP_MEMBAR:
         status = STATUS_MEMBAR
     elif op == c.OP_NANOSLEEP:
@@ -461,7 +434,8 @@ def step_warp(m, code, w):
         status = exec_return(m, code, row, pc, w, mask)
         return status if status != STATUS_OK or m.sp[w] >= 0 else STATUS_EXITED
     elif op == c.OP_VPRINTF:
-        exec_vprintf(m, row, w, mask)
+        if exec_vprintf(m, row, pc, w, mask) != STATUS_OK:
+            return STATUS_ERROR
     elif op >= c.OP_FIRST_TENSOR and op <= c.OP_LAST_TENSOR:
         status = tensor_op(m, row, pc, w, mask)
         if status != STATUS_OK:

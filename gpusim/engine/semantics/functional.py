@@ -9,21 +9,25 @@ counts, barrier waits) lives in the ``ctl``/``fw`` arrays of
 stopped and a run cut into any number of slices is bit-identical to one call.
 Between slices Python can show progress and raise a pending KeyboardInterrupt.
 
-Simplification: blocks run one after another, so a kernel whose blocks wait on
-each other (a spin-lock across blocks) cannot finish here; it ends in a
-``SimulationLimitError`` rather than a hang. Within a block a warp's turn ends at
-its first instruction off the fast path (shared memory, atomics, warp-wide ops,
-...: everything but fast ALU forms, branches and 4-byte global accesses) after
-``WARP_QUANTUM`` instructions, so a warp that spins on another warp of its block
-through shared memory or atomics (the barrier of a cooperative-groups tile larger
-than a warp, a spin lock on atomicCAS) lets that warp progress; a spin made only
-of fast-path instructions (a loop on a plain global load) does not yield.
+Order. The warps of the resident blocks take turns, round-robin, in the order an in-order SM could give
+them: a warp's turn ends after each shared- or global-memory access (loads, stores, atomics, textures) and at
+a barrier, so between two memory accesses of one warp every other runnable warp makes its next one, and a
+racy kernel gives a result a GPU can give (the straight-line arithmetic between accesses runs in one go). A
+turn also ends at its first instruction off the fast path after ``WARP_QUANTUM`` instructions (a spin on
+warp-wide operations lets other warps progress).
+
+Residency. One block at a time, or, for a cooperative launch (``resident`` = the grid), every block of the
+grid at once, block slot j holding block j: a grid-wide sync (``this_grid().sync()``: an atomic and a spin on
+a global word) completes because the spinning warps yield at every load. Otherwise a kernel whose blocks wait
+on each other (a spin-lock across blocks) cannot finish here; it ends in a ``SimulationLimitError`` rather
+than a hang.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.barriers import release_barriers
@@ -47,9 +51,9 @@ FW_WAITING, FW_BAR_ID, FW_BAR_COUNT, FW_DONE = 0, 1, 2, 3
 N_FW = 4
 
 
-def make_functional_state(warps_per_block: int) -> tuple[np.ndarray, np.ndarray]:
-    """The loop's own state (``ctl``, ``fw``) for a fresh run."""
-    return np.zeros(N_FC, dtype=np.int64), np.zeros((N_FW, max(warps_per_block, 1)), dtype=np.int64)
+def make_functional_state(warps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The loop's own state (``ctl``, ``fw``) for a fresh run of ``warps`` resident warps."""
+    return np.zeros(N_FC, dtype=np.int64), np.zeros((N_FW, max(warps, 1)), dtype=np.int64)
 
 
 @compiled_only
@@ -68,9 +72,41 @@ def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block,
     m.local8[first_slot * 32:(first_slot + warps_per_block) * 32, :] = 0
 
 
+@compiled_only
+def _start_group(m, first_block, count, wpb, tpb, nsm, waiting, done):
+    """Make blocks ``first_block .. first_block + count - 1`` resident, block slot j holding the j-th."""
+    for j in range(count):
+        block = first_block + j
+        start_block(m, block, j, j * wpb, wpb, tpb, block % nsm, j * wpb)
+    waiting[:] = 0
+    done[:] = 0
+    for w in range(count * wpb, done.shape[0]):
+        done[w] = 1
+
+
+@compiled_only
+def _release_group(waiting, bar_id, bar_count, done, count, wpb):
+    """Release the satisfied barriers of each resident block; returns warps released."""
+    released = 0
+    for j in range(count):
+        released += release_barriers(waiting, bar_id, bar_count, done, j * wpb, wpb)
+    return released
+
+
+@compiled_only
+def _yields(mem_req):
+    """Whether the instruction just executed ends the warp's turn: a shared or global memory access."""
+    kind = mem_req[S.MR_KIND]
+    if kind == 0:
+        return False
+    space = mem_req[S.MR_SPACE]
+    return space != L.SP_LOCAL and space != L.SP_PARAM
+
+
 @engine_jit(_nrt=True)
-def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
-    """Run the grid on from where ``ctl``/``fw`` say, for about ``budget`` warp-instructions.
+def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, resident):
+    """Run the grid on from where ``ctl``/``fw`` say, for about ``budget`` warp-instructions, ``resident``
+    blocks at a time (1, or the whole grid of a cooperative launch).
 
     Returns (RUN_* status, warp-instructions executed so far, block of an error, deadlock or limit);
     RUN_SLICE when the budget ran out first (call again with the same state to go on)."""
@@ -102,15 +138,15 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
     turn_end = ctl[FC_TURN_END]
     resume_turn = turn_end > 0    # the warp a resumed slice goes on with keeps the rest of its turn
     while block < n_blocks:
+        count = min(resident, n_blocks - block)
+        n_warps = count * wpb
         if ctl[FC_STARTED] == 0:
-            start_block(m, block, 0, 0, wpb, tpb, block % nsm, 0)
-            waiting[:] = 0
-            done[:] = 0
+            _start_group(m, block, count, wpb, tpb, nsm, waiting, done)
             block_executed = 0
             first_warp = 0
             ctl[FC_STARTED] = 1
         while True:
-            for w in range(first_warp, wpb):
+            for w in range(first_warp, n_warps):
                 if done[w] or waiting[w]:
                     continue
                 if resume_turn:
@@ -125,7 +161,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                         ctl[FC_BLOCK_EXECUTED] = block_executed
                         ctl[FC_TURN_END] = turn_end
                         if executed >= max_warp_instructions:
-                            return RUN_LIMIT, executed, block
+                            return RUN_LIMIT, executed, block + w // wpb
                         return RUN_SLICE, executed, block
                     clock[0] = block_executed
                     status = step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32,
@@ -140,7 +176,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                     block_executed += 1
                     if status == STATUS_ERROR:
                         ctl[FC_EXECUTED] = executed
-                        return RUN_ERROR, executed, block
+                        return RUN_ERROR, executed, block + w // wpb
                     if status == STATUS_EXITED:
                         done[w] = 1
                         break
@@ -149,18 +185,23 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                         bar_id[w] = m.mem_req[S.MR_BAR_ID]
                         bar_count[w] = m.mem_req[S.MR_BAR_COUNT]
                         break
+                    if _yields(mem_req):
+                        break         # a shared or global access: the next warp runs (an in-order SM's order)
             first_warp = 0
             live = 0
             runnable = 0
-            for w in range(wpb):
+            for w in range(n_warps):
                 live += 1 - done[w]
                 runnable += (1 - done[w]) * (1 - waiting[w])
             if live == 0:
                 break
-            if release_barriers(waiting, bar_id, bar_count, done, 0, wpb) == 0 and runnable == 0:
+            if _release_group(waiting, bar_id, bar_count, done, count, wpb) == 0 and runnable == 0:
                 ctl[FC_EXECUTED] = executed
-                return RUN_DEADLOCK, executed, block
-        block += 1
+                stuck = 0
+                while stuck < n_warps - 1 and done[stuck]:
+                    stuck += 1
+                return RUN_DEADLOCK, executed, block + stuck // wpb
+        block += count
         ctl[FC_STARTED] = 0
     ctl[FC_BLOCK] = block
     ctl[FC_WARP] = 0
