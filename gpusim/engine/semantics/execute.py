@@ -400,7 +400,7 @@ def step_warp(m, code, w):
         exec_cvta(m, row, w, mask)
     elif op == c.OP_BAR and row[L.F_AUX] >= L.BAR_RED_POPC:      # bar.red (conformance corpus)
         if mask != 0 and m.bar_red[w, RED_PHASE] == 0:
-            if row[L.F_NSRC] <= 2 and barrier_check(m, pc, w, mask) != STATUS_OK:
+            if row[L.F_NSRC] <= 2 and barrier_check(m, code, pc, w, mask) != STATUS_OK:
                 return STATUS_ERROR
             if m.launch[S.L_RACECHECK] != 0:
                 race_barrier(m, w)
@@ -417,7 +417,7 @@ def step_warp(m, code, w):
         m.mem_req[S.MR_BAR_ID] = np.int64(read_src(m, row, 0, w, first))
         m.mem_req[S.MR_BAR_COUNT] = np.int64(read_src(m, row, 1, w, first)) if row[L.F_NSRC] > 1 else 0
         if mask != 0 and row[L.F_AUX] != L.BAR_ARRIVE:
-            if row[L.F_NSRC] <= 1 and barrier_check(m, pc, w, mask) != STATUS_OK:
+            if row[L.F_NSRC] <= 1 and barrier_check(m, code, pc, w, mask) != STATUS_OK:
                 return STATUS_ERROR
             if m.launch[S.L_RACECHECK] != 0:
                 race_barrier(m, w)

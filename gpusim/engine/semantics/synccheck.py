@@ -8,7 +8,8 @@
   arrive): the same cases are an ``ERR_BARRIER`` error, as compute-sanitizer's synccheck reports them.
 * ``SYNC_OFF`` (``GPU(synccheck=False)``): nothing is checked or counted.
 
-In every mode but ``SYNC_OFF``, a block-wide ``bar.sync`` that some live lanes of the warp do not execute
+Lanes waiting on the SIMT stack at an unguarded ``exit``/``ret`` (a branch to the kernel's end whose other
+side runs first) count as exited. In every mode but ``SYNC_OFF``, a block-wide ``bar.sync`` that some live lanes of the warp do not execute
 (they diverged away: ``if (tid < 16) __syncthreads();``) is an ``ERR_BARRIER`` error: the PTX ISA makes
 ``bar.sync`` (``barrier.sync.aligned``) undefined there, and a GPU may hang.
 
@@ -18,6 +19,8 @@ at a barrier never reached it.
 
 from __future__ import annotations
 
+from gpusim.arch import codes as c
+from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.barrier_reduce import RED_PHASE
@@ -42,7 +45,22 @@ def _note_exited(m, pc, w):
 
 
 @compiled_only
-def barrier_check(m, pc, w, mask):
+def _exiting(m, code, w):
+    """Lanes of warp slot ``w`` waiting on the SIMT stack at an ``exit``/``ret``: they will exit (a branch to
+    the kernel's end whose other side runs first), so they count as exited."""
+    lanes = 0
+    seen = m.stk_mask[w, m.sp[w]]
+    for e in range(m.sp[w] - 1, -1, -1):      # a lane is where the highest entry holding it is
+        own = m.stk_mask[w, e] & ~seen
+        seen |= m.stk_mask[w, e]
+        at = m.stk_pc[w, e]
+        if own != 0 and 0 <= at < code.shape[0] and code[at, L.F_OP] == c.OP_EXIT and code[at, L.F_GUARD] < 0:
+            lanes |= own
+    return lanes
+
+
+@compiled_only
+def barrier_check(m, code, pc, w, mask):
     """At a block-wide barrier (no thread count) that warp ``w`` reaches with ``mask``; STATUS_OK or
     STATUS_ERROR (``ERR_BARRIER``: pc, the skipping warp, its skipping lanes)."""
     mode = m.launch[S.L_SYNCCHECK]
@@ -50,6 +68,8 @@ def barrier_check(m, pc, w, mask):
         return STATUS_OK
     missing = real_lanes(m, w) & ~mask
     diverged = missing & ~m.exited[w]
+    if diverged != 0:
+        diverged &= ~_exiting(m, code, w)
     if diverged != 0:
         return fail(m, S.ERR_BARRIER, pc, w, 0, diverged)
     if missing != 0:
