@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto trace (JSON)")
     run.add_argument("--trace-rows", type=int, metavar="N", help="trace capacity in rows per table")
     run.add_argument("--functional", action="store_true", help="functional run only (no timing)")
+    run.add_argument("--sanitize", metavar="TOOLS",
+                     help="sanitizers, a comma list of memcheck, racecheck, synccheck, initcheck (docs/sanitizers.md)")
     run.add_argument("--kernel", help="kernel name in the .ptx (default: its only kernel)")
     run.add_argument("--grid", help="grid: N or X,Y[,Z]")
     run.add_argument("--block", help="block: N or X,Y[,Z]")
@@ -169,6 +171,11 @@ def _run(args) -> int:
     else:
         raise GpusimError(f"{target}: expected a program .toml (or a program name), a .ptx or a .cu file")
     print(summary)
+    for one in runs:
+        for line in getattr(one, "warnings", ()):
+            print(f"warning: {line}")
+        if getattr(one, "sanitizer_report", ""):
+            print(one.sanitizer_report)
     _outputs(args, runs)
     if args.save:
         _save_arrays(args.save, arrays)
@@ -188,6 +195,8 @@ def _overrides(args) -> dict:
     out = {"sms": args.sms} if args.sms else {}
     if getattr(args, "codegen", None):
         out["codegen"] = args.codegen
+    if getattr(args, "sanitize", None):
+        out["sanitize"] = args.sanitize
     return out
 
 

@@ -8,10 +8,10 @@
   arrive): the same cases are an ``ERR_BARRIER`` error, as compute-sanitizer's synccheck reports them.
 * ``SYNC_OFF`` (``GPU(synccheck=False)``): nothing is checked or counted.
 
-Lanes waiting on the SIMT stack at an unguarded ``exit``/``ret`` (a branch to the kernel's end whose other
-side runs first) count as exited. In every mode but ``SYNC_OFF``, a block-wide ``bar.sync`` that some live lanes of the warp do not execute
-(they diverged away: ``if (tid < 16) __syncthreads();``) is an ``ERR_BARRIER`` error: the PTX ISA makes
-``bar.sync`` (``barrier.sync.aligned``) undefined there, and a GPU may hang.
+Lanes waiting on the SIMT stack at an unguarded ``exit``/``ret`` (a branch to the kernel's end whose
+other side runs first) count as exited. In every mode but ``SYNC_OFF``, a block-wide ``bar.sync`` that some
+live lanes of the warp do not execute (they diverged away to other work) is an ``ERR_BARRIER`` error: the
+PTX ISA makes ``bar.sync`` (``barrier.sync.aligned``) undefined there, and a GPU may hang.
 
 Arrivals are counted per warp (``bar_arrivals``): a warp that exited with fewer arrivals than a warp now
 at a barrier never reached it.
