@@ -42,7 +42,7 @@ from gpusim.engine.semantics.memops import (
     write_element,
 )
 from gpusim.engine.semantics.operands import read_src
-from gpusim.engine.semantics.racecheck import race_access, race_barrier
+from gpusim.engine.semantics.racecheck import race_barrier, race_instruction
 from gpusim.engine.semantics.simt import (
     STATUS_BARRIER,
     STATUS_ERROR,
@@ -227,9 +227,7 @@ def exec_memory(m, row, pc, w, mask):
     req[S.MR_BYTES] = total
     # pass 2: perform the accesses in lane order
     if m.launch[S.L_RACECHECK] != 0 and op != c.OP_ATOM and op != c.OP_RED:
-        for lane in range(32):
-            if (mask >> lane) & 1 and np.int64(m.snap[lane]) == L.SP_SHARED:
-                race_access(m, w, lane, pc, bslot, m.lane_addr[lane], total, op == c.OP_ST)
+        race_instruction(m, w, pc, bslot, mask, total, op == c.OP_ST)
     if op == c.OP_LD:
         req[S.MR_KIND] = S.MR_LOAD
         sign64 = (row[L.F_MODS] & L.MEM_DST64) != 0 and c.TYPE_SIGNED[ty] == 1

@@ -94,6 +94,24 @@ def _release_group(waiting, bar_id, bar_count, done, count, wpb):
 
 
 @compiled_only
+def _save(ctl, block, w, executed, block_executed, turn_end):
+    """Where a slice stops: the next call goes on from here."""
+    ctl[FC_BLOCK] = block
+    ctl[FC_WARP] = w
+    ctl[FC_EXECUTED] = executed
+    ctl[FC_BLOCK_EXECUTED] = block_executed
+    ctl[FC_TURN_END] = turn_end
+
+
+@compiled_only
+def _first_live(done, n_warps):
+    w = 0
+    while w < n_warps - 1 and done[w]:
+        w += 1
+    return w
+
+
+@compiled_only
 def _yields(mem_req):
     """Whether the instruction just executed ends the warp's turn: a shared or global memory access."""
     kind = mem_req[S.MR_KIND]
@@ -155,11 +173,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
                     turn_end = executed + WARP_QUANTUM
                 while True:
                     if executed >= stop:
-                        ctl[FC_BLOCK] = block
-                        ctl[FC_WARP] = w
-                        ctl[FC_EXECUTED] = executed
-                        ctl[FC_BLOCK_EXECUTED] = block_executed
-                        ctl[FC_TURN_END] = turn_end
+                        _save(ctl, block, w, executed, block_executed, turn_end)
                         if executed >= max_warp_instructions:
                             return RUN_LIMIT, executed, block + w // wpb
                         return RUN_SLICE, executed, block
@@ -197,10 +211,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
                 break
             if _release_group(waiting, bar_id, bar_count, done, count, wpb) == 0 and runnable == 0:
                 ctl[FC_EXECUTED] = executed
-                stuck = 0
-                while stuck < n_warps - 1 and done[stuck]:
-                    stuck += 1
-                return RUN_DEADLOCK, executed, block + stuck // wpb
+                return RUN_DEADLOCK, executed, block + _first_live(done, n_warps) // wpb
         block += count
         ctl[FC_STARTED] = 0
     ctl[FC_BLOCK] = block

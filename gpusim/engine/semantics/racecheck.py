@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 
@@ -137,6 +138,15 @@ def race_access(m, w, lane, pc, bslot, offset, nbytes, writing):
             shadow[bslot, b, 1] = me
         else:
             shadow[bslot, b, 2] = me     # r0 is another warp's read: keep it, this one (or the newest) beside it
+
+
+@compiled_only
+def race_instruction(m, w, pc, bslot, mask, nbytes, writing):
+    """``race_access`` for each lane of ``mask`` whose resolved space (``m.snap``, from ``exec_memory``'s
+    first pass) is shared memory, at its address in ``m.lane_addr``."""
+    for lane in range(32):
+        if (mask >> lane) & 1 and np.int64(m.snap[lane]) == L.SP_SHARED:
+            race_access(m, w, lane, pc, bslot, m.lane_addr[lane], nbytes, writing)
 
 
 def race_findings(m) -> list[dict]:
