@@ -1,6 +1,8 @@
-"""racecheck's false positives: none on any shipped program (programs/*.toml) or conformance-corpus kernel
-(tests/corpus), each run with ``sanitize="racecheck"`` (a hazard raises RacecheckError) and still checked
-against numpy. Slow (every program and corpus case once more): ``pytest -m slow tests/test_racecheck_corpus.py``."""
+"""racecheck's false positives: no error on any shipped program (programs/*.toml) or conformance-corpus
+kernel (tests/corpus), each run with ``sanitize="racecheck"`` (an error raises RacecheckError) and still
+checked against numpy. Warnings (a write of the value already there: hotspot's halo cells, written by two
+threads when the grid's last row ends inside a tile) are allowed.
+Slow (every program and corpus case once more): ``pytest -m slow tests/test_racecheck_corpus.py``."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ def test_racecheck_finds_no_hazard_in_a_shipped_program(path: Path):
     gpu = gpusim.GPU(spec.config, sanitize="racecheck")
     result = run_program(spec, gpu=gpu, timing=False)
     assert result.ok, result.summary()
-    assert all(run.hazards == [] for run in result.runs)
+    assert all(h["severity"] == "warning" for run in result.runs for h in run.hazards)
 
 
 class RacecheckCtx(test_corpus.Ctx):

@@ -80,7 +80,7 @@ def test_racecheck_finds_the_planted_hazard(racing, timing, kernel, kind, first,
     run = gpu.launch(module[kernel], 1, 64, [gpu.zeros(64, np.int32)], timing=timing)
     assert len(run.hazards) == 1
     hazard = run.hazards[0]
-    assert hazard["type"] == kind
+    assert hazard["type"] == kind and hazard["severity"] == "error"
     # the earlier access is the kernel's first access of its kind, the later the last one of its kind
     assert hazard["line0"] == kernel_lines(kernel, first)[0]
     assert hazard["line1"] == kernel_lines(kernel, second)[-1]
@@ -126,6 +126,18 @@ def test_racy_softmax_gives_a_result_a_gpu_gives_and_racecheck_names_the_race(ra
     reads_of_slot0 = kernel_lines("softmax_racy", r"ld\.shared\.f32\s+%f\d+, \[_ZZ12softmax_racyE6shared\];")
     assert war[0]["line0"] in reads_of_slot0
     assert war[0]["thread1"][0] == 0 and war[0]["thread0"][0] >= 32     # warp 0's lane 0 writes after another warp
+
+
+@TIMING
+def test_a_write_of_the_value_already_there_is_a_warning_not_an_error(timing):
+    """Both warps write 7 * (t % 32) into slot t % 32: a write-after-write that cannot change the result, a
+    warning as compute-sanitizer's racecheck classifies it; no RacecheckError under the default action."""
+    gpu = gpusim.GPU("teaching", sanitize="racecheck")
+    out = gpu.zeros(64, np.int32)
+    run = gpu.launch(gpu.load(RACES)["same_value_waw"], 1, 64, [out], timing=timing)
+    assert [(h["type"], h["severity"]) for h in run.hazards] == [("write-after-write", "warning")]
+    assert "(0 errors, 1 warning)" in run.sanitizer_report and "Warning: Race reported" in run.sanitizer_report
+    np.testing.assert_array_equal(out.get()[:32], 7 * np.arange(32))
 
 
 @TIMING

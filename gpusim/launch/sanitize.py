@@ -33,7 +33,9 @@ from gpusim.errors import ConfigError, RacecheckError
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 ACTIONS = ("raise", "report")
 HAZARD_NAMES = {S.RACE_RAW: ("Write", "Read", "read-after-write"), S.RACE_WAR: ("Read", "Write", "write-after-read"),
-                S.RACE_WAW: ("Write", "Write", "write-after-write")}
+                S.RACE_WAW: ("Write", "Write", "write-after-write"),
+                S.RACE_WAW_SAME: ("Write", "Write", "write-after-write of the same value")}
+"""Per hazard kind: the earlier and the later access, and the hazard's name."""
 
 
 def parse_sanitize(value) -> frozenset:
@@ -137,17 +139,20 @@ def _access(program, pc: int) -> str:
 
 def racecheck_report(m, program) -> tuple[str, list[dict]]:
     """compute-sanitizer racecheck's report of the launch's hazards, and the hazards as dicts."""
-    hazards = race_findings(m)
+    found = race_findings(m)
+    hazards = [h for h in found if h["kind"] != S.RACE_WAW_SAME] + [h for h in found if h["kind"] == S.RACE_WAW_SAME]
     lines = []
     for h in hazards:
         first, second, kind = HAZARD_NAMES[h["kind"]]
-        h["type"] = kind
+        h["type"] = "write-after-write" if h["kind"] == S.RACE_WAW_SAME else kind
+        h["severity"] = "warning" if h["kind"] == S.RACE_WAW_SAME else "error"
         h["block"] = _block(m, h["block"])
         h["thread0"] = _thread(m, h["tid0"])
         h["thread1"] = _thread(m, h["tid1"])
         h["line0"] = program.lines[h["pc0"]] if 0 <= h["pc0"] < program.n_inst else 0
         h["line1"] = program.lines[h["pc1"]] if 0 <= h["pc1"] < program.n_inst else 0
-        lines += [f"========= Error: Race reported between {first} access at {_access(program, h['pc0'])}",
+        lines += [f"========= {h['severity'].capitalize()}: Race reported between {first} access at "
+                  f"{_access(program, h['pc0'])}",
                   f"=========     and {second} access at {_access(program, h['pc1'])} "
                   f"[{h['count']} hazard{'s' if h['count'] != 1 else ''}]",
                   f"=========     ({kind}: shared address 0x{h['address']:x}, block {h['block']}, threads "
@@ -157,23 +162,26 @@ def racecheck_report(m, program) -> tuple[str, list[dict]]:
     if more:
         lines.append(f"========= and {more} more hazard(s) between other pairs of instructions")
     n = len(hazards)
+    errors = sum(h["severity"] == "error" for h in hazards)
     lines.append(f"========= RACECHECK SUMMARY: {n} hazard{'s' if n != 1 else ''} displayed "
-                 f"({n} error{'s' if n != 1 else ''}, 0 warnings)")
+                 f"({errors} error{'s' if errors != 1 else ''}, {n - errors} warning{'s' if n - errors != 1 else ''})")
     return "\n".join(lines), hazards
 
 
 def finish(gpu, run, m, program):
     """Attach the warnings and sanitizer reports of a finished launch to ``run``; raise RacecheckError when
-    racecheck found hazards (unless ``sanitize_action="report"``)."""
+    racecheck found hazards that are errors (unless ``sanitize_action="report"``); warnings (a write of the value
+    already there) are only reported."""
     run.warnings = hardware_warnings(m, program)
     if int(m.launch[S.L_RACECHECK]) == 0:
         return run
     report, hazards = racecheck_report(m, program)
     run.sanitizer_report = report
     run.hazards = hazards
-    if hazards and getattr(gpu, "sanitize_action", "raise") == "raise":
-        first = hazards[0]
-        raise RacecheckError(f"racecheck: kernel '{program.name}': {len(hazards)} shared-memory hazard(s); the first: "
+    errors = [h for h in hazards if h["severity"] == "error"]
+    if errors and getattr(gpu, "sanitize_action", "raise") == "raise":
+        first = errors[0]
+        raise RacecheckError(f"racecheck: kernel '{program.name}': {len(errors)} shared-memory hazard(s); the first: "
                              f"{first['type']} between {_where(program, first['pc0'])} (thread {first['thread0']}) "
                              f"and {_where(program, first['pc1'])} (thread {first['thread1']}) in block "
                              f"{first['block']} at shared address 0x{first['address']:x}, with no barrier between "

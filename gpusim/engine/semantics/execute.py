@@ -227,7 +227,7 @@ def exec_memory(m, row, pc, w, mask):
     req[S.MR_BYTES] = total
     # pass 2: perform the accesses in lane order
     if m.launch[S.L_RACECHECK] != 0 and op != c.OP_ATOM and op != c.OP_RED:
-        race_instruction(m, w, pc, bslot, mask, total, op == c.OP_ST)
+        race_instruction(m, row, w, pc, bslot, mask, size, vec, op == c.OP_ST)
     if op == c.OP_LD:
         req[S.MR_KIND] = S.MR_LOAD
         sign64 = (row[L.F_MODS] & L.MEM_DST64) != 0 and c.TYPE_SIGNED[ty] == 1

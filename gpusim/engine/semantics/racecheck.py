@@ -10,7 +10,9 @@ follows. Accesses of the same warp are ordered (its lanes run in lock step, prog
 code and ``__syncwarp`` need nothing more). So, at an access by warp X at epoch e of a byte:
 
 * a read with the last write at epoch e by another warp: read-after-write (RAW);
-* a write with the last write at epoch e by another warp: write-after-write (WAW);
+* a write with the last write at epoch e by another warp: write-after-write (WAW); a warning, not an error,
+  when the write stores the value the byte already holds (compute-sanitizer's benign hazard: two threads
+  writing the same halo cell);
 * a write with a read at epoch e by another warp: write-after-read (WAR).
 
 A hazard is kept once per (kind, earlier pc, later pc) with the first pair of threads and the address and a
@@ -30,6 +32,9 @@ import numpy as np
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
+from gpusim.engine.semantics.operands import read_src
+
+U64_ZERO = np.uint64(0)
 
 _TID_MASK = 0xFFF
 _PC_SHIFT = 12
@@ -103,15 +108,25 @@ def _other(record, epoch, warp):
 
 
 @compiled_only
-def race_access(m, w, lane, pc, bslot, offset, nbytes, writing):
+def _same_value(m, bslot, offset, nbytes, value):
+    """Whether storing ``value`` (``nbytes`` little-endian bytes) at ``offset`` leaves the bytes as they are."""
+    for i in range(nbytes):
+        if m.shared8[bslot, offset + i] != np.uint8((value >> np.uint64(8 * i)) & np.uint64(0xFF)):
+            return False
+    return True
+
+
+@compiled_only
+def race_access(m, w, lane, pc, bslot, offset, nbytes, writing, value):
     """Check and record an access of ``nbytes`` shared bytes at ``offset`` by lane ``lane`` of warp slot ``w``
-    (see the module docstring)."""
+    (see the module docstring); ``value`` is what a write stores (before it is stored)."""
     block = m.warp_block[w]
     shadow = m.race_shadow
     if m.race_bstamp[bslot] != block + 1:
         shadow[bslot, :, :] = 0
         m.race_bstamp[bslot] = block + 1
     epoch = warp_epoch(m, w)
+    same = writing and _same_value(m, bslot, offset, min(nbytes, 8), value)
     warp = m.warp_index[w]
     tid = warp * 32 + lane
     me = _pack(tid, pc, epoch)
@@ -123,7 +138,7 @@ def race_access(m, w, lane, pc, bslot, offset, nbytes, writing):
         if writing:
             if not waw and _other(write, epoch, warp):
                 waw = True
-                _record(m, S.RACE_WAW, write, pc, tid, block, b)
+                _record(m, S.RACE_WAW_SAME if same else S.RACE_WAW, write, pc, tid, block, b)
             if not war and (_other(r0, epoch, warp) or _other(r1, epoch, warp)):
                 war = True
                 _record(m, S.RACE_WAR, r0 if _other(r0, epoch, warp) else r1, pc, tid, block, b)
@@ -141,12 +156,18 @@ def race_access(m, w, lane, pc, bslot, offset, nbytes, writing):
 
 
 @compiled_only
-def race_instruction(m, w, pc, bslot, mask, nbytes, writing):
+def race_instruction(m, row, w, pc, bslot, mask, size, vec, writing):
     """``race_access`` for each lane of ``mask`` whose resolved space (``m.snap``, from ``exec_memory``'s
-    first pass) is shared memory, at its address in ``m.lane_addr``."""
+    first pass) is shared memory, at its address in ``m.lane_addr``: a load as one access, a store element
+    by element (with the value it stores)."""
     for lane in range(32):
         if (mask >> lane) & 1 and np.int64(m.snap[lane]) == L.SP_SHARED:
-            race_access(m, w, lane, pc, bslot, m.lane_addr[lane], nbytes, writing)
+            if not writing:
+                race_access(m, w, lane, pc, bslot, m.lane_addr[lane], size * vec, False, U64_ZERO)
+                continue
+            for k in range(vec):
+                race_access(m, w, lane, pc, bslot, m.lane_addr[lane] + k * size, size, True,
+                            read_src(m, row, k, w, lane))
 
 
 def race_findings(m) -> list[dict]:

@@ -135,7 +135,7 @@ ERR_MEMCHECK = 12         # memcheck: a shared access past the declared size, in
 RF_KIND, RF_PC0, RF_PC1, RF_TID0, RF_TID1, RF_BLOCK, RF_ADDRESS, RF_COUNT = 0, 1, 2, 3, 4, 5, 6, 7
 RF_N = 8
 RF_MAX = 64               # distinct (kind, pc, pc) hazards kept; race_found[RF_MAX - 1, RF_COUNT] counts the rest
-RACE_RAW, RACE_WAR, RACE_WAW = 1, 2, 3
+RACE_RAW, RACE_WAR, RACE_WAW, RACE_WAW_SAME = 1, 2, 3, 4   # the last: a warning (the value already there)
 
 # mem_req[] layout
 MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8

@@ -32,6 +32,16 @@ extern "C" __global__ void race_waw(int *out)
     if (t < 32) out[t] = slot[t];
 }
 
+// WAW of the same value (two threads writing one halo cell with the same data): a warning, not an error.
+extern "C" __global__ void same_value_waw(int *out)
+{
+    __shared__ int slot[32];
+    int t = threadIdx.x;
+    slot[t % 32] = 7 * (t % 32);
+    __syncthreads();
+    if (t < 32) out[t] = slot[t];
+}
+
 // The RAW pattern with a barrier: no hazard.
 extern "C" __global__ void barrier_ok(int *out)
 {
