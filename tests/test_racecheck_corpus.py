@@ -18,11 +18,12 @@ PROGRAMS = list_programs()
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
 @pytest.mark.parametrize("path", PROGRAMS, ids=[path.stem for path in PROGRAMS])
-def test_racecheck_finds_no_hazard_in_a_shipped_program(path: Path):
+def test_racecheck_finds_no_hazard_in_a_shipped_program(path: Path, timing: bool):
     spec = load_program(path)
     gpu = gpusim.GPU(spec.config, sanitize="racecheck")
-    result = run_program(spec, gpu=gpu, timing=False)
+    result = run_program(spec, gpu=gpu, timing=timing)
     assert result.ok, result.summary()
     assert all(h["severity"] == "warning" for run in result.runs for h in run.hazards)
 
@@ -34,9 +35,10 @@ class RacecheckCtx(test_corpus.Ctx):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
 @pytest.mark.parametrize("name", list(test_corpus.CASES))
-def test_racecheck_finds_no_hazard_in_a_corpus_kernel(name: str, monkeypatch):
+def test_racecheck_finds_no_hazard_in_a_corpus_kernel(name: str, timing: bool, monkeypatch):
     monkeypatch.setenv("GPUSIM_NO_PTXAS", "1")
-    ctx = RacecheckCtx(timing=False)
+    ctx = RacecheckCtx(timing=timing)
     test_corpus.CASES[name].run(ctx)
     assert ctx.launches > 0

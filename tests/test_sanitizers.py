@@ -187,6 +187,8 @@ def test_a_4_byte_dynamic_shared_overrun_runs_with_a_warning_and_memcheck_report
     assert info.value.thread == (0, 0, 0) and info.value.address == 4 * n
     assert info.value.line in store
     assert f"CUDA line {cuda_line('buf[n] = -1.0f')}" in str(info.value)
+    assert "Invalid __shared__ access of size 4 bytes" in info.value.report
+    assert info.value.report.endswith("ERROR SUMMARY: 1 error")
 
 
 @TIMING
@@ -209,6 +211,7 @@ def test_initcheck_finds_a_read_of_gpu_empty_memory(timing):
     with pytest.raises(InitcheckError) as info:
         gpu.launch(copy, 1, 32, [source, gpu.zeros(32, np.int32), np.int32(32)], timing=timing)
     assert info.value.address == source.ptr and info.value.thread == (0, 0, 0)
+    assert "Uninitialized __global__ memory read" in info.value.report
     out = gpu.zeros(32, np.int32)
     gpu.launch(copy, 1, 32, [gpu.to_device(np.arange(32, dtype=np.int32)), out, np.int32(32)], timing=timing)
     np.testing.assert_array_equal(out.get(), np.arange(32))

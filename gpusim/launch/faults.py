@@ -53,7 +53,9 @@ def raise_engine_error(m, program) -> None:
                             int(m.err[S.E_ADDRESS]) & _U64)
     block, thread = thread_of(m, m.launch, w, lane)
     if kind == S.ERR_BARRIER:
-        raise _barrier_error(m, program, pc, w, address, block)
+        error = _barrier_error(m, program, pc, w, address, block)
+        sanitizer_report(error, "Barrier error", "a block-wide barrier some threads skip", program, pc)
+        raise error
     if kind == S.ERR_ASSERT:
         from gpusim.launch.assertions import assertion_error
 
@@ -77,16 +79,22 @@ def raise_engine_error(m, program) -> None:
             if 0 <= pc < program.n_inst else 1
         raise error
     if kind == S.ERR_UNINITIALIZED:
-        raise InitcheckError(f"uninitialized global memory read (initcheck): {head}: address "
-                                       f"{hex_address(address)} was never written by the host or a kernel",
-                                       kernel=program.name, block=block, thread=thread, line=line,
-                                       address=address)
+        error = InitcheckError(f"uninitialized global memory read (initcheck): {head}: address "
+                               f"{hex_address(address)} was never written by the host or a kernel",
+                               kernel=program.name, block=block, thread=thread, line=line, address=address)
+        sanitizer_report(error, "Uninitialized __global__ memory read",
+                         f"of address {hex_address(address)}", program, pc)
+        raise error
     if kind == S.ERR_MEMCHECK:
         declared = int(m.launch[S.L_SHARED_BYTES])
-        raise MemcheckError(f"memcheck: invalid __shared__ access: {head}{_cuda_line(program, pc)}: address "
-                            f"{address} is past the block's {declared} bytes of shared memory (inside the "
-                            f"{int(m.launch[S.L_SHARED_LIMIT])}-byte allocation the hardware would run it in)",
-                            kernel=program.name, block=block, thread=thread, line=line, address=address)
+        error = MemcheckError(f"memcheck: invalid __shared__ access: {head}{_cuda_line(program, pc)}: address "
+                              f"{address} is past the block's {declared} bytes of shared memory (inside the "
+                              f"{int(m.launch[S.L_SHARED_LIMIT])}-byte allocation the hardware would run it in)",
+                              kernel=program.name, block=block, thread=thread, line=line, address=address)
+        size = int(program.code[pc, L.F_SIZE] * max(program.code[pc, L.F_VEC], 1))
+        sanitizer_report(error, f"Invalid __shared__ access of size {size} bytes",
+                         f"address {address} is out of bounds ({declared} bytes declared)", program, pc)
+        raise error
     if kind == S.ERR_STACK_OVERFLOW:
         raise SimulationLimitError(f"{head}: divergence nested deeper than the SIMT stack "
                                    f"({m.stk_pc.shape[1]} entries)")
@@ -229,9 +237,18 @@ def _barrier_error(m, program, pc, w, lanes, block) -> BarrierError:
 
 def _exited_hint(m, exited: bool) -> str:
     if exited and int(m.launch[S.L_SYNCCHECK]) == S.SYNC_STRICT:
-        return ("; on compute capability 7.0+ GPUs exited threads count as arrived: without "
-                "sanitize='synccheck' (or synccheck=True) gpusim runs it as they do, with a warning")
+        return ("; GPUs of compute capability 7.0+ count exited threads as arrived (gpusim's default on such "
+                "configs, with a warning; this launch runs synccheck or an older config)")
     return ""
+
+
+def sanitizer_report(error, tool: str, what: str, program, pc: int) -> None:
+    """Give a sanitizer's error the tool's report (``error.report``): what, where, who, and the summary."""
+    block, thread = getattr(error, "block", ()), getattr(error, "thread", ())
+    who = f"by thread {thread} in block {block}" if thread else f"in block {block}"
+    error.report = "\n".join([f"========= {tool}: {what}", f"=========     at {where(program, pc)}"
+                              f"{_cuda_line(program, pc)}", f"=========     {who}", "=========",
+                              "========= ERROR SUMMARY: 1 error"])
 
 
 def _ranges(ids: list[int]) -> str:

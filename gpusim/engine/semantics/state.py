@@ -95,7 +95,7 @@ L_PARAM_BYTES = 14
 L_N_INST = 15
 L_STACK_DEPTH = 16
 L_MAX_WARPS_PER_SM = 17
-L_SYNCCHECK = 18          # 1: report a block-wide bar.sync some threads skip (GPU(synccheck=...))
+L_SYNCCHECK = 18          # SYNC_*: what a block-wide bar.sync some threads skip does (launch/sanitize.py)
 L_CALL_DEPTH = 19         # max_call_depth: nested calls a thread may be inside (issue 12: calls)
 L_RECONVERGENCE = 20      # RECONV_IPDOM or RECONV_ITS (GPU(reconvergence=...))
 L_SHARED_LIMIT = 21       # shared bytes a block may touch: its allocation granule (>= L_SHARED_BYTES)
