@@ -164,6 +164,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
             first_warp = 0
             ctl[FC_STARTED] = 1
         while True:
+            events = 0            # warps that exited or reached a barrier in this round
             for w in range(first_warp, n_warps):
                 if done[w] or waiting[w]:
                     continue
@@ -193,14 +194,18 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
                         return RUN_ERROR, executed, block + w // wpb
                     if status == STATUS_EXITED:
                         done[w] = 1
+                        events += 1
                         break
                     if status == STATUS_BARRIER:
                         waiting[w] = 1
+                        events += 1
                         bar_id[w] = m.mem_req[S.MR_BAR_ID]
                         bar_count[w] = m.mem_req[S.MR_BAR_COUNT]
                         break
                     if _yields(mem_req):
                         break         # a shared or global access: the next warp runs (an in-order SM's order)
+            if events == 0 and first_warp == 0:
+                continue          # every runnable warp ran and still can: the next round (nothing to release)
             first_warp = 0
             live = 0
             runnable = 0
