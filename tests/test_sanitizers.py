@@ -255,6 +255,8 @@ def test_a_failed_assert_prints_cudas_message_and_leaves_the_gpu_unusable_until_
     with pytest.raises(KernelAssertionError, match="gpu.reset"):
         gpu.to_device(values)
     gpu.reset()
+    with pytest.raises(gpusim.LaunchError, match="load its module again"):
+        gpu.launch(kernel, 2, 32, [gpu.zeros(64, np.int32), gpu.zeros(64, np.int32), np.int32(64)], timing=timing)
     kernel = gpu.load(DATA / "assert_kernel.ptx")["_Z14check_positivePKiPii"]
     out = gpu.zeros(64, np.int32)
     gpu.launch(kernel, 2, 32, [gpu.to_device(np.arange(64, dtype=np.int32)), out, np.int32(64)], timing=timing)

@@ -62,6 +62,7 @@ class Kernel:
         self.name = program.name
         self.ptxas_regs = ptxas_regs
         self.ptxas_source = ptxas_source
+        self._heap = gpu.heap       # the device memory its module variables live in (gpu.reset() replaces it)
 
     def registers_per_thread(self, regs: int | None = None) -> tuple[int, str]:
         """Registers per thread and where the figure comes from."""
@@ -396,6 +397,9 @@ class GPU:
 
         if not isinstance(kernel, Kernel):
             raise LaunchError(f"launch expects a Kernel (module['name']), got {type(kernel).__name__}")
+        if kernel._heap is not self.heap:
+            raise LaunchError(f"kernel '{kernel.name}' was loaded before gpu.reset(), which unloads modules (as "
+                              "cudaDeviceReset does): load its module again")
         args, shared_bytes, timing, trace = check_launch_options(
             self.config, kernel.program, args, shared_bytes, timing=timing, regs=regs, trace=trace,
             max_warp_instructions=max_warp_instructions)
