@@ -20,8 +20,8 @@ count of the accesses that found it (``race_found``, ``RF_*`` of ``state``). The
 cleared when a new block uses it (``race_bstamp``), a warp slot's epoch when a new warp does (``race_warp``).
 
 Simplifications: named barriers with a thread count advance the epoch of the warps that take part only, as
-if they were block-wide (pairs of warps synchronised through different named barriers can be missed, never
-falsely reported); shared-memory atomics, ``cp.async``, ``ldmatrix`` and wmma/mma fragment loads and
+if they were block-wide: in a kernel whose warps pass different numbers of such barriers (producer/consumer
+warp groups), a hazard can be missed or an ordered pair reported; shared-memory atomics, ``cp.async``, ``ldmatrix`` and wmma/mma fragment loads and
 stores are not tracked; intra-warp hazards (two lanes of one instruction) are not reported.
 """
 
