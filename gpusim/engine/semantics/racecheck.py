@@ -21,8 +21,9 @@ cleared when a new block uses it (``race_bstamp``), a warp slot's epoch when a n
 
 Simplifications: named barriers with a thread count advance the epoch of the warps that take part only, as
 if they were block-wide: in a kernel whose warps pass different numbers of such barriers (producer/consumer
-warp groups), a hazard can be missed or an ordered pair reported; shared-memory atomics, ``cp.async``, ``ldmatrix`` and wmma/mma fragment loads and
-stores are not tracked; intra-warp hazards (two lanes of one instruction) are not reported.
+warp groups), a hazard can be missed or an ordered pair reported; shared-memory atomics, ``cp.async``,
+``ldmatrix`` and wmma/mma fragment loads and stores are not tracked; intra-warp hazards (two lanes of one
+instruction) are not reported.
 """
 
 from __future__ import annotations
