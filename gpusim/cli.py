@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto trace (JSON)")
     run.add_argument("--trace-rows", type=int, metavar="N", help="trace capacity in rows per table")
     run.add_argument("--functional", action="store_true", help="functional run only (no timing)")
+    run.add_argument("--sanitize", metavar="TOOLS",
+                     help="sanitizers, a comma list of memcheck, racecheck, synccheck, initcheck (docs/sanitizers.md)")
     run.add_argument("--kernel", help="kernel name in the .ptx (default: its only kernel)")
     run.add_argument("--grid", help="grid: N or X,Y[,Z]")
     run.add_argument("--block", help="block: N or X,Y[,Z]")
@@ -195,9 +197,11 @@ def _run(args) -> int:
         args.csv_stream = sys.stdout
         with contextlib.redirect_stdout(sys.stderr):
             print(summary)
+            _print_warnings(runs)
             _outputs(args, runs)
     else:
         print(summary)
+        _print_warnings(runs)
         _outputs(args, runs)
     if args.save:
         _save_arrays(args.save, arrays)
@@ -217,6 +221,8 @@ def _overrides(args) -> dict:
     out = {"sms": args.sms} if args.sms else {}
     if getattr(args, "codegen", None):
         out["codegen"] = args.codegen
+    if getattr(args, "sanitize", None):
+        out["sanitize"] = args.sanitize
     return out
 
 
@@ -386,6 +392,15 @@ def _outputs(args, runs) -> None:
         if args.trace and run.has_trace:
             path = run.trace.to_chrome(_numbered(args.trace, index, many))
             print(f"  wrote {path} (open it in https://ui.perfetto.dev)")
+
+
+def _print_warnings(runs) -> None:
+    """Each run's one-line warnings (hardware-tolerated mistakes) and its sanitizer report, if any."""
+    for one in runs:
+        for line in getattr(one, "warnings", ()):
+            print(f"warning: {line}")
+        if getattr(one, "sanitizer_report", ""):
+            print(one.sanitizer_report)
 
 
 def _numbered(path: str, index: int, many: bool) -> Path:

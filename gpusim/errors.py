@@ -206,3 +206,51 @@ class KernelExceptionError(GpusimError):
         self.block = block
         self.thread = thread
         super().__init__(message)
+
+
+class KernelAssertionError(GpusimError):
+    """A device ``assert()`` that failed (CUDA's ``cudaErrorAssert``). ``messages`` holds one line per thread
+    that failed it, as CUDA prints them (``file:line: function: block: [x,y,z], thread: [x,y,z] Assertion
+    `cond` failed.``), also printed on stderr (``stdout``: the same lines). The error is
+    sticky, as CUDA's: the GPU object refuses every launch and copy until ``gpu.reset()``."""
+
+    def __init__(self, message: str, kernel: str = "", messages: tuple = (), block: tuple = (), thread: tuple = (),
+                 line: int = 0, stdout: str = ""):
+        self.kernel = kernel
+        self.messages = tuple(messages)
+        self.block = block
+        self.thread = thread
+        self.line = line
+        self.stdout = stdout or "".join(line + "\n" for line in self.messages)
+        super().__init__(message)
+
+
+class SanitizerError(GpusimError):
+    """What one of the sanitizers (``GPU(..., sanitize={...})``, as compute-sanitizer's tools) found.
+    ``report`` is the tool's report text."""
+
+    report: str = ""
+
+
+class MemcheckError(SanitizerError, IllegalAddressError):
+    """memcheck: an access outside what the kernel may touch, exactly (a shared access past the declared size,
+    even inside the allocation granule the hardware runs it in)."""
+
+
+class RacecheckError(SanitizerError):
+    """racecheck: shared-memory hazards between threads with no barrier between them; ``hazards`` lists them
+    (kind, both PTX lines, both threads, block, address, count)."""
+
+    def __init__(self, message: str, kernel: str = "", hazards: tuple = (), report: str = ""):
+        self.kernel = kernel
+        self.hazards = tuple(hazards)
+        self.report = report
+        super().__init__(message)
+
+
+class SynccheckError(SanitizerError, BarrierError):
+    """synccheck: a block-wide barrier some threads of the block skip (exited or diverged)."""
+
+
+class InitcheckError(SanitizerError, UninitializedMemoryError):
+    """initcheck: a read of device memory nothing wrote (``gpu.empty``; ``to_device``, ``zeros`` write)."""

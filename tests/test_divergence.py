@@ -66,25 +66,38 @@ def test_data_dependent_loop_with_divergent_trip_counts(gpu, module, timing):
 
 
 @TIMING
-def test_early_exit_then_barrier(module, timing):
-    """Volta's hardware behaviour (``synccheck=False``): threads that returned early no longer count."""
-    gpu = kernel_named(module, "early_exit_barrier").gpu
-    gpu.synccheck = False
-    try:
-        _early_exit_then_barrier(gpu, module, timing)
-    finally:
-        gpu.synccheck = True
+def test_early_exit_then_barrier(gpu, module, timing):
+    """The default, as the hardware (compute capability 7.0+, the teaching config's): threads that returned
+    early count as arrived; the run finishes with a one-line warning naming the count and the sanitizer."""
+    assert gpu.config.cc_major >= 7
+    run = _early_exit_then_barrier(gpu, module, timing)
+    assert len(run.warnings) == 1
+    assert "exited without reaching it" in run.warnings[0] and "sanitize='synccheck'" in run.warnings[0]
 
 
 @TIMING
-def test_early_exit_then_barrier_is_reported_by_synccheck(gpu, module, timing):
-    """The same launch under the default synccheck: the threads that returned skipped the barrier."""
+def test_early_exit_then_barrier_without_synccheck_is_silent(module, timing):
+    """``synccheck=False``: nothing checked, nothing counted."""
+    gpu = kernel_named(module, "early_exit_barrier").gpu
+    gpu.synccheck = False
+    try:
+        assert _early_exit_then_barrier(gpu, module, timing).warnings == []
+    finally:
+        gpu.synccheck = None
+
+
+@TIMING
+def test_early_exit_then_barrier_is_reported_by_synccheck(timing):
+    """The same launch under synccheck: the threads that returned skipped the barrier."""
+    gpu = gpusim.GPU("teaching", sanitize="synccheck")
+    module = gpu.load(DATA / "divergence.ptx")
     values = np.arange(256, dtype=np.int32)
     values[32:64] = -1
-    with pytest.raises(gpusim.errors.BarrierError) as info:
+    with pytest.raises(gpusim.errors.SynccheckError) as info:
         gpu.launch(kernel_named(module, "early_exit_barrier"), 2, 128,
                    [gpu.to_device(values), gpu.zeros(256, np.int32)], timing=timing)
     assert info.value.skipped == tuple((t, 0, 0) for t in range(32, 64))
+    assert isinstance(info.value, gpusim.errors.BarrierError)
 
 
 def _early_exit_then_barrier(gpu, module, timing):
@@ -93,8 +106,8 @@ def _early_exit_then_barrier(gpu, module, timing):
     values[32:64] = -1          # the whole second warp of block 0 leaves before the barrier
     values[128 + 5] = -3        # and single lanes elsewhere
     out = gpu.to_device(np.full(threads * blocks, 777, np.int32))
-    gpu.launch(kernel_named(module, "early_exit_barrier"), blocks, threads, [gpu.to_device(values), out],
-               timing=timing)
+    run = gpu.launch(kernel_named(module, "early_exit_barrier"), blocks, threads, [gpu.to_device(values), out],
+                     timing=timing)
     expect = []
     for block in range(blocks):
         row = values[block * threads:(block + 1) * threads]
@@ -105,6 +118,7 @@ def _early_exit_then_barrier(gpu, module, timing):
                 neighbour = row[(t + 1) % threads]
                 expect.append(-1 if neighbour < 0 else 2 * int(neighbour))
     assert out.get().tolist() == expect
+    return run
 
 
 @TIMING

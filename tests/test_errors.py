@@ -174,9 +174,13 @@ def test_shared_out_of_bounds_is_an_illegal_address(gpu, timing):
       mov.u32 %r1, %tid.x; shl.b32 %r2, %r1, 2; mov.u32 %r3, tile; add.u32 %r4, %r3, %r2;
       st.shared.u32 [%r4], %r1;"""), name="shared.ptx")["k"]
     gpu.launch(kernel, 1, 32, [gpu.zeros(1, np.uint32), np.uint32(0)], timing=timing)   # 32 words fit
+    # the hardware allocates shared memory in units: past the declared 128 bytes, inside the unit, runs
+    unit = gpu.config.shared_allocation_unit_bytes
+    reserved = gpu.config.shared_reserved_bytes_per_block
+    granule = -(-(128 + reserved) // unit) * unit - reserved
     with pytest.raises(IllegalAddressError, match="shared memory") as info:
-        gpu.launch(kernel, 1, 64, [gpu.zeros(1, np.uint32), np.uint32(0)], timing=timing)
-    assert info.value.thread == (32, 0, 0)
+        gpu.launch(kernel, 1, granule // 4 + 32, [gpu.zeros(1, np.uint32), np.uint32(0)], timing=timing)
+    assert info.value.thread == (granule // 4, 0, 0)
 
 
 @TIMING
@@ -218,10 +222,12 @@ $L_end:""")
 
 
 @TIMING
-def test_barrier_the_other_warp_skipped_is_a_synccheck_error(gpu, timing):
+def test_barrier_the_other_warp_skipped_is_a_synccheck_error(timing):
     """``if (threadIdx.x < 32) __syncthreads();`` in a 64-thread block: the second warp exits without
-    arriving. Hardware since Volta completes the barrier anyway; CUDA calls it undefined and gpusim reports
-    it as compute-sanitizer's synccheck does, with the barrier's line and the threads that skipped it."""
+    arriving. Hardware since Volta completes the barrier anyway (gpusim's default, with a warning); CUDA calls
+    it undefined and synccheck reports it as compute-sanitizer's does, with the barrier's line and the threads
+    that skipped it."""
+    gpu = gpusim.GPU("teaching", sms=2, sanitize={"synccheck"})
     kernel = gpu.load_ptx(SKIPPED_BARRIER_PTX, name="skipped.ptx")["k"]
     out = gpu.zeros(64, np.uint32)
     with pytest.raises(BarrierError) as info:
@@ -233,11 +239,40 @@ def test_barrier_the_other_warp_skipped_is_a_synccheck_error(gpu, timing):
 
 
 @TIMING
-def test_barrier_inside_a_divergent_warp_is_a_synccheck_error(gpu, timing):
-    """``if (threadIdx.x < 16) __syncthreads();`` in one warp: lanes 16-31 diverged away from it."""
+def test_barrier_the_other_warp_skipped_runs_by_default_with_a_warning(gpu, timing):
+    """The same launch by default: as on cc 7.0+ hardware, every thread that reaches the barrier stores."""
+    kernel = gpu.load_ptx(SKIPPED_BARRIER_PTX, name="skipped.ptx")["k"]
+    out = gpu.zeros(64, np.uint32)
+    run = gpu.launch(kernel, 1, 64, [out, np.uint32(0)], timing=timing)
+    np.testing.assert_array_equal(out.get(), (np.arange(64) < 32).astype(np.uint32))
+    assert len(run.warnings) == 1 and "sanitize='synccheck'" in run.warnings[0]
+
+
+@TIMING
+def test_barrier_inside_a_divergent_warp_is_a_synccheck_error(timing):
+    """``if (threadIdx.x < 16) __syncthreads();`` in one warp: lanes 16-31 returned before it."""
+    gpu = gpusim.GPU("teaching", sms=2, sanitize="synccheck")
     text = SKIPPED_BARRIER_PTX.replace("setp.ge.u32 %p1, %r1, 32", "setp.ge.u32 %p1, %r1, 16")
     kernel = gpu.load_ptx(text)["k"]
     with pytest.raises(BarrierError) as info:
+        gpu.launch(kernel, 1, 32, [gpu.zeros(32, np.uint32), np.uint32(0)], timing=timing)
+    assert info.value.skipped == tuple((t, 0, 0) for t in range(16, 32))
+
+
+@TIMING
+def test_barrier_some_live_lanes_skip_is_an_error_by_default(gpu, timing):
+    """``if (threadIdx.x < 16) __syncthreads();`` where lanes 16-31 go on to other work (not an exit): the PTX
+    ISA leaves a bar.sync some live lanes of a warp do not execute undefined; an error in every mode."""
+    kernel = gpu.load_ptx(entry("""
+      ld.param.u64 %rd1, [p_a]; cvta.to.global.u64 %rd1, %rd1;
+      mov.u32 %r1, %tid.x; setp.lt.u32 %p1, %r1, 16;
+      @%p1 bra $L_sync;
+      st.global.u32 [%rd1], 7;
+      bra.uni $L_end;
+    $L_sync:
+      bar.sync 0;
+    $L_end:"""))["k"]
+    with pytest.raises(BarrierError, match="divergent") as info:
         gpu.launch(kernel, 1, 32, [gpu.zeros(32, np.uint32), np.uint32(0)], timing=timing)
     assert info.value.skipped == tuple((t, 0, 0) for t in range(16, 32))
 

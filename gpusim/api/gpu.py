@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ from gpusim.errors import (
     ConfigError,
     GpusimError,
     IllegalAddressError,
+    KernelAssertionError,
     KernelAttributeError,
     KernelNotFoundError,
     LaunchError,
@@ -43,9 +44,10 @@ from gpusim.errors import (
     UnsupportedPTXError,
 )
 from gpusim.launch.checks import check_launch_options
-from gpusim.launch.device_memory import DeviceArray, DeviceHeap, symbol_array
+from gpusim.launch.device_memory import DeviceArray, DeviceHeap, check_usable, symbol_array
 from gpusim.launch.faults import internal_error, with_allocation
 from gpusim.launch.printf import PRINTF_MODES
+from gpusim.launch.sanitize import check_action, parse_sanitize, print_assertion
 from gpusim.launch.what_if import record_launch, snapshot_inputs
 from gpusim.ptx.lower import Program, lower_module
 from gpusim.ptx.parser import parse_ptx
@@ -76,6 +78,7 @@ class Kernel:
         self.name = program.name
         self.ptxas_regs = ptxas_regs
         self.ptxas_source = ptxas_source
+        self._heap = gpu.heap       # the device memory its module variables live in (gpu.reset() replaces it)
 
     def registers_per_thread(self, regs: int | None = None) -> tuple[int, str]:
         """Registers per thread and where the figure comes from."""
@@ -249,15 +252,23 @@ class GPU:
     the latest launch's whatever their size, "all" every launch's (each run holds its own), False none."""
 
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
-                 synccheck: bool = True, printf: str = "print", reconvergence: str | None = None,
-                 codegen: str = DEFAULT_CODEGEN, **overrides: Any) -> None:
+                 synccheck: bool | None = None, printf: str = "print", reconvergence: str | None = None,
+                 codegen: str = DEFAULT_CODEGEN, sanitize: str | Iterable[str] | None = None,
+                 sanitize_action: str = "raise", **overrides: Any) -> None:
         check_mode(codegen)
         self.codegen = codegen
         """Code generation: "ptxas" (times the stream ptxas would make, gpusim.codegen) or "none" (PTX as
         written)."""
-        for flag, value in (("initcheck", initcheck), ("synccheck", synccheck)):
-            if not isinstance(value, bool):
-                raise ConfigError(f"{flag} must be True or False, got {value!r}", field=flag)
+        if not isinstance(initcheck, bool):
+            raise ConfigError(f"initcheck must be True or False, got {initcheck!r}", field="initcheck")
+        if synccheck is not None and not isinstance(synccheck, bool):
+            raise ConfigError(f"synccheck must be True, False or None (as the hardware), got {synccheck!r}",
+                              field="synccheck")
+        self.sanitize = parse_sanitize(sanitize)
+        """The sanitizers on (memcheck, racecheck, synccheck, initcheck; docs/sanitizers.md)."""
+        self.sanitize_action = check_action(sanitize_action)
+        """'raise': a sanitizer's findings raise its error at the end of the run; 'report': only reported."""
+        initcheck = initcheck or "initcheck" in self.sanitize
         if isinstance(config, GPUConfig):
             config = validated(config)       # a GPUConfig built by hand gets the loader's checks
             self.config = config.replace(**overrides) if overrides else config
@@ -273,7 +284,9 @@ class GPU:
         """'print': device printf output goes to Python's stdout after each launch (and to run.stdout);
         'capture': only to run.stdout."""
         self.initcheck = initcheck
-        self.synccheck = synccheck     # False: exited or skipping threads no longer count (Volta hardware)
+        self.synccheck = synccheck
+        """None: as the hardware (exited threads count as arrived on cc >= 7.0, with a warning); True: a
+        synccheck error; False: nothing checked."""
         self.reconvergence = check_reconvergence(reconvergence, self.config)   # "ipdom" or "its"
         self._load_allocations: list[int] = []
         self.heap = DeviceHeap(self.config.dram_bytes, initcheck=initcheck)
@@ -283,8 +296,19 @@ class GPU:
         self.flushed_bytes = 0
         """Dirty L2 bytes written back to DRAM by flushes (outside every kernel's counters)."""
 
+    def reset(self) -> None:
+        """cudaDeviceReset: clear a sticky error (a failed device assert), free every allocation and module
+        variable (load modules again) and empty the L2."""
+        self.heap = DeviceHeap(self.config.dram_bytes, initcheck=self.initcheck)
+        self._load_allocations = []
+        self._l2_state = None
+
+    def _check_usable(self) -> None:
+        check_usable(self.heap)
+
     # ------------------------------------------------------------ memory
     def to_device(self, host: npt.ArrayLike) -> DeviceArray:
+        self._check_usable()
         if not isinstance(host, np.ndarray | list | tuple | int | float | complex | np.generic) or \
                 isinstance(host, bool | str | bytes):
             raise LaunchError(f"to_device takes a numpy array (or a list of numbers), got {type(host).__name__}")
@@ -298,6 +322,7 @@ class GPU:
 
     def empty(self, shape: int | Sequence[int], dtype: npt.DTypeLike = np.float32) -> DeviceArray:
         """Device memory not written yet (zero-filled, but initcheck reports a kernel reading it)."""
+        self._check_usable()
         return DeviceArray(self.heap, shape, dtype)
 
     def zeros(self, shape: int | Sequence[int], dtype: npt.DTypeLike = np.float32) -> DeviceArray:
@@ -409,6 +434,9 @@ class GPU:
 
         if not isinstance(kernel, Kernel):
             raise LaunchError(f"launch expects a Kernel (module['name']), got {type(kernel).__name__}")
+        if kernel._heap is not self.heap:
+            raise LaunchError(f"kernel '{kernel.name}' was loaded before gpu.reset(), which unloads modules (as "
+                              "cudaDeviceReset does): load its module again")
         args, shared_bytes, timing, trace = check_launch_options(
             self.config, kernel.program, args, shared_bytes, timing=timing, regs=regs, trace=trace,
             max_warp_instructions=max_warp_instructions)
@@ -418,6 +446,7 @@ class GPU:
                               f"(as ncu --cache-control), got {cache_control!r}")
         if cache_control == "all":
             self.flush_caches()
+        self._check_usable()
         self.launch_count += 1
         # what-if (gpusim.launch.what_if) re-runs a launch from the memory it started from: keep a copy
         snapshot = snapshot_inputs(self) if timing else None
@@ -434,6 +463,10 @@ class GPU:
             if named is exc:
                 raise
             raise named from None
+        except KernelAssertionError as exc:
+            self.heap.sticky_error = exc      # CUDA's sticky error: every later call fails until reset()
+            print_assertion(exc.messages)
+            raise
         except GpusimError:
             raise
         except Exception as exc:   # the safety net: nothing from numba or numpy reaches the user raw

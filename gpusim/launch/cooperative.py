@@ -7,9 +7,8 @@
   kernel traps, here it is refused before it runs, naming the line.
 * Before each cooperative launch the kernel's grid barrier is zeroed (the driver's barrier starts clean).
 
-Simplification: the functional path (``timing=False``) runs blocks one after another, so a grid-wide sync
-with more than one block could never complete there: such a launch is refused with a LaunchError saying to
-use the timed path, where every block of a co-resident grid runs at once.
+Both paths keep every block of a cooperative grid resident at once (the functional path runs them as
+coroutines, ``gpusim.engine.semantics.functional``), so a grid-wide sync completes on either.
 """
 
 from __future__ import annotations
@@ -36,10 +35,5 @@ def check_cooperative(heap, config, program, n_blocks: int, occ, *, cooperative,
         raise LaunchError(f"too many blocks in cooperative launch (cudaErrorCooperativeLaunchTooLarge): kernel "
                           f"'{program.name}' launches {n_blocks} blocks, but at most {occ.blocks_per_sm} per SM "
                           f"(limited by {occ.limiter}) x {config.sms} SMs = {resident} can be resident at once")
-    if line is not None and not timing and n_blocks > 1:
-        raise LaunchError(f"kernel '{program.name}' synchronizes the whole grid (this_grid().sync() at "
-                          f"{program.file}:{line}), but the functional path (timing=False) runs blocks one at a "
-                          "time, so the other blocks would never arrive: run it with timing=True (every block "
-                          "of a cooperative grid is resident at once there)")
     if program.grid_barrier is not None:
         heap.view(program.grid_barrier, 8)[:] = 0

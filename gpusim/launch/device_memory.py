@@ -61,6 +61,8 @@ class DeviceHeap:
         self.sizes: dict[int, int] = {}    # offset -> reserved size (rounded, guard included)
         self.records: dict[int, tuple[int, str]] = {}   # offset -> (requested bytes, label) of live ones
         self.freed: dict[int, tuple[int, str]] = {}     # offset -> (bytes, label) of freed, not yet reused
+        self.sticky_error: Exception | None = None
+        """A failed device assert (CUDA's sticky error): every later use of the device raises it until reset."""
 
     def _grow(self, needed: int) -> None:
         size = self.data.size
@@ -207,6 +209,16 @@ def _dtype(dtype: npt.DTypeLike) -> np.dtype:
     return dtype
 
 
+def check_usable(heap) -> None:
+    """Raise the heap's sticky error (a failed device assert: CUDA's context is unusable until reset)."""
+    error = getattr(heap, "sticky_error", None)
+    if error is not None:
+        raise type(error)(f"the GPU is unusable after a failed device assert in kernel '{error.kernel}' "
+                          "(cudaErrorAssert is sticky): call gpu.reset() (which frees device memory and modules) "
+                          "before using it again", kernel=error.kernel, messages=error.messages, block=error.block,
+                          thread=error.thread, line=error.line)
+
+
 class DeviceArray:
     """An array in device memory: ``.get()`` copies it to the host, ``.ptr`` is its device address."""
 
@@ -225,6 +237,7 @@ class DeviceArray:
 
     def get(self) -> np.ndarray:
         """A host (numpy) copy of the array."""
+        check_usable(self._heap)
         if getattr(self, "_freed", False):
             raise LaunchError(f"the device array at {hex_address(self.ptr)} has been freed")
         raw = self._heap.view(self.ptr, self.nbytes).copy()
@@ -240,6 +253,7 @@ class DeviceArray:
 
     def set(self, host: np.ndarray) -> None:
         """Write a host array of the same shape and dtype into the device array."""
+        check_usable(self._heap)
         if getattr(self, "_freed", False):
             raise LaunchError(f"the device array at {hex_address(self.ptr)} has been freed")
         if not isinstance(host, np.ndarray):
@@ -253,6 +267,7 @@ class DeviceArray:
 
     def fill_zero(self) -> None:
         """Zero the array (cudaMemset 0): initcheck counts it as written."""
+        check_usable(self._heap)
         self._heap.view(self.ptr, self.nbytes)[:] = 0
         self._heap.mark_written(self.ptr, self.nbytes)
 

@@ -20,9 +20,11 @@ from gpusim.errors import (
     CallStackOverflowError,
     GpusimError,
     IllegalAddressError,
+    InitcheckError,
     InternalError,
+    MemcheckError,
     SimulationLimitError,
-    UninitializedMemoryError,
+    SynccheckError,
     WarpSyncError,
 )
 from gpusim.launch.device_memory import hex_address
@@ -51,7 +53,13 @@ def raise_engine_error(m, program) -> None:
                             int(m.err[S.E_ADDRESS]) & _U64)
     block, thread = thread_of(m, m.launch, w, lane)
     if kind == S.ERR_BARRIER:
-        raise _barrier_error(m, program, pc, w, address, block)
+        error = _barrier_error(m, program, pc, w, address, block)
+        sanitizer_report(error, "Barrier error", "a block-wide barrier some threads skip", program, pc)
+        raise error
+    if kind == S.ERR_ASSERT:
+        from gpusim.launch.assertions import assertion_error
+
+        raise assertion_error(m, program, thread_of, where)
     line = program.lines[pc] if 0 <= pc < program.n_inst else 0
     head = f"kernel '{program.name}' block {block} thread {thread} at {where(program, pc)}"
     if kind in (S.ERR_OUT_OF_BOUNDS, S.ERR_MISALIGNED):
@@ -63,18 +71,30 @@ def raise_engine_error(m, program) -> None:
         elif kind == S.ERR_OUT_OF_BOUNDS and (space == L.SP_LOCAL or (
                 space == L.SP_GENERIC and L.LOCAL_WINDOW <= address < L.LOCAL_WINDOW + L.WINDOW_BYTES)):
             what = "outside the thread's local memory"
-        error = IllegalAddressError(f"an illegal memory access was encountered: {head}: address "
+        illegal = IllegalAddressError(f"an illegal memory access was encountered: {head}: address "
                                     f"{hex_address(address)} is {what}", kernel=program.name, block=block,
-                                    thread=thread, line=line, address=address)
-        error.in_heap = what == "outside every allocation"
-        error.access_bytes = int(program.code[pc, L.F_SIZE] * max(program.code[pc, L.F_VEC], 1)) \
+                                      thread=thread, line=line, address=address)
+        illegal.in_heap = what == "outside every allocation"
+        illegal.access_bytes = int(program.code[pc, L.F_SIZE] * max(program.code[pc, L.F_VEC], 1)) \
             if 0 <= pc < program.n_inst else 1
-        raise error
+        raise illegal
     if kind == S.ERR_UNINITIALIZED:
-        raise UninitializedMemoryError(f"uninitialized global memory read (initcheck): {head}: address "
-                                       f"{hex_address(address)} was never written by the host or a kernel",
-                                       kernel=program.name, block=block, thread=thread, line=line,
-                                       address=address)
+        uninit = InitcheckError(f"uninitialized global memory read (initcheck): {head}: address "
+                                f"{hex_address(address)} was never written by the host or a kernel",
+                                kernel=program.name, block=block, thread=thread, line=line, address=address)
+        sanitizer_report(uninit, "Uninitialized __global__ memory read",
+                         f"of address {hex_address(address)}", program, pc)
+        raise uninit
+    if kind == S.ERR_MEMCHECK:
+        declared = int(m.launch[S.L_SHARED_BYTES])
+        overrun = MemcheckError(f"memcheck: invalid __shared__ access: {head}{_cuda_line(program, pc)}: address "
+                                f"{address} is past the block's {declared} bytes of shared memory (inside the "
+                                f"{int(m.launch[S.L_SHARED_LIMIT])}-byte allocation the hardware would run it in)",
+                                kernel=program.name, block=block, thread=thread, line=line, address=address)
+        size = int(program.code[pc, L.F_SIZE] * max(program.code[pc, L.F_VEC], 1))
+        sanitizer_report(overrun, f"Invalid __shared__ access of size {size} bytes",
+                         f"address {address} is out of bounds ({declared} bytes declared)", program, pc)
+        raise overrun
     if kind == S.ERR_STACK_OVERFLOW:
         raise SimulationLimitError(f"{head}: divergence nested deeper than the SIMT stack "
                                    f"({m.stk_pc.shape[1]} entries)")
@@ -189,6 +209,13 @@ def activity_report(m, program, shown: int = 8) -> str:
     return "\n".join(lines)
 
 
+def _cuda_line(program, pc: int) -> str:
+    """`` (CUDA line N)`` when the PTX has ``.loc`` lines for ``pc``, else empty."""
+    if 0 <= pc < program.n_inst and int(program.code[pc, L.F_SRCLINE]):
+        return f" (CUDA line {int(program.code[pc, L.F_SRCLINE])})"
+    return ""
+
+
 def _barrier_error(m, program, pc, w, lanes, block) -> BarrierError:
     """synccheck's report: the barrier's line and the threads (of warp slot ``w``, lanes ``lanes``) that
     skipped it."""
@@ -200,11 +227,28 @@ def _barrier_error(m, program, pc, w, lanes, block) -> BarrierError:
     exited = int(m.exited[w]) & lanes == lanes
     how = "exited without reaching it" if exited else "did not reach it with the others (divergent)"
     shown = _ranges(ids)
-    return BarrierError(f"barrier error (synccheck): kernel '{program.name}' block {block}: the bar.sync at "
+    return SynccheckError(f"barrier error (synccheck): kernel '{program.name}' block {block}: the bar.sync at "
                         f"{where(program, pc)} is a block-wide barrier, but threads {shown} (warp "
                         f"{int(m.warp_index[w])}) {how}; every thread of the block must reach it "
-                        "(__syncthreads() in code only some threads run)", kernel=program.name, block=block,
+                        "(__syncthreads() in code only some threads run)" + _exited_hint(m, exited),
+                        kernel=program.name, block=block,
                         line=line, skipped=skipped)
+
+
+def _exited_hint(m, exited: bool) -> str:
+    if exited and int(m.launch[S.L_SYNCCHECK]) == S.SYNC_STRICT:
+        return ("; GPUs of compute capability 7.0+ count exited threads as arrived (gpusim's default on such "
+                "configs, with a warning; this launch runs synccheck or an older config)")
+    return ""
+
+
+def sanitizer_report(error, tool: str, what: str, program, pc: int) -> None:
+    """Give a sanitizer's error the tool's report (``error.report``): what, where, who, and the summary."""
+    block, thread = getattr(error, "block", ()), getattr(error, "thread", ())
+    who = f"by thread {thread} in block {block}" if thread else f"in block {block}"
+    error.report = "\n".join([f"========= {tool}: {what}", f"=========     at {where(program, pc)}"
+                              f"{_cuda_line(program, pc)}", f"=========     {who}", "=========",
+                              "========= ERROR SUMMARY: 1 error"])
 
 
 def _ranges(ids: list[int]) -> str:

@@ -53,7 +53,9 @@ class Run:
                  occupancy: Occupancy, pc_counts: np.ndarray, timing: bool, cycles: int = 0,
                  counters: dict[str, Any] | None = None, stalls: dict[str, int] | None = None,
                  pc_stalls: np.ndarray | None = None, pc_memory: np.ndarray | None = None,
-                 trace: Trace | None = None, stdout: str = "", printf_dropped: int = 0) -> None:
+                 trace: Trace | None = None, stdout: str = "", printf_dropped: int = 0,
+                 warnings: list[str] | None = None, sanitizer_report: str = "",
+                 hazards: list[dict[str, Any]] | None = None) -> None:
         self.kernel = kernel
         self.program = program
         self.config = config
@@ -78,6 +80,12 @@ class Run:
         """The kernel's device printf output (gpusim.launch.printf: block, warp, then each warp's calls in order)."""
         self.printf_dropped = printf_dropped
         """printf records that did not fit the printf buffer (printf_fifo_bytes)."""
+        self.warnings: list[str] = [] if warnings is None else warnings
+        """One line per thing a sanitizer would report that ran as on the hardware (gpusim.launch.sanitize)."""
+        self.sanitizer_report = sanitizer_report
+        """The sanitizers' report (racecheck's, like compute-sanitizer's), empty when none ran."""
+        self.hazards: list[dict[str, Any]] = [] if hazards is None else hazards
+        """racecheck's hazards (dicts: type, line0/line1, thread0/thread1, block, address, count)."""
 
     @property
     def cycles(self) -> int:

@@ -24,6 +24,8 @@ from gpusim.launch.faults import activity_report, raise_engine_error, translatin
 from gpusim.launch.printf import deliver_printf
 from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
+from gpusim.launch.sanitize import configure as configure_sanitizers
+from gpusim.launch.sanitize import finish as finish_sanitizers
 from gpusim.launch.slices import drive
 from gpusim.ptx.its_code import ITS_EXTRA_STACK, engine_code
 
@@ -96,7 +98,7 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     heap = gpu.heap
     check_cooperative(heap, config, program, n_blocks, occ, cooperative=cooperative, timing=timing)
     launch = launch_array(config, grid3, block3, occ, total_shared, shared_bytes, program, heap.data.size)
-    launch[S.L_SYNCCHECK] = 1 if getattr(gpu, "synccheck", True) else 0
+    configure_sanitizers(gpu, launch)
     if getattr(gpu, "reconvergence", "ipdom") == "its":
         launch[S.L_RECONVERGENCE] = S.RECONV_ITS
         launch[S.L_STACK_DEPTH] += ITS_EXTRA_STACK      # groups split off at spins and warp syncs
@@ -104,18 +106,20 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
                   shared_bytes=total_shared, regs_per_thread=regs_per_thread, regs_source=regs_source,
                   occupancy=occ)
     if not timing:
-        m = S.make_machine(warp_slots=int(launch[S.L_WARPS_PER_BLOCK]), n_regs=program.n_regs,
-                           stack_depth=int(launch[S.L_STACK_DEPTH]), block_slots=1, shared_bytes=total_shared,
+        resident = n_blocks if cooperative else 1      # a cooperative grid: every block resident at once
+        m = S.make_machine(warp_slots=resident * int(launch[S.L_WARPS_PER_BLOCK]), n_regs=program.n_regs,
+                           stack_depth=int(launch[S.L_STACK_DEPTH]), block_slots=resident,
+                           shared_bytes=total_shared,
                            local_bytes=int(launch[S.L_LOCAL_BYTES]), heap=heap.data, valid=heap.valid,
                            params=params, launch=launch, n_inst=program.n_inst,
                            printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
         limit = max_warp_instructions or DEFAULT_MAX_WARP_INSTRUCTIONS
         code = engine_code(program, launch[S.L_RECONVERGENCE] == S.RECONV_ITS)
-        ctl, fw = F.make_functional_state(int(launch[S.L_WARPS_PER_BLOCK]))
+        ctl, fw = F.make_functional_state(resident * int(launch[S.L_WARPS_PER_BLOCK]))
         reporter = ProgressReporter(progress, program.name, n_blocks)
 
         def call(budget):
-            return run_functional(m, code, n_blocks, limit, ctl, fw, budget)
+            return run_functional(m, code, n_blocks, limit, ctl, fw, budget, resident)
 
         def on_slice():
             reporter.report(ctl[F.FC_BLOCK], ctl[F.FC_EXECUTED], None)
@@ -128,7 +132,7 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
         _check_status(status, m, program, bad_block, limit, executed, n_blocks,
                       max_warp_instructions is not None)
         run = Run(**common, pc_counts=m.pc_counts.copy(), timing=False)
-        return deliver_printf(gpu, run, m, program)
+        return finish_sanitizers(gpu, deliver_printf(gpu, run, m, program), m, program)
     from gpusim.launch.timed import run_timed_launch
 
     return run_timed_launch(gpu, common, params, launch, n_blocks, trace=trace, progress=progress)

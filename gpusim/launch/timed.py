@@ -27,6 +27,7 @@ from gpusim.launch.faults import activity_report, divergence_report, raise_engin
 from gpusim.launch.printf import deliver_printf
 from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
+from gpusim.launch.sanitize import finish as finish_sanitizers
 from gpusim.launch.slices import drive
 from gpusim.ptx.its_code import engine_code
 
@@ -158,6 +159,7 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     run = Run(**common, pc_counts=m.pc_counts.copy(), timing=True, cycles=int(end_cycle), counters=counters,
               stalls=stalls, pc_stalls=ts.pc_stalls.copy(), pc_memory=ts.pc_mem.copy())
     deliver_printf(gpu, run, m, program)
+    finish_sanitizers(gpu, run, m, program)
     if capacity:
         from gpusim.observe.trace import Trace
 

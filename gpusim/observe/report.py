@@ -145,6 +145,7 @@ def report_text(run) -> str:
     head = f"{run.program.name} on {config.name} ({config.sms} SMs @ {config.core_clock_mhz:g} MHz): "
     head += f"{run.cycles} cycles, {run.seconds * 1e6:.3f} us" if run.timing else "functional run (no timing)"
     out = [head, "=" * len(head)]
+    out += [f"Warning: {line}" for line in getattr(run, "warnings", ())]
     v = verdict(run, view)
     out += [f"Verdict: {v.kind.upper()}: {v.reason}"]
     if v.suggestion:
@@ -159,6 +160,8 @@ def report_text(run) -> str:
     if len(v.findings) > 1:
         out += ["", f"Suggestions (fixes for a {v.kind} run first, then the others)"]
         out += [f"  {i + 1}. [{f.kind}] {f.text}" for i, f in enumerate(v.findings)]
+    if getattr(run, "sanitizer_report", ""):
+        out += ["", "Sanitizer report", run.sanitizer_report]
     trace = run.trace if run.has_trace else None
     if trace is not None and trace.truncated:
         out += [

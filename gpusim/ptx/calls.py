@@ -10,10 +10,11 @@ What it models: the call sequence nvcc emits for a device function it does not i
     ld.param.b32 %r5, [retval0+0];
     }
 
-and ``vprintf`` (device ``printf``). The kernel and every ``.func`` it reaches become one instruction
-list (the kernel first, then each function, its registers and labels renamed ``name@function``), and
-the lowering turns ``call`` into ``OP_CALL`` and each function's return into one ``OP_FRET`` row at its
-end (a ``ret`` elsewhere branches there, so a function's divergent paths reconverge before it returns).
+and ``vprintf`` (device ``printf``) and ``__assertfail`` (a failed ``assert()``). The kernel and every
+``.func`` it reaches become one instruction list (the kernel first, then each function, its registers and
+labels renamed ``name@function``), and the lowering turns ``call`` into ``OP_CALL`` and each function's
+return into one ``OP_FRET`` row at its end (a ``ret`` elsewhere branches there, so a function's divergent
+paths reconverge before it returns).
 
 Frames. Every thread has a call stack in its local memory. A function's *frame* is, in this order: its
 parameters and return parameters (each at its alignment), its ``.local`` variables (nvcc's
@@ -31,7 +32,7 @@ caller's frame, and the return restores them (what ptxas's callee-saved register
 Simplifications, stated: the call sequence is straight-line code, as nvcc emits it (an argument store
 binds to the next ``call``, a return-value load to the previous one); indirect calls through a function
 pointer (``call (r), %rd, (args), prototype;``) and calls of ``.extern`` functions other than
-``vprintf`` are refused with ``UnsupportedPTXError`` naming the line (the kernel only: the module's
+``vprintf`` and ``__assertfail`` are refused with ``UnsupportedPTXError`` naming the line (the kernel only: the module's
 other kernels load). Frame sizes are gpusim's layout, not ptxas's stack frames.
 """
 
@@ -52,6 +53,15 @@ PRINTF = "vprintf"
 PRINTF_FRAME = (0, 8, 16, 24)
 """``vprintf(.param .b64 format, .param .b64 args) -> .param .b32``: offsets of the format pointer, the
 argument-buffer pointer, the return value, and the size of its parameter area."""
+ASSERT = "__assertfail"
+ASSERT_FRAME = (0, 8, 16, 24, 32, 40)
+"""``__assertfail(.param .b64 message, .param .b64 file, .param .b32 line, .param .b64 function, .param .b64
+charSize)`` (what ``assert()`` calls when its condition fails): offsets of the five parameters, and the size of
+its parameter area."""
+ASSERT_FLAG = 1
+"""``F_MODS`` of an ``OP_VPRINTF`` row that calls ``__assertfail`` (engine/semantics/calls.py)."""
+EXTERN_FRAMES = {PRINTF: PRINTF_FRAME[3], ASSERT: ASSERT_FRAME[5]}
+"""The ``.extern`` functions gpusim runs, with the size of their parameter areas."""
 FRAME_ALIGN = 16
 _SPACES = (".param", ".local", ".global", ".shared", ".const")
 
@@ -60,7 +70,7 @@ _SPACES = (".param", ".local", ".global", ".shared", ".const")
 class CallSite:
     """What the lowering needs to emit one ``call``."""
 
-    kind: str                  # "func" or "printf"
+    kind: str                  # "func", "printf" or "assert"
     callee: str
     caller: str
     frame_bytes: int           # the caller's frame: the callee's frame starts at fp + frame_bytes
@@ -125,10 +135,10 @@ def _callee_of(module: ast.Module, func: ast.Function, ins: ast.Instruction) -> 
         raise _err(ins, "indirect calls through a function pointer (call with a register and a "
                    ".callprototype) are not supported; call the function by name")
     name = callee.name if isinstance(callee, ast.Symbol) else "?"
-    if name == PRINTF or name in module.functions:
+    if name in EXTERN_FRAMES or name in module.functions:
         return name
     raise _err(ins, f"call of '{name}', a function declared without a body (.extern), is not supported; "
-               f"gpusim runs .func definitions of the same module and {PRINTF} (printf)")
+               f"gpusim runs .func definitions of the same module, {PRINTF} (printf) and {ASSERT} (assert)")
 
 
 class _Frame:
@@ -167,7 +177,7 @@ def _reachable(module: ast.Module, entry: ast.Function) -> tuple[list, dict]:
             if ins.opcode == "call":
                 name = _callee_of(module, func, ins)
                 found.append(name)
-                if name != PRINTF and name not in order and name != entry.name:
+                if name not in EXTERN_FRAMES and name not in order and name != entry.name:
                     order.append(name)
                     pending.append(module.functions[name])
         callees[func.name] = found
@@ -194,7 +204,8 @@ def link_calls(module: ast.Module, entry: ast.Function, entry_body: list) -> Lin
         return None
     order, callees = _reachable(module, entry)
     funcs = {name: module.functions[name] for name in order}
-    recursive_sites = {name: any(_reaches(callees, callee, name) for callee in callees[name] if callee != PRINTF)
+    recursive_sites = {name: any(_reaches(callees, callee, name) for callee in callees[name]
+                                 if callee not in EXTERN_FRAMES)
                        for name in [entry.name] + order}
     frames = {entry.name: _Frame(entry, False)}
     for name, func in funcs.items():
@@ -206,8 +217,8 @@ def link_calls(module: ast.Module, entry: ast.Function, entry_body: list) -> Lin
     for func in funcs.values():
         linker.append(linked, func, list(func.body), rename=True)
     linked.entry_frame_bytes = frames[entry.name].bytes
-    sizes = [frames[name].bytes for name in order] + ([PRINTF_FRAME[3]] if any(
-        PRINTF in found for found in callees.values()) else [])
+    sizes = [frames[name].bytes for name in order] + [size for name, size in EXTERN_FRAMES.items() if any(
+        name in found for found in callees.values())]
     linked.max_frame_bytes = max(sizes, default=0)
     linked.recursive = any(recursive_sites[name] for name in order)
     linked.static_stack_bytes = 0 if linked.recursive else _deepest(entry.name, callees, frames)
@@ -218,7 +229,8 @@ def _deepest(name: str, callees: dict, frames: dict) -> int:
     """Bytes of the deepest chain of frames below ``name`` (no recursion)."""
     best = 0
     for callee in callees.get(name, ()):
-        size = PRINTF_FRAME[3] if callee == PRINTF else frames[callee].bytes + _deepest(callee, callees, frames)
+        size = EXTERN_FRAMES[callee] if callee in EXTERN_FRAMES else \
+            frames[callee].bytes + _deepest(callee, callees, frames)
         best = max(best, size)
     return best
 
@@ -301,9 +313,9 @@ class _Linker:
 
     def _site(self, func: ast.Function, ins: ast.Instruction, frame: _Frame) -> CallSite:
         callee = _callee_of(self.module, func, ins)
-        if callee == PRINTF:
-            return CallSite(kind="printf", callee=callee, caller=func.name, frame_bytes=frame.bytes,
-                            callee_frame_bytes=PRINTF_FRAME[3])
+        if callee in EXTERN_FRAMES:
+            return CallSite(kind="printf" if callee == PRINTF else "assert", callee=callee, caller=func.name,
+                            frame_bytes=frame.bytes, callee_frame_bytes=EXTERN_FRAMES[callee])
         save: tuple = ()
         if _reaches(self.callees, callee, func.name):
             suffix = f"@{func.name}"
@@ -385,6 +397,10 @@ class _Linker:
                                               (PRINTF_FRAME[2],) * len(rets), strict=False)}
             if len(args) != 2 or len(rets) > 1:
                 raise _err(call, f"{PRINTF} takes (format, arguments) and returns one value")
+        elif callee == ASSERT:
+            if len(args) != 5 or rets:
+                raise _err(call, f"{ASSERT} takes (message, file, line, function, charSize) and returns nothing")
+            slots = dict(zip(args, ASSERT_FRAME[:5], strict=True))
         else:
             target = self.funcs[callee]
             params = self.frames[callee].param_offsets
@@ -406,7 +422,8 @@ class _Linker:
 #             the first and one past the last register to save (equal: none), the depth register.
 # OP_FRET:    F_ABASE the fp register; source 0 the depth register (the rest is read from the call row, the
 #             instruction before the pc the caller resumes at).
-# OP_VPRINTF: F_AUX the caller's frame bytes (vprintf's parameters follow it); F_ABASE the fp register.
+# OP_VPRINTF: F_AUX the caller's frame bytes (vprintf's parameters follow it); F_ABASE the fp register;
+#             F_MODS ASSERT_FLAG for a call of __assertfail (its parameters follow the caller's frame too).
 def lower_call_row(fl, ins: ast.Instruction, row_builder, label_pc: dict, linked: Linked) -> None:
     """Fill the code row of a linked ``call`` or function return (see the layout above)."""
     from gpusim.arch import isa
@@ -424,8 +441,9 @@ def lower_call_row(fl, ins: ast.Instruction, row_builder, label_pc: dict, linked
     site = linked.calls[id(ins)]
     row[L.F_AUX] = site.frame_bytes
     row[L.F_SIZE] = site.callee_frame_bytes
-    if site.kind == "printf":
+    if site.kind in ("printf", "assert"):
         row[L.F_OP] = c.OP_VPRINTF
+        row[L.F_MODS] = ASSERT_FLAG if site.kind == "assert" else 0
         row[L.F_ISA] = isa.isa_row(c.OP_VPRINTF, c.T_NONE)
         return
     row[L.F_OP] = c.OP_CALL

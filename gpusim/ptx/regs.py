@@ -59,7 +59,8 @@ def _operands(row) -> tuple[list[int], list[int], list[int]]:
     """(ALU-operand reads, reads that need a register even for a parameter, writes) of one row."""
     op = int(row[L.F_OP])
     alu = c.OP_MOV <= op <= c.OP_LAST_ALU
-    soft, hard = [], []
+    soft: list[int] = []
+    hard: list[int] = []
     for i in range(int(row[L.F_NSRC])):
         if row[L.F_SK0 + 2 * i] in (L.SK_REG, L.SK_REGNEG):
             (soft if alu else hard).append(int(row[L.F_SK0 + 2 * i + 1]))
@@ -73,7 +74,8 @@ def _operands(row) -> tuple[list[int], list[int], list[int]]:
 
 def parameter_registers(code: np.ndarray) -> set[int]:
     """Registers written only by unguarded ``ld.param`` (constant-bank operands in SASS)."""
-    param, other = set(), set()
+    param: set[int] = set()
+    other: set[int] = set()
     for pc in range(code.shape[0]):
         row = code[pc]
         writes = _operands(row)[2]

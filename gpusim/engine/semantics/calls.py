@@ -27,7 +27,8 @@ block, the thread's index in its block, the format pointer, and up to ``PRINTF_A
 argument buffer (the bytes from the argument pointer to the end of its local memory or heap, at most 32
 eight-byte arguments, CUDA's limit), and writes vprintf's return value (the conversions in the format, -1
 for a null format). The host formats the records after the launch (``gpusim.launch.printf``). A record
-that does not fit in the buffer is counted as dropped.
+that does not fit in the buffer is counted as dropped. The same row with ``ASSERT_FLAG`` in ``F_MODS`` is a
+call of ``__assertfail`` (a failed ``assert()``): the launch stops with ``ERR_ASSERT`` and the calling lanes.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.simt import STATUS_OK, fail, normalize
+from gpusim.ptx.calls import ASSERT_FLAG
 
 RPC_CALL = -2
 """Reconvergence pc of a call entry on the SIMT stack (no pc equals it: only the return pops it)."""
@@ -146,8 +148,16 @@ def _count_conversions(mem8, heap_bytes, offset):
 
 
 @compiled_only
-def exec_vprintf(m, row, w, mask):
-    """A printf by the lanes of ``mask`` (see the module docstring)."""
+def exec_vprintf(m, row, pc, w, mask):
+    """A printf by the lanes of ``mask`` (see the module docstring), or a failed assert (``__assertfail``:
+    ``ERR_ASSERT`` with the calling lanes; the host reads the message from their frames); a status."""
+    if row[L.F_MODS] & ASSERT_FLAG:
+        if mask == 0:
+            return STATUS_OK
+        first = 0
+        while not (mask >> first) & 1:
+            first += 1
+        return fail(m, S.ERR_ASSERT, pc, w, first, mask)
     fp_reg = row[L.F_ABASE]
     frame = row[L.F_AUX]
     buf8 = m.printf8
@@ -193,3 +203,4 @@ def exec_vprintf(m, row, w, mask):
             buf8[start + i] = m.local8[t, src + i] if from_local else m.mem8[src + i]
         ctl[0] = pos + size
         ctl[2] += 1
+    return STATUS_OK

@@ -35,6 +35,7 @@ from gpusim.engine.semantics.its import (
 )
 from gpusim.engine.semantics.memory_exec import _is_word_access, _word_access, _word_addresses, exec_memory
 from gpusim.engine.semantics.operands import read_src
+from gpusim.engine.semantics.racecheck import race_barrier
 from gpusim.engine.semantics.simt import (
     STATUS_BARRIER,
     STATUS_ERROR,
@@ -47,6 +48,7 @@ from gpusim.engine.semantics.simt import (
     fail,
     normalize,
 )
+from gpusim.engine.semantics.synccheck import barrier_check, exit_check, real_lanes
 from gpusim.engine.semantics.tensor import tensor_op
 from gpusim.engine.semantics.texture import exec_texture
 from gpusim.engine.semantics.warpops import warp_op
@@ -190,45 +192,6 @@ def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, m
 
 
 @compiled_only
-def _real_lanes(m, w):
-    """The lanes of warp slot ``w`` that are threads of its block (a last warp may be partial)."""
-    lanes = min(32, m.launch[S.L_THREADS_PER_BLOCK] - m.warp_index[w] * 32)
-    return (1 << lanes) - 1
-
-
-@compiled_only
-def _barrier_check(m, pc, w, mask):
-    """synccheck at a block-wide ``bar.sync`` (no thread count) that warp ``w`` reaches with ``mask``: every
-    thread of the block must reach it. Fails (ERR_BARRIER: pc, the skipping warp, its skipping lanes) when
-    lanes of ``w`` are elsewhere or have exited, or when a warp of the block exited without reaching the
-    barrier this one is at (fewer block-wide arrivals than this warp's)."""
-    missing = _real_lanes(m, w) & ~mask
-    if missing != 0:
-        return fail(m, S.ERR_BARRIER, pc, w, 0, missing)
-    m.bar_arrivals[w] += 1
-    k = m.bar_arrivals[w]
-    first = w - m.warp_index[w]
-    for v in range(first, first + m.launch[S.L_WARPS_PER_BLOCK]):
-        if v != w and m.sp[v] < 0 and m.bar_arrivals[v] < k:
-            return fail(m, S.ERR_BARRIER, pc, v, 0, _real_lanes(m, v))
-    return STATUS_OK
-
-
-@compiled_only
-def _barrier_skipped_by_exit(m, w):
-    """synccheck when warp ``w`` exits: the pc of a block-wide barrier another warp of the block waits at
-    and ``w`` never reached, or -1."""
-    k = m.bar_arrivals[w]
-    first = w - m.warp_index[w]
-    for v in range(first, first + m.launch[S.L_WARPS_PER_BLOCK]):
-        if v != w and m.bar_arrivals[v] > k and m.sp[v] >= 0:
-            if m.bar_red[v, RED_PHASE] != 0:
-                return m.stk_pc[v, m.sp[v]]          # a bar.red keeps its pc while it waits
-            return max(m.stk_pc[v, m.sp[v]] - 1, 0)
-    return -1
-
-
-@compiled_only
 def _its_stop(m, result, pc, w):
     """The status of an ITS warp-synchronous instruction that did not complete: the group waits (another
     is on top now), or an error."""
@@ -251,12 +214,9 @@ def _exec_exit(m, pc, w, sp, mask):
         normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
         return STATUS_OK
     top = exit_lanes(m, w, pc, mask)
-    if top < 0 and m.launch[S.L_SYNCCHECK] != 0:
-        skipped_at = _barrier_skipped_by_exit(m, w)
-        if skipped_at >= 0:
-            return fail(m, S.ERR_BARRIER, skipped_at, w, 0, _real_lanes(m, w))
-        return STATUS_EXITED
-    return STATUS_EXITED if top < 0 else STATUS_OK
+    if top < 0:
+        return STATUS_EXITED if exit_check(m, w) == STATUS_OK else STATUS_ERROR
+    return STATUS_OK
 
 
 @compiled_only
@@ -314,13 +274,15 @@ def step_warp(m, code, w):
     elif op == c.OP_CVTA:
         exec_cvta(m, row, w, mask)
     elif op == c.OP_BAR and row[L.F_AUX] >= L.BAR_RED_POPC:      # bar.red (conformance corpus)
-        if mask != 0 and m.bar_red[w, RED_PHASE] == 0 and row[L.F_NSRC] <= 2 and m.launch[S.L_SYNCCHECK] != 0:
-            if _barrier_check(m, pc, w, mask) != STATUS_OK:
+        if mask != 0 and m.bar_red[w, RED_PHASE] == 0:
+            if row[L.F_NSRC] <= 2 and barrier_check(m, code, pc, w, mask) != STATUS_OK:
                 return STATUS_ERROR
+            if m.launch[S.L_RACECHECK] != 0:
+                race_barrier(m, w)
         return barrier_reduce(m, row, pc, w, mask, sp)
     elif op == c.OP_BAR:
         if mask != 0 and m.launch[S.L_RECONVERGENCE] == S.RECONV_ITS and row[L.F_AUX] != L.BAR_ARRIVE:
-            result, mask = its_bar(m, code, pc, w, mask, _real_lanes(m, w))   # the warp's groups meet first
+            result, mask = its_bar(m, code, pc, w, mask, real_lanes(m, w))   # the warp's groups meet first
             if result != ITS_GO_ON:
                 return _its_stop(m, result, pc, w)
         status = STATUS_BARRIER if mask != 0 else STATUS_OK
@@ -329,9 +291,11 @@ def step_warp(m, code, w):
             first += 1
         m.mem_req[S.MR_BAR_ID] = np.int64(read_src(m, row, 0, w, first))
         m.mem_req[S.MR_BAR_COUNT] = np.int64(read_src(m, row, 1, w, first)) if row[L.F_NSRC] > 1 else 0
-        if mask != 0 and row[L.F_NSRC] <= 1 and row[L.F_AUX] != L.BAR_ARRIVE and m.launch[S.L_SYNCCHECK] != 0:
-            if _barrier_check(m, pc, w, mask) != STATUS_OK:
+        if mask != 0 and row[L.F_AUX] != L.BAR_ARRIVE:
+            if row[L.F_NSRC] <= 1 and barrier_check(m, code, pc, w, mask) != STATUS_OK:
                 return STATUS_ERROR
+            if m.launch[S.L_RACECHECK] != 0:
+                race_barrier(m, w)
     elif op == c.OP_MEMBAR:
         status = STATUS_MEMBAR
     elif op == c.OP_NANOSLEEP:
@@ -345,7 +309,8 @@ def step_warp(m, code, w):
         status = exec_return(m, code, row, pc, w, mask)
         return status if status != STATUS_OK or m.sp[w] >= 0 else STATUS_EXITED
     elif op == c.OP_VPRINTF:
-        exec_vprintf(m, row, w, mask)
+        if exec_vprintf(m, row, pc, w, mask) != STATUS_OK:
+            return STATUS_ERROR
     elif op >= c.OP_FIRST_TENSOR and op <= c.OP_LAST_TENSOR:
         status = tensor_op(m, row, pc, w, mask)
         if status != STATUS_OK:

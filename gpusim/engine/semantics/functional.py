@@ -9,21 +9,25 @@ counts, barrier waits) lives in the ``ctl``/``fw`` arrays of
 stopped and a run cut into any number of slices is bit-identical to one call.
 Between slices Python can show progress and raise a pending KeyboardInterrupt.
 
-Simplification: blocks run one after another, so a kernel whose blocks wait on
-each other (a spin-lock across blocks) cannot finish here; it ends in a
-``SimulationLimitError`` rather than a hang. Within a block a warp's turn ends at
-its first instruction off the fast path (shared memory, atomics, warp-wide ops,
-...: everything but fast ALU forms, branches and 4-byte global accesses) after
-``WARP_QUANTUM`` instructions, so a warp that spins on another warp of its block
-through shared memory or atomics (the barrier of a cooperative-groups tile larger
-than a warp, a spin lock on atomicCAS) lets that warp progress; a spin made only
-of fast-path instructions (a loop on a plain global load) does not yield.
+Order. The warps of the resident blocks take turns, round-robin, in the order an in-order SM could give
+them: a warp's turn ends after each shared- or global-memory access (loads, stores, atomics, textures) and at
+a barrier, so between two memory accesses of one warp every other runnable warp makes its next one, and a
+racy kernel gives a result a GPU can give (the straight-line arithmetic between accesses runs in one go). A
+turn also ends at its first instruction off the fast path after ``WARP_QUANTUM`` instructions (a spin on
+warp-wide operations lets other warps progress).
+
+Residency. One block at a time, or, for a cooperative launch (``resident`` = the grid), every block of the
+grid at once, block slot j holding block j: a grid-wide sync (``this_grid().sync()``: an atomic and a spin on
+a global word) completes because the spinning warps yield at every load. Otherwise a kernel whose blocks wait
+on each other (a spin-lock across blocks) cannot finish here; it ends in a ``SimulationLimitError`` rather
+than a hang.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.barriers import release_barriers
@@ -47,9 +51,9 @@ FW_WAITING, FW_BAR_ID, FW_BAR_COUNT, FW_DONE = 0, 1, 2, 3
 N_FW = 4
 
 
-def make_functional_state(warps_per_block: int) -> tuple[np.ndarray, np.ndarray]:
-    """The loop's own state (``ctl``, ``fw``) for a fresh run."""
-    return np.zeros(N_FC, dtype=np.int64), np.zeros((N_FW, max(warps_per_block, 1)), dtype=np.int64)
+def make_functional_state(warps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The loop's own state (``ctl``, ``fw``) for a fresh run of ``warps`` resident warps."""
+    return np.zeros(N_FC, dtype=np.int64), np.zeros((N_FW, max(warps, 1)), dtype=np.int64)
 
 
 @compiled_only
@@ -69,24 +73,43 @@ def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block,
 
 
 @compiled_only
-def _start_next_block(m, ctl, waiting, done, block, wpb, tpb, nsm):
-    """Start ``block`` in block slot 0 (the functional loop runs one block at a time)."""
-    start_block(m, block, 0, 0, wpb, tpb, block % nsm, 0)
+def _start_group(m, first_block, count, wpb, tpb, nsm, waiting, done):
+    """Make blocks ``first_block .. first_block + count - 1`` resident, block slot j holding the j-th."""
+    for j in range(count):
+        block = first_block + j
+        start_block(m, block, j, j * wpb, wpb, tpb, block % nsm, j * wpb)
     waiting[:] = 0
     done[:] = 0
-    ctl[FC_STARTED] = 1
+    for w in range(count * wpb, done.shape[0]):
+        done[w] = 1
 
 
 @compiled_only
-def _stop(ctl, block, w, executed, block_executed, turn_end, max_warp_instructions):
-    """Save where the loop stands (it resumes with warp ``w`` of ``block``); RUN_LIMIT or RUN_SLICE."""
+def _release_group(waiting, bar_id, bar_count, done, count, wpb):
+    """Release the satisfied barriers of each resident block; returns warps released."""
+    released = 0
+    for j in range(count):
+        released += release_barriers(waiting, bar_id, bar_count, done, j * wpb, wpb)
+    return released
+
+
+@compiled_only
+def _save(ctl, block, w, executed, block_executed, turn_end):
+    """Where a slice stops: the next call goes on from here."""
     ctl[FC_BLOCK] = block
     ctl[FC_WARP] = w
     ctl[FC_EXECUTED] = executed
     ctl[FC_BLOCK_EXECUTED] = block_executed
     ctl[FC_TURN_END] = turn_end
+
+
+@compiled_only
+def _stop(ctl, block, w, wpb, executed, block_executed, turn_end, max_warp_instructions):
+    """Save where the loop stands (it resumes with warp ``w`` of the group from ``block``); RUN_LIMIT (with
+    the block of the warp that reached it) or RUN_SLICE."""
+    _save(ctl, block, w, executed, block_executed, turn_end)
     if executed >= max_warp_instructions:
-        return RUN_LIMIT, executed, block
+        return RUN_LIMIT, executed, block + w // wpb
     return RUN_SLICE, executed, block
 
 
@@ -99,41 +122,50 @@ def _arrive(mem_req, waiting, bar_id, bar_count, w):
 
 
 @compiled_only
-def _end_of_round(waiting, bar_id, bar_count, done, wpb):
-    """After a round over the block's warps: (live warps, whether they are stuck: none runnable and no
+def _end_of_round(waiting, bar_id, bar_count, done, count, wpb):
+    """After a round over the resident warps: (live warps, whether they are stuck: none runnable and no
     barrier to release). Barriers are released only while warps live."""
     live = 0
     runnable = 0
-    for w in range(wpb):
+    for w in range(count * wpb):
         live += 1 - done[w]
         runnable += (1 - done[w]) * (1 - waiting[w])
     if live == 0:
         return live, False
-    return live, release_barriers(waiting, bar_id, bar_count, done, 0, wpb) == 0 and runnable == 0
+    return live, _release_group(waiting, bar_id, bar_count, done, count, wpb) == 0 and runnable == 0
+
+
+@compiled_only
+def _first_live(done, n_warps):
+    w = 0
+    while w < n_warps - 1 and done[w]:
+        w += 1
+    return w
+
+
+@compiled_only
+def _yields(mem_req):
+    """Whether the instruction just executed ends the warp's turn: a shared or global memory access."""
+    kind = mem_req[S.MR_KIND]
+    if kind == 0:
+        return False
+    space = mem_req[S.MR_SPACE]
+    return space != L.SP_LOCAL and space != L.SP_PARAM
 
 
 @engine_jit(_nrt=True)
-def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
-    """Run the grid on from where ``ctl``/``fw`` say, for about ``budget`` warp-instructions.
+def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, resident):
+    """Run the grid on from where ``ctl``/``fw`` say, for about ``budget`` warp-instructions, ``resident``
+    blocks at a time (1, or the whole grid of a cooperative launch).
 
     Returns (RUN_* status, warp-instructions executed so far, block of an error, deadlock or limit);
     RUN_SLICE when the budget ran out first (call again with the same state to go on)."""
     launch = m.launch
     clock = m.clock          # hoisted: a struct field read in the loop costs a reference count each time
-    regs = m.regs
-    sps = m.sp
-    stk_pc = m.stk_pc
-    stk_rpc = m.stk_rpc
-    stk_mask = m.stk_mask
-    pc_counts = m.pc_counts
-    valid = m.valid
-    mem32 = m.mem32
-    lane_addr = m.lane_addr
+    regs, sps, stk_pc, stk_rpc, stk_mask = m.regs, m.sp, m.stk_pc, m.stk_rpc, m.stk_mask
+    pc_counts, valid, mem32, lane_addr, mem_req = m.pc_counts, m.valid, m.mem32, m.lane_addr, m.mem_req
     heap_bytes = m.launch[S.L_HEAP_BYTES]
-    mem_req = m.mem_req
-    wpb = launch[S.L_WARPS_PER_BLOCK]
-    tpb = launch[S.L_THREADS_PER_BLOCK]
-    nsm = launch[S.L_NSM]
+    wpb, tpb, nsm = launch[S.L_WARPS_PER_BLOCK], launch[S.L_THREADS_PER_BLOCK], launch[S.L_NSM]
     waiting, bar_id, bar_count, done = fw[FW_WAITING], fw[FW_BAR_ID], fw[FW_BAR_COUNT], fw[FW_DONE]
     executed = ctl[FC_EXECUTED]
     block_executed = ctl[FC_BLOCK_EXECUTED]
@@ -143,12 +175,16 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
     turn_end = ctl[FC_TURN_END]
     resume_turn = turn_end > 0    # the warp a resumed slice goes on with keeps the rest of its turn
     while block < n_blocks:
+        count = min(resident, n_blocks - block)
+        n_warps = count * wpb
         if ctl[FC_STARTED] == 0:
-            _start_next_block(m, ctl, waiting, done, block, wpb, tpb, nsm)
+            _start_group(m, block, count, wpb, tpb, nsm, waiting, done)
             block_executed = 0
             first_warp = 0
+            ctl[FC_STARTED] = 1
         while True:
-            for w in range(first_warp, wpb):
+            events = 0            # warps that exited or reached a barrier in this round
+            for w in range(first_warp, n_warps):
                 if done[w] or waiting[w]:
                     continue
                 if resume_turn:
@@ -157,7 +193,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                     turn_end = executed + WARP_QUANTUM
                 while True:
                     if executed >= stop:
-                        return _stop(ctl, block, w, executed, block_executed, turn_end, max_warp_instructions)
+                        return _stop(ctl, block, w, wpb, executed, block_executed, turn_end, max_warp_instructions)
                     clock[0] = block_executed
                     status = step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32,
                                        lane_addr, heap_bytes, code, w)
@@ -171,21 +207,27 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget):
                     block_executed += 1
                     if status == STATUS_ERROR:
                         ctl[FC_EXECUTED] = executed
-                        return RUN_ERROR, executed, block
+                        return RUN_ERROR, executed, block + w // wpb
                     if status == STATUS_EXITED:
                         done[w] = 1
+                        events += 1
                         break
                     if status == STATUS_BARRIER:
                         _arrive(mem_req, waiting, bar_id, bar_count, w)
+                        events += 1
                         break
+                    if _yields(mem_req):
+                        break         # a shared or global access: the next warp runs (an in-order SM's order)
+            if events == 0 and first_warp == 0:
+                continue          # every runnable warp ran and still can: the next round (nothing to release)
             first_warp = 0
-            live, stuck = _end_of_round(waiting, bar_id, bar_count, done, wpb)
+            live, stuck = _end_of_round(waiting, bar_id, bar_count, done, count, wpb)
             if live == 0:
                 break
             if stuck:
                 ctl[FC_EXECUTED] = executed
-                return RUN_DEADLOCK, executed, block
-        block += 1
+                return RUN_DEADLOCK, executed, block + _first_live(done, n_warps) // wpb
+        block += count
         ctl[FC_STARTED] = 0
     ctl[FC_BLOCK] = block
     ctl[FC_WARP] = 0

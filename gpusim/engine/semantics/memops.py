@@ -9,7 +9,9 @@ the end of an array faults even when another allocation follows it; CUDA itself
 only faults on unmapped pages, so gpusim is stricter, on purpose (as
 compute-sanitizer's memcheck is). With initcheck the ``valid`` map also tells
 bytes never written (1) from written ones (2): a read of a 1 is an error and
-every global store marks its bytes 2. Bounds are compared as ``offset > limit -
+every global store marks its bytes 2. Shared memory is addressable up to the block's allocation granule
+(``L_SHARED_LIMIT``: what the hardware allocates); an access past the declared size inside it runs and is
+counted (``hw_notes``), or is an error under memcheck. Bounds are compared as ``offset > limit -
 size`` so that no sum can overflow, whatever a register holds. Accesses must be aligned to their full size (the vector
 size for ``.v2/.v4``), as PTX requires.
 """
@@ -22,7 +24,19 @@ from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics.alu import alu_eval
-from gpusim.engine.semantics.state import L_HEAP_BYTES, L_LOCAL_BYTES, L_PARAM_BYTES, L_SHARED_BYTES
+from gpusim.engine.semantics.state import (
+    ERR_MEMCHECK,
+    ERR_MISALIGNED,
+    ERR_OUT_OF_BOUNDS,
+    ERR_UNINITIALIZED,
+    L_HEAP_BYTES,
+    L_LOCAL_BYTES,
+    L_MEMCHECK,
+    L_PARAM_BYTES,
+    L_SHARED_BYTES,
+    L_SHARED_LIMIT,
+)
+from gpusim.engine.semantics.synccheck import note_shared_overrun
 
 BAD = -1
 
@@ -30,7 +44,8 @@ BAD = -1
 @compiled_only
 def resolve(m, space, address, nbytes, align, reading):
     """(space, offset) of an access, or (BAD, error kind) — 1 out of bounds, 2 misaligned, 6 a ``reading``
-    access of global memory that was never written (only possible with initcheck)."""
+    access of global memory that was never written (only possible with initcheck), 7 a shared access past the
+    declared size inside the allocation granule (memcheck only; otherwise it runs and is counted)."""
     if address % align != 0:
         return BAD, 2
     launch = m.launch
@@ -55,8 +70,12 @@ def resolve(m, space, address, nbytes, align, reading):
             return BAD, 6
         return L.SP_GLOBAL, offset
     if space == L.SP_SHARED:
-        if address < 0 or address > launch[L_SHARED_BYTES] - nbytes:
+        if address < 0 or address > max(launch[L_SHARED_LIMIT], launch[L_SHARED_BYTES]) - nbytes:
             return BAD, 1
+        if address > launch[L_SHARED_BYTES] - nbytes:
+            if launch[L_MEMCHECK] != 0:
+                return BAD, 7
+            note_shared_overrun(m, address)
         return L.SP_SHARED, address
     if space == L.SP_LOCAL:
         if address < 0 or address > launch[L_LOCAL_BYTES] - nbytes:
@@ -67,6 +86,18 @@ def resolve(m, space, address, nbytes, align, reading):
             return BAD, 1
         return L.SP_PARAM, address
     return BAD, 1
+
+
+@compiled_only
+def error_kind(code):
+    """The engine error (``ERR_*`` of ``state``) of a ``resolve`` failure code."""
+    if code == 1:
+        return ERR_OUT_OF_BOUNDS
+    if code == 2:
+        return ERR_MISALIGNED
+    if code == 7:
+        return ERR_MEMCHECK
+    return ERR_UNINITIALIZED
 
 
 @compiled_only

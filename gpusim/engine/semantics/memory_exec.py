@@ -15,8 +15,16 @@ from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.memops import atomic_update, extend_loaded, read_element, resolve, write_element
+from gpusim.engine.semantics.memops import (
+    atomic_update,
+    error_kind,
+    extend_loaded,
+    read_element,
+    resolve,
+    write_element,
+)
 from gpusim.engine.semantics.operands import read_src
+from gpusim.engine.semantics.racecheck import race_instruction
 from gpusim.engine.semantics.simt import STATUS_OK, fail
 
 U64_0 = np.uint64(0)
@@ -116,9 +124,7 @@ def exec_memory(m, row, pc, w, mask):
                     address &= 0xFFFFFFFF
             got_space, got_offset = resolve(m, space, address, total, total, op != c.OP_ST)
             if got_space < 0:
-                kind = S.ERR_OUT_OF_BOUNDS if got_offset == 1 else (
-                    S.ERR_MISALIGNED if got_offset == 2 else S.ERR_UNINITIALIZED)
-                return fail(m, kind, pc, w, lane, address)
+                return fail(m, error_kind(got_offset), pc, w, lane, address)
             if first_space < 0:
                 first_space = got_space   # mixed generic spaces: timed as the first lane's; each lane
             m.lane_addr[lane] = got_offset
@@ -130,6 +136,8 @@ def exec_memory(m, row, pc, w, mask):
     req[S.MR_MASK] = mask
     req[S.MR_BYTES] = total
     # pass 2: perform the accesses in lane order
+    if m.launch[S.L_RACECHECK] != 0 and op != c.OP_ATOM and op != c.OP_RED:
+        race_instruction(m, row, w, pc, bslot, mask, size, vec, op == c.OP_ST)
     if op == c.OP_LD:
         req[S.MR_KIND] = S.MR_LOAD
         sign64 = (row[L.F_MODS] & L.MEM_DST64) != 0 and c.TYPE_SIGNED[ty] == 1

@@ -44,6 +44,11 @@ its_wait       [W] int64                    ITS: lanes blocked at a warp-synchro
 its_sig        [W, ITS_SIG_SLOTS] uint64    ITS: state signature at a diverged group's last back edges
 bar_red        [W, 8] int64                 bar.red per warp: phase, generation, two records (barrier_reduce.py)
 tensor_scratch [1536] float64               scratch: A, B, C of a tensor instruction (semantics/tensor.py)
+hw_notes       [8] int64                    what a sanitizer would report but the hardware runs (HN_*)
+race_shadow    [B, S, 3] int64              racecheck: last write and two reads of each shared byte
+race_warp      [W, 2] int64                 racecheck: block stamp and barrier epoch of each warp slot
+race_bstamp    [B] int64                    racecheck: block (+1) each block slot's shadow belongs to
+race_found     [RF_MAX, RF_N] int64         racecheck: distinct hazards found (semantics/racecheck.py)
 =============  ===========================  ==============================================
 """
 
@@ -71,6 +76,7 @@ MACHINE_FIELDS = [
     "its_wait", "its_sig",      # independent thread scheduling (engine/semantics/its.py)
     "bar_red",   # conformance corpus: bar.red records (engine/semantics/barrier_reduce.py)
     "tensor_scratch",   # tensor cores (issue 14)
+    "hw_notes", "race_shadow", "race_warp", "race_bstamp", "race_found",   # sanitizers (issue 27)
 ]
 Machine = namedtuple("Machine", MACHINE_FIELDS)
 
@@ -89,10 +95,19 @@ L_PARAM_BYTES = 14
 L_N_INST = 15
 L_STACK_DEPTH = 16
 L_MAX_WARPS_PER_SM = 17
-L_SYNCCHECK = 18          # 1: report a block-wide bar.sync some threads skip (GPU(synccheck=...))
+L_SYNCCHECK = 18          # SYNC_*: what a block-wide bar.sync some threads skip does (launch/sanitize.py)
 L_CALL_DEPTH = 19         # max_call_depth: nested calls a thread may be inside (issue 12: calls)
 L_RECONVERGENCE = 20      # RECONV_IPDOM or RECONV_ITS (GPU(reconvergence=...))
-LAUNCH_FIELDS = 21
+L_SHARED_LIMIT = 21       # shared bytes a block may touch: its allocation granule (>= L_SHARED_BYTES)
+L_MEMCHECK = 22           # 1: memcheck (an access past the declared shared size is an error)
+L_RACECHECK = 23          # 1: racecheck (shared-memory hazards recorded in race_found)
+LAUNCH_FIELDS = 24
+SYNC_OFF, SYNC_STRICT, SYNC_HARDWARE = 0, 1, 2   # L_SYNCCHECK: no check, synccheck error, count exited threads
+# hw_notes[]: an exited thread at a block-wide barrier (count, first pc, its block), an access past the declared
+# shared size inside the allocation granule (count, first pc, its block, the shared address)
+HN_EXIT_BAR, HN_EXIT_BAR_PC, HN_EXIT_BAR_BLOCK = 0, 1, 2
+HN_SHARED_OVER, HN_SHARED_OVER_PC, HN_SHARED_OVER_BLOCK, HN_SHARED_OVER_ADDRESS = 3, 4, 5, 6
+N_HW_NOTES = 8
 RECONV_IPDOM, RECONV_ITS = 0, 1
 ITS_SIG_SLOTS = 8         # back-edge signatures kept per warp, indexed by the branch's pc
 
@@ -113,6 +128,14 @@ ERR_CALL_DEPTH = 9        # a call past max_call_depth (address: the depth it wo
 # gpusim.arch.texture_layout)
 ERR_TEXTURE = 10
 SYNC_NEVER_ARRIVES = 4    # ITS: every group of the warp is blocked at a warp-synchronous instruction
+ERR_ASSERT = 11           # a failed assert(): __assertfail (address: the lanes that called it)
+ERR_MEMCHECK = 12         # memcheck: a shared access past the declared size, inside the granule
+# racecheck findings (race_found rows): kind, earlier pc, later pc, earlier thread, later thread, block, shared
+# address, count
+RF_KIND, RF_PC0, RF_PC1, RF_TID0, RF_TID1, RF_BLOCK, RF_ADDRESS, RF_COUNT = 0, 1, 2, 3, 4, 5, 6, 7
+RF_N = 8
+RF_MAX = 64               # distinct (kind, pc, pc) hazards kept; race_found[RF_MAX - 1, RF_COUNT] counts the rest
+RACE_RAW, RACE_WAR, RACE_WAW, RACE_WAW_SAME = 1, 2, 3, 4   # the last: a warning (the value already there)
 
 # mem_req[] layout
 MR_SPACE, MR_SIZE, MR_VEC, MR_KIND, MR_MASK, MR_BYTES, MR_BAR_ID, MR_BAR_COUNT, MR_PC = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -157,6 +180,14 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
                           f"{local_bytes} bytes of local memory), {block_slots} blocks x {shared_bytes} bytes "
                           f"of shared memory); gpusim's limit is {MACHINE_BUDGET_BYTES / 2**30:.0f} GiB: "
                           "use fewer SMs (sms=) or less local memory per thread")
+    shared_bytes = max(int(shared_bytes), int(launch[L_SHARED_LIMIT]))   # the allocation granule is addressable
+    racing = launch[L_RACECHECK] != 0
+    if racing:
+        needed += block_slots * padded(shared_bytes) * 24
+        if needed > MACHINE_BUDGET_BYTES:
+            raise LaunchError(f"racecheck's shadow memory for {block_slots} resident blocks x {shared_bytes} bytes "
+                              f"of shared memory needs {needed / 2**30:.1f} GiB, over gpusim's limit of "
+                              f"{MACHINE_BUDGET_BYTES / 2**30:.0f} GiB: use fewer SMs (sms=)")
     shared = np.zeros((block_slots, padded(shared_bytes)), dtype=np.uint8)
     local = np.zeros((warp_slots * WARP_SIZE, padded(local_bytes)), dtype=np.uint8)
     printf = np.zeros(padded(printf_bytes), dtype=np.uint8)
@@ -193,4 +224,9 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
         its_sig=np.zeros((warp_slots, ITS_SIG_SLOTS), dtype=np.uint64),
         bar_red=np.zeros((warp_slots, 8), dtype=np.int64),
         tensor_scratch=np.zeros(1536, dtype=np.float64),
+        hw_notes=np.zeros(N_HW_NOTES, dtype=np.int64),
+        race_shadow=np.zeros((block_slots, padded(shared_bytes), 3) if racing else (1, 1, 3), dtype=np.int64),
+        race_warp=np.zeros((warp_slots if racing else 1, 2), dtype=np.int64),
+        race_bstamp=np.zeros(block_slots if racing else 1, dtype=np.int64),
+        race_found=np.zeros((RF_MAX, RF_N), dtype=np.int64),
     )

@@ -34,7 +34,7 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu_float import narrow
 from gpusim.engine.semantics.alu_round import format_bits_to_f64
 from gpusim.engine.semantics.alu_tensor_types import fp8_value
-from gpusim.engine.semantics.memops import read_element, resolve, write_element
+from gpusim.engine.semantics.memops import error_kind, read_element, resolve, write_element
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import STATUS_OK, fail
 
@@ -208,7 +208,7 @@ def exec_ldmatrix(m, row, pc, w, store):
         address = _lane_address(m, row, w, lane)
         space, offset = resolve(m, L.SP_SHARED, address, 16, 16, False)
         if space < 0:
-            return fail(m, S.ERR_OUT_OF_BOUNDS if offset == 1 else S.ERR_MISALIGNED, pc, w, lane, address)
+            return fail(m, error_kind(offset), pc, w, lane, address)
         m.lane_addr[lane] = offset
     for lane in range(32):
         for j in range(count):
@@ -254,15 +254,13 @@ def exec_cp_async(m, row, pc, w, mask):
                 src_size = size
             dspace, doff = resolve(m, L.SP_SHARED, dst, size, size, False)
             if dspace < 0:
-                return fail(m, S.ERR_OUT_OF_BOUNDS if doff == 1 else S.ERR_MISALIGNED, pc, w, lane, dst)
+                return fail(m, error_kind(doff), pc, w, lane, dst)
             m.snap[lane] = np.uint64(doff)
             m.lane_addr[lane] = -1
             if src_size > 0:
                 sspace, soff = resolve(m, L.SP_GLOBAL, src, src_size, size if src_size == size else 1, True)
                 if sspace < 0:
-                    kind = S.ERR_OUT_OF_BOUNDS if soff == 1 else (
-                        S.ERR_MISALIGNED if soff == 2 else S.ERR_UNINITIALIZED)
-                    return fail(m, kind, pc, w, lane, src)
+                    return fail(m, error_kind(soff), pc, w, lane, src)
                 m.lane_addr[lane] = soff
                 any_read |= 1 << lane
     for lane in range(32):
@@ -331,9 +329,7 @@ def exec_wmma_memory(m, row, pc, w, store):
             address = _wmma_address(row, base, ldm, p // cols, p % cols, esize)
             got_space, offset = resolve(m, space, address, esize, esize, not store)
             if got_space < 0:
-                kind = S.ERR_OUT_OF_BOUNDS if offset == 1 else (
-                    S.ERR_MISALIGNED if offset == 2 else S.ERR_UNINITIALIZED)
-                return fail(m, kind, pc, w, lane, address)
+                return fail(m, error_kind(offset), pc, w, lane, address)
             if lane == 0 and s == 0:
                 first_space = got_space
                 first_ldm = ldm

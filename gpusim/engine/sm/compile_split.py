@@ -63,7 +63,7 @@ def timed_roots(ts, m, ms, code, budget):
             memory]
 
 
-def functional_roots(m, code, n_blocks, limit, ctl, fw, budget):
+def functional_roots(m, code, n_blocks, limit, ctl, fw, budget, resident):
     row = code_row_type(code)
     return [(alu_eval, ALU_EVAL_ARGS),
             (warp_op, (m, row, I64, I64)),             # m, row, w, mask
