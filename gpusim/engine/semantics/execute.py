@@ -243,6 +243,17 @@ def _exec_warp_sync_op(m, code, row, op, pc, w, mask):
 
 
 @compiled_only
+def _arrival(m, code, pc, w, mask, counted):
+    """synccheck and racecheck as warp ``w`` arrives at a barrier with ``mask`` (``counted``: the barrier
+    names a thread count, which synccheck leaves alone); -1 when synccheck stops the kernel, else 0."""
+    if not counted and barrier_check(m, code, pc, w, mask) != STATUS_OK:
+        return -1
+    if m.launch[S.L_RACECHECK] != 0:
+        race_barrier(m, w)
+    return 0
+
+
+@compiled_only
 def step_warp(m, code, w):
     """Execute the next instruction of warp slot ``w``. Returns a STATUS_* code."""
     sp = m.sp[w]
@@ -274,11 +285,8 @@ def step_warp(m, code, w):
     elif op == c.OP_CVTA:
         exec_cvta(m, row, w, mask)
     elif op == c.OP_BAR and row[L.F_AUX] >= L.BAR_RED_POPC:      # bar.red (conformance corpus)
-        if mask != 0 and m.bar_red[w, RED_PHASE] == 0:
-            if row[L.F_NSRC] <= 2 and barrier_check(m, code, pc, w, mask) != STATUS_OK:
-                return STATUS_ERROR
-            if m.launch[S.L_RACECHECK] != 0:
-                race_barrier(m, w)
+        if mask != 0 and m.bar_red[w, RED_PHASE] == 0 and _arrival(m, code, pc, w, mask, row[L.F_NSRC] > 2) < 0:
+            return STATUS_ERROR
         return barrier_reduce(m, row, pc, w, mask, sp)
     elif op == c.OP_BAR:
         if mask != 0 and m.launch[S.L_RECONVERGENCE] == S.RECONV_ITS and row[L.F_AUX] != L.BAR_ARRIVE:
@@ -291,11 +299,8 @@ def step_warp(m, code, w):
             first += 1
         m.mem_req[S.MR_BAR_ID] = np.int64(read_src(m, row, 0, w, first))
         m.mem_req[S.MR_BAR_COUNT] = np.int64(read_src(m, row, 1, w, first)) if row[L.F_NSRC] > 1 else 0
-        if mask != 0 and row[L.F_AUX] != L.BAR_ARRIVE:
-            if row[L.F_NSRC] <= 1 and barrier_check(m, code, pc, w, mask) != STATUS_OK:
-                return STATUS_ERROR
-            if m.launch[S.L_RACECHECK] != 0:
-                race_barrier(m, w)
+        if mask != 0 and row[L.F_AUX] != L.BAR_ARRIVE and _arrival(m, code, pc, w, mask, row[L.F_NSRC] > 1) < 0:
+            return STATUS_ERROR
     elif op == c.OP_MEMBAR:
         status = STATUS_MEMBAR
     elif op == c.OP_NANOSLEEP:
