@@ -24,6 +24,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gpusim.api.gpu import ptxas_registers  # noqa: E402  (path set up above so the script runs from a checkout)
+
 OUT_PTX = ROOT / "tests" / "data" / "frontend_ptx"
 REFERENCE = ROOT / "tests" / "data" / "ptxas_regs.json"
 
@@ -82,16 +86,7 @@ def ptxas_counts(path: Path, arch: str) -> dict[str, int]:
         copy.flush()
         out = subprocess.run(["ptxas", "-v", f"-arch={arch}", copy.name, "-o", "/dev/null"], capture_output=True,
                              text=True, check=True)
-    found, current = {}, None
-    for line in out.stderr.splitlines():
-        match = re.search(r"Compiling entry function '([^']+)'", line)
-        if match:
-            current = match.group(1)
-        match = re.search(r"Used (\d+) registers", line)
-        if match and current:
-            found[current] = int(match.group(1))
-            current = None
-    return found
+    return ptxas_registers(out.stderr)
 
 
 def main() -> None:

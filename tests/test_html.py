@@ -29,22 +29,6 @@ from gpusim.observe.source_view import SourceFiles
 from gpusim.programs.catalog import run_program
 
 
-@pytest.fixture(scope="module")
-def traced():
-    return run_program("strided_copy", trace=True).runs[0]
-
-
-@pytest.fixture(scope="module")
-def divergence():
-    result = run_program("divergence")
-    return result, result.runs[0]
-
-
-@pytest.fixture(scope="module")
-def divergence_html(divergence):
-    return report_html(divergence[1])
-
-
 class _Page(HTMLParser):
     """The <style> texts and the source-view rows ({pc: (attributes, [cell texts])}) of a page."""
 

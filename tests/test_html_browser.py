@@ -18,26 +18,8 @@ import numpy as np
 import pytest
 
 from gpusim.engine.sm.stalls import STATE_NAMES
-from gpusim.observe.html import report_html
 from gpusim.observe.report import speed_of_light
 from gpusim.programs.catalog import run_program
-
-
-@pytest.fixture(scope="module")
-def traced():
-    return run_program("strided_copy", trace=True).runs[0]
-
-
-@pytest.fixture(scope="module")
-def divergence():
-    result = run_program("divergence")
-    return result, result.runs[0]
-
-
-@pytest.fixture(scope="module")
-def divergence_html(divergence):
-    return report_html(divergence[1])
-
 
 # ------------------------------------------------------------------------------------------------ Chromium
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),

@@ -201,17 +201,24 @@ def _run_ptxas(ptxas: str, path: Path, arch: str) -> tuple[dict[str, int], bool]
                              capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return {}, False
+    refused = out.returncode != 0 and "gpu-name" in out.stderr
+    return ptxas_registers(out.stderr), refused
+
+
+def ptxas_registers(report: str) -> dict[str, int]:
+    """Registers per kernel from ``ptxas -v``'s report (its "Compiling entry function" and "Used N registers"
+    lines)."""
     found: dict[str, int] = {}
     current = None
-    for line in out.stderr.splitlines():
+    for line in report.splitlines():
         match = re.search(r"Compiling entry function '([^']+)'", line)
         if match:
             current = match.group(1)
         match = re.search(r"Used (\d+) registers", line)
         if match and current:
             found[current] = int(match.group(1))
-    refused = out.returncode != 0 and "gpu-name" in out.stderr
-    return found, refused
+            current = None
+    return found
 
 
 def compile_cu(path: Path) -> Path:
