@@ -59,7 +59,8 @@ LOOP_STEPS = ("scan_warps", "select_warp", "begin_issue", "finish_issue", "sm_ne
 loop's module optimizes them in the loop's context, as one function (docs/design.md, "The timed loop as
 units", for what this recovers of the single-function loop's speed)."""
 
-INLINING = {"book_issue": "alwaysinline", **{step: "alwaysinline" for step in LOOP_STEPS},
+INLINING = {"book_issue": "alwaysinline", "memory_timing": "alwaysinline", "state_to": "alwaysinline",
+            **{step: "alwaysinline" for step in LOOP_STEPS},
             "two_level_admit": "noinline", "dispatch_block": "noinline", "release_block_barriers": "noinline"}
 """LLVM inlining attributes for functions whose inlining into the timed loop decides its speed. LLVM's
 heuristic inlined ``book_issue`` (called for every issued instruction) until its body grew by the tensor
