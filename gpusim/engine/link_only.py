@@ -66,7 +66,9 @@ INLINING = {"book_issue": "alwaysinline", "memory_timing": "alwaysinline", "stat
 heuristic inlined ``book_issue`` (called for every issued instruction) until its body grew by the tensor
 pipe's interval lookup and cp.async wait; then it stopped, and the ALU-bound case fell from 6.9 to 4.0 M
 warp-instructions/s (benchmarks/bench_speed.py, idle machine). ``alwaysinline`` makes it 7.6 M/s; and the
-timed loop's steps (``LOOP_STEPS``)."""
+timed loop's steps (``LOOP_STEPS``). Once the loop was split into those steps, the heuristic also stopped
+inlining the memory unit's entry (``memory_timing``) and the warp-state change (``state_to``): the
+memory-bound case fell to 0.87x of the single-function loop; inlined, 0.98x (docs/design.md)."""
 
 
 _unoptimized: set | None = None
