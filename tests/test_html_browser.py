@@ -1,35 +1,24 @@
 """The interactive report in headless Chromium: its own script sorts, zooms and hovers (opened with
-#selftest), a 132-SM run's report opens within the target time and size, and the notebook card restyles
-nothing around it. Every test skips, saying why, where Chromium is not installed."""
+#selftest), a 132-SM run's report aggregates its timeline and stays within the size target (its load
+time is measured by benchmarks/bench_report.py), and the notebook card restyles nothing around it. Every
+test skips, saying why, where Chromium is not installed."""
 
 from __future__ import annotations
 
-import html
-import json
 import re
-import shutil
 import struct
-import subprocess
-import tempfile
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from benchmarks.bench_report import CHROMIUM, SIZE_TARGET_BYTES, WINDOW, chromium, selftest
 from gpusim.engine.sm.stalls import STATE_NAMES
 from gpusim.observe.report import speed_of_light
 from gpusim.programs.catalog import run_program
 
 # ------------------------------------------------------------------------------------------------ Chromium
-CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),
-                None)
 needs_chromium = pytest.mark.skipif(CHROMIUM is None,
                                     reason="headless Chromium is not installed (apt-get install chromium)")
-WINDOW = (1280, 2400)
-LOAD_MS_TARGET = 2000
-"""The interactive report of a 132-SM run opens in at most this many ms (issue 28)."""
-SIZE_TARGET = 5_000_000
 PROBE = """
 <script>
 const outside = getComputedStyle(document.getElementById('outside'));
@@ -43,26 +32,8 @@ document.body.setAttribute('data-hot-rows', document.querySelectorAll('tr.hot').
 """
 
 
-def _chromium(*args: str) -> subprocess.CompletedProcess:
-    with tempfile.TemporaryDirectory() as profile:
-        return subprocess.run(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", f"--window-size={WINDOW[0]},{WINDOW[1]}", *args],
-            capture_output=True, text=True, timeout=120, check=False,
-        )
-
-
-def selftest(path: Path) -> dict:
-    """Open the report with #selftest in headless Chromium; what its script saw (see html_report)."""
-    dom = _chromium("--dump-dom", path.as_uri() + "#selftest").stdout
-    found = re.search(r'<pre id="selftest-result"[^>]*>(.*?)</pre>', dom, re.S)
-    assert found, dom[-2000:]
-    return json.loads(html.unescape(found.group(1)))
-
-
 @needs_chromium
-def test_report_sorts_zooms_and_hovers_in_headless_chromium(traced, tmp_path):
+def test_report_sorts_zooms_and_hovers_in_headlesschromium(traced, tmp_path):
     path = tmp_path / "report.html"
     traced.to_html(path)
     seen = selftest(path)
@@ -86,7 +57,6 @@ def test_report_sorts_zooms_and_hovers_in_headless_chromium(traced, tmp_path):
     assert state in seen["tooltip"] and traced.program.texts[pc] in seen["tooltip"]
     assert f"PTX line {traced.program.lines[pc]}" in seen["tooltip"]
     assert seen["broken"] == [] and seen["links"] > 50
-    assert seen["load_ms"] < LOAD_MS_TARGET
 
 
 @needs_chromium
@@ -94,7 +64,7 @@ def test_report_screenshot_is_not_blank(traced, tmp_path):
     report = tmp_path / "report.html"
     traced.to_html(report)
     shot = tmp_path / "report.png"
-    _chromium(f"--screenshot={shot}", report.as_uri())
+    chromium(f"--screenshot={shot}", report.as_uri())
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", data[16:24]) == WINDOW
@@ -113,7 +83,7 @@ def test_notebook_card_restyles_nothing_around_it(divergence, divergence_html, t
     page.write_text("<!DOCTYPE html><html><body><pre id='outside'>cell output</pre>"
                     + run._repr_html_() + divergence_html.split("<body>", 1)[1].split("</body>")[0]
                     + PROBE + "</body></html>")
-    dom = _chromium("--dump-dom", page.as_uri()).stdout
+    dom = chromium("--dump-dom", page.as_uri()).stdout
     body = re.search(r"<body([^>]*)>", dom).group(1)
     attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', body))
     widths = [int(w) for w in attrs["data-bar-widths"].split(",")]
@@ -125,17 +95,14 @@ def test_notebook_card_restyles_nothing_around_it(divergence, divergence_html, t
 
 @pytest.mark.slow
 @needs_chromium
-def test_report_of_a_132_sm_run_opens_fast_and_stays_small(tmp_path):
+def test_report_of_a_132_sm_run_aggregates_and_stays_small(tmp_path):
     """h100-sxm's 132 SMs, 8 blocks of vecadd each, every warp traced: the report aggregates its timeline,
-    opens within LOAD_MS_TARGET and stays within SIZE_TARGET."""
+    stays within SIZE_TARGET_BYTES and still sorts and zooms."""
     run = run_program("vecadd", config="h100-sxm", sizes={"n": 132 * 8 * 256}, trace=True).runs[0]
     assert run.config.sms == 132 and len(np.unique(run.trace.raw_intervals[:, 0])) > 132 * 32
     path = tmp_path / "big.html"
     run.to_html(path)
-    assert path.stat().st_size <= SIZE_TARGET
-    started = time.perf_counter()
+    assert path.stat().st_size <= SIZE_TARGET_BYTES
     seen = selftest(path)
-    wall = time.perf_counter() - started
-    assert seen["load_ms"] <= LOAD_MS_TARGET, (seen["load_ms"], wall)
     assert seen["sort_desc"] and seen["broken"] == [] and seen["zoom"][1] < run.cycles
     assert "Aggregated for drawing: showing the" in path.read_text()
