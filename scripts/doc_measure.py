@@ -44,7 +44,9 @@ STREAM_WARPS = (1, 8, 32)
 STREAM_ITERATIONS = 17
 
 
-def _stream_cycles(path: Path, mode: str, warps: int, iterations: int) -> int:
+def stream_cycles(path: Path, mode: str, warps: int, iterations: int) -> int:
+    """Cycles of ``stream_loads_v1`` from ``path`` on one SM of h100-sxm (its result checked against the
+    count it must reach; tests/test_codegen.py uses the same run)."""
     import numpy as np
 
     from gpusim.api.gpu import GPU
@@ -57,8 +59,7 @@ def _stream_cycles(path: Path, mode: str, warps: int, iterations: int) -> int:
     src = gpu.to_device(np.ones(threads * 4 * iterations + 16, np.float32))
     out = gpu.zeros(threads, np.float32)
     run = gpu.launch(kernel, grid=grid, block=block, args=[src, out, np.uint32(iterations)])
-    if not np.array_equal(out.get(), np.full(threads, 4 * iterations, np.float32)):
-        raise SystemExit(f"stream_loads_v1 ({path.name}, {mode}) computed a wrong result")
+    np.testing.assert_array_equal(out.get(), np.full(threads, 4 * iterations, np.float32))
     return int(run.cycles)
 
 
@@ -67,34 +68,37 @@ def measure_stream_loads() -> dict:
 
     original = programs_dir() / "labs" / "stream_loads.ptx"
     variant = programs_dir() / "codegen" / "stream_loads_sass_order.ptx"
-    rows = [{"warps": w, "written": _stream_cycles(original, "none", w, STREAM_ITERATIONS),
-             "ptxas": _stream_cycles(original, "ptxas", w, STREAM_ITERATIONS),
-             "sass": _stream_cycles(variant, "none", w, STREAM_ITERATIONS)} for w in STREAM_WARPS]
+    rows = [{"warps": w, "written": stream_cycles(original, "none", w, STREAM_ITERATIONS),
+             "ptxas": stream_cycles(original, "ptxas", w, STREAM_ITERATIONS),
+             "sass": stream_cycles(variant, "none", w, STREAM_ITERATIONS)} for w in STREAM_WARPS]
     return {"rows": rows}
 
 
-def measure_matmul_tiled() -> dict:
+def matmul_cycles(path: Path, mode: str) -> int:
+    """Cycles of the 64 x 64 x 256 tiled matmul in ``path`` on one SM of h100-sxm (its product checked
+    against numpy; tests/test_codegen.py uses the same run)."""
     import numpy as np
 
     from gpusim.api.gpu import GPU
+
+    gpu = GPU("h100-sxm", sms=1, codegen=mode)
+    kernel = list(gpu.load(str(path)))[0]
+    m, n, k = 64, 64, 256
+    rng = np.random.default_rng(2)
+    a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
+    out = gpu.zeros((m, n))
+    run = gpu.launch(kernel, grid=(n // 16, m // 16), block=(16, 16),
+                     args=[gpu.to_device(a), gpu.to_device(b), out, m, n, k])
+    np.testing.assert_allclose(out.get(), a.astype(np.float64) @ b, rtol=1e-4)
+    return int(run.cycles)
+
+
+def measure_matmul_tiled() -> dict:
     from gpusim.programs.catalog import programs_dir
 
-    def cycles(path: Path, mode: str) -> int:
-        gpu = GPU("h100-sxm", sms=1, codegen=mode)
-        kernel = list(gpu.load(str(path)))[0]
-        m, n, k = 64, 64, 256
-        rng = np.random.default_rng(2)
-        a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
-        out = gpu.zeros((m, n))
-        run = gpu.launch(kernel, grid=(n // 16, m // 16), block=(16, 16),
-                         args=[gpu.to_device(a), gpu.to_device(b), out, m, n, k])
-        if not np.allclose(out.get(), a.astype(np.float64) @ b, rtol=1e-4):
-            raise SystemExit(f"{path.name} ({mode}) computed a wrong product")
-        return int(run.cycles)
-
-    return {"written": cycles(programs_dir() / "matmul_tiled.ptx", "none"),
-            "ptxas": cycles(programs_dir() / "matmul_tiled.ptx", "ptxas"),
-            "sass": cycles(programs_dir() / "codegen" / "matmul_tiled_sass_order.ptx", "none")}
+    return {"written": matmul_cycles(programs_dir() / "matmul_tiled.ptx", "none"),
+            "ptxas": matmul_cycles(programs_dir() / "matmul_tiled.ptx", "ptxas"),
+            "sass": matmul_cycles(programs_dir() / "codegen" / "matmul_tiled_sass_order.ptx", "none")}
 
 
 # -------------------------------------------------------------------------------- docs/tensor-cores.md

@@ -14,6 +14,7 @@ from gpusim.codegen.sass import dynamic_count, fixed_latency_pairs, load_listing
 from gpusim.errors import ConfigError
 from gpusim.labs.sass_counts import PROGRAMS, compare
 from gpusim.programs.catalog import load_program, programs_dir, run_program
+from scripts.doc_measure import matmul_cycles, stream_cycles
 
 SASS = programs_dir() / "sass" / "sm_90"
 _HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n"
@@ -279,19 +280,6 @@ def test_gemv_times_like_its_sass_order_variant():
     assert plain / sass_order > 4
 
 
-def _stream_cycles(path, mode: str, warps: int, iters: int) -> int:
-    gpu = GPU("h100-sxm", sms=1, codegen=mode)
-    kernel = gpu.load(str(path))["stream_loads_v1"]
-    block = 32 * min(warps, 4)
-    grid = warps * 32 // block
-    threads = grid * block
-    src = gpu.to_device(np.ones(threads * 4 * iters + 16, np.float32))
-    out = gpu.zeros(threads, np.float32)
-    run = gpu.launch(kernel, grid=grid, block=block, args=[src, out, np.uint32(iters)])
-    np.testing.assert_array_equal(out.get(), np.full(threads, 4 * iters, np.float32))
-    return int(run.cycles)
-
-
 def test_streaming_loop_times_like_its_sass_order_variant():
     """The streaming loop (programs/labs/stream_loads.ptx, stream_loads_v1: 4 loads, then 4 adds, per
     iteration). ptxas's SASS (programs/sass/sm_90/labs/stream_loads.sass) peels the first iteration, unrolls
@@ -306,11 +294,11 @@ def test_streaming_loop_times_like_its_sass_order_variant():
     head, latch = max(func.loops(), key=lambda hl: sum(i.base == "LDG" for i in func.loop_body(*hl)))
     assert sum(i.base == "LDG" for i in func.loop_body(head, latch)) == 16
     for warps in (1, 8, 32):
-        sass_order = _stream_cycles(variant, "none", warps, 17)
-        made = _stream_cycles(original, "ptxas", warps, 17)
+        sass_order = stream_cycles(variant, "none", warps, 17)
+        made = stream_cycles(original, "ptxas", warps, 17)
         assert 1 / 1.25 <= made / sass_order <= 1.25, warps
         if warps == 1:
-            assert _stream_cycles(original, "none", warps, 17) > 2 * sass_order
+            assert stream_cycles(original, "none", warps, 17) > 2 * sass_order
 
 
 def test_shared_loads_vectorize_only_where_alignment_is_proven():
@@ -400,27 +388,13 @@ def test_a_guard_waits_for_the_predicate_latency_in_ptxas_mode(mode, extra):
     assert cycles[13] - cycles[4] == extra
 
 
-def _matmul_cycles(path, mode: str) -> int:
-    gpu = GPU("h100-sxm", sms=1, codegen=mode)
-    kernel = list(gpu.load(path))[0]
-    m, n, k = 64, 64, 256
-    rng = np.random.default_rng(2)
-    a = rng.random((m, k), dtype=np.float32)
-    b = rng.random((k, n), dtype=np.float32)
-    out = gpu.zeros((m, n))
-    run = gpu.launch(kernel, grid=(n // 16, m // 16), block=(16, 16),
-                     args=[gpu.to_device(a), gpu.to_device(b), out, m, n, k])
-    np.testing.assert_allclose(out.get(), a.astype(np.float64) @ b, rtol=1e-4)
-    return int(run.cycles)
-
-
 def test_matmul_tiled_times_like_its_sass_order_variant():
     """programs/codegen/matmul_tiled_sass_order.ptx: the tile product hand-written in the order of ptxas's
     SASS (four LDS.128, the column loads interleaved with the FMA chain), run as written; matmul_tiled.ptx
     under codegen="ptxas" lands within 1.25x of it and is faster than the PTX as written."""
-    sass_order = _matmul_cycles(programs_dir() / "codegen" / "matmul_tiled_sass_order.ptx", "none")
-    made = _matmul_cycles(programs_dir() / "matmul_tiled.ptx", "ptxas")
-    plain = _matmul_cycles(programs_dir() / "matmul_tiled.ptx", "none")
+    sass_order = matmul_cycles(programs_dir() / "codegen" / "matmul_tiled_sass_order.ptx", "none")
+    made = matmul_cycles(programs_dir() / "matmul_tiled.ptx", "ptxas")
+    plain = matmul_cycles(programs_dir() / "matmul_tiled.ptx", "none")
     assert 1 / 1.25 <= made / sass_order <= 1.25
     assert made < plain
 

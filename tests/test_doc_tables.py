@@ -10,24 +10,15 @@ table is measured again and must equal what is stored, figure for figure (the si
 from __future__ import annotations
 
 import copy
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from scripts import doc_tables as DOC_TABLES
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("doc_tables", ROOT / "scripts" / "doc_tables.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["doc_tables"] = module          # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-DOC_TABLES = _script()
 
 
 def test_every_generated_block_is_the_rendering_of_current_figures():

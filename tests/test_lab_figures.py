@@ -3,25 +3,17 @@ produces now (the fast labs in the default run, every lab under ``-m slow``)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
 from gpusim.labs import LABS
 from gpusim.labs.support import LabResult
+from scripts import lab_figures as FIGURES
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("lab_figures", ROOT / "scripts" / "lab_figures.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FIGURES = _script()
 DOC = (ROOT / "docs" / "labs.md").read_text(encoding="utf-8")
 FAST = sorted(set(LABS) - set(FIGURES.SLOW_LABS))
 

@@ -3,22 +3,15 @@ produces now (the example in the default run; the shipped programs' simulated co
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
+from scripts import what_if_figures as FIGURES
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("what_if_figures", ROOT / "scripts" / "what_if_figures.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FIGURES = _script()
 DOC = (ROOT / "docs" / "what-if.md").read_text(encoding="utf-8")
 
 
