@@ -6,12 +6,14 @@ ptxas rewrites the PTX, one pass per module (each module's docstring says what p
 modelled):
 
 1. ``ifconvert``: short forward branches into guarded instructions (then straight-line blocks merge);
-2. ``unroll``: counted single-block loops x4, the original loop kept for the remaining trips;
+2. ``unroll``: single-block loops of a few constant trips fully (ptxas's rule, fitted to its SASS), other
+   counted single-block loops x4, the original loop kept for the remaining trips;
 3. ``fold``: immediates into operands, ``cvta.to.global`` removed;
 4. ``address``: ``mul.wide``/``shl`` + ``add`` into one IMAD.WIDE/LEA-like instruction, constant
    offsets into the load's or store's address;
 5. ``predicates``: a comparison and the predicate logic after it in one ISETP-like instruction;
-6. ``vectorize``: adjacent aligned shared loads into one vector load (LDS.64/LDS.128);
+6. ``vectorize``: adjacent shared/global loads whose alignment is proven (``knownbits``) into one vector
+   load (LDS.64/LDS.128, LDG.E.64/.128);
 7. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
    instruction count ptxas gives them, and the kernel gets SASS's prologue;
 8. ``latency``: a setp whose predicate guards an instruction or decides a branch is ready after the
@@ -120,7 +122,7 @@ def _generate(program, config, mode: str):
                          f"fold: {folded} instructions folded into operands",
                          f"address: {addressed} address instructions folded",
                          f"predicates: {combined} predicate operations folded into comparisons",
-                         f"vectorize: {vectorized} shared loads merged into LDS.64/LDS.128-like loads",
+                         f"vectorize: {vectorized} loads merged into vector loads (LDS.64/.128, LDG.E.64/.128)",
                          f"expand: {expanded} companion instructions (multi-instruction SASS forms)",
                          f"latency: {retimed} predicates timed as ptxas does (predicate_latency_cycles)",
                          f"latency: {branches} branches timed as ptxas does (taken_branch_cycles when taken)",

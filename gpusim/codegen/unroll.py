@@ -1,4 +1,4 @@
-"""Unrolling of counted loops.
+"""Unrolling of counted loops: fully when the trips are a few constant ones, x4 otherwise.
 
 What ptxas does: a loop it can count (an induction variable stepped by a constant, compared with a
 loop-invariant bound) and that is not marked ``.pragma "nounroll"`` is unrolled 4 times, with the
@@ -27,6 +27,15 @@ not stepped per copy: each access adds the copy's multiple of the step to its of
 whose first instruction follows ``.pragma "nounroll"``. Not modelled: ptxas's choice of factor by body
 size (always :data:`FACTOR`), multi-block loop bodies, and the wrap-around of ``i + (U-1)*s`` past the
 type's maximum (bounds within ``(U-1)*s`` of it).
+
+Full unrolling: ptxas unrolls a loop whose trip count it knows at compile time completely when the
+unrolled code stays small (a 4-trip k loop of the SGEMM ladder's 1D-blocktiling kernel becomes straight
+code, and its loads then merge into LDS.128). Modelled: a single-block counted loop (the form above, or
+``setp.ne`` against the bound) entered only by falling through from the block before, which sets the
+counter to a constant, with an immediate bound: its trips are computed in the counter's arithmetic; when
+:func:`full_unroll_fits` (fitted to ptxas's sm_86 SASS for a committed sweep of loops,
+tests/data/unroll/) says so, the loop becomes ``trips`` copies of the body without the compare and the
+branch, induction pointers folded into offsets as above and advanced once at the end.
 """
 
 from __future__ import annotations
@@ -46,12 +55,20 @@ _MEM = (c.OP_LD, c.OP_ST, c.OP_ATOM, c.OP_RED, c.OP_PREFETCH)
 
 
 def unroll_loops(kernel, factor: int = FACTOR) -> int:
-    """Unroll in place; returns the number of loops unrolled."""
+    """Unroll in place: small constant-trip loops fully (each named in ``kernel.notes``), other counted
+    loops ``factor`` times; returns the number of loops unrolled ``factor`` times."""
     nounroll = set(kernel.program.directives.get("nounroll_at", []))
     done = 0
     b = 0
     while b < len(kernel.blocks):
         block = kernel.blocks[b]
+        full = constant_loop(kernel, b, nounroll)
+        if full is not None and full_unroll_fits(full["trips"], full["body"], full["nested"]):
+            kernel.blocks[b] = _fully_unrolled(kernel, block, full)
+            kernel.notes.append(f"unroll: the loop at PTX line {block.insts[0].line} ({full['trips']} constant "
+                                f"trips of {full['body']} instructions) unrolled fully")
+            b += 1
+            continue
         plan = _counted_loop(kernel, block, nounroll)
         if plan is None:
             b += 1
@@ -71,7 +88,7 @@ def _reads_anywhere(kernel, reg: int, outside: Block | None = None) -> int:
     return sum(reg in deps.reads(i.row) for blk in kernel.blocks if blk is not outside for i in blk.insts)
 
 
-def _counted_loop(kernel, block, nounroll):
+def _counted_loop(kernel, block, nounroll, compares=_COUNTED):
     insts = block.insts
     if len(insts) < 3 or insts[0].origin in nounroll:
         return None
@@ -86,7 +103,7 @@ def _counted_loop(kernel, block, nounroll):
     setp = insts[k_setp].row
     if insts[k_setp].op != c.OP_SETP or setp[L.F_NDST] != 1 or setp[L.F_NSRC] != 2 or setp[L.F_GUARD] >= 0 or \
             c.mods_bool(int(setp[L.F_MODS])) or \
-            c.mods_cmp(int(setp[L.F_MODS])) not in _COUNTED or c.TYPE_FLOAT[int(setp[L.F_TY])]:
+            c.mods_cmp(int(setp[L.F_MODS])) not in compares or c.TYPE_FLOAT[int(setp[L.F_TY])]:
         return None
     (ki, i), (kn, n) = deps.sources(setp)
     if ki != L.SK_REG or kn not in (L.SK_REG, L.SK_IMM):
@@ -103,7 +120,7 @@ def _counted_loop(kernel, block, nounroll):
         return None
     if any(deps.is_fence(inst.row) for inst in insts[:-1]):
         return None                      # barriers, atomics, warp-synchronous code: ptxas keeps these rolled
-    return {"setp": k_setp, "i": i, "step": step, "i_add": i_writers[0]}
+    return {"setp": k_setp, "i": i, "step": step, "i_add": i_writers[0], "n": (kn, n)}
 
 
 def _self_add(row, reg: int) -> int | None:
@@ -251,3 +268,147 @@ def _unrolled(kernel, block, b, plan, factor):
     after.insts = [_clone(setp_inst, setp_inst.row.copy()), dataclasses.replace(bra, row=jump, target=exit_block)]
     entry = Block(check(block, negate=True))
     return entry, main, after
+
+
+# ------------------------------------------------------------------ full unrolling of constant-trip loops
+
+
+def constant_loop(kernel, b: int, nounroll=()) -> dict | None:
+    """The plan of block ``b`` when it is a counted loop (as :func:`_counted_loop`, ``setp.ne`` too) entered
+    only by falling through from block ``b - 1``, whose counter that block sets to a known constant and whose
+    bound is an immediate: ``trips`` (1..:data:`MAX_FULL_TRIPS`), ``body`` (instructions each copy keeps:
+    not the compare, the branch, nor the adds of pointers stepped only for addresses) and ``nested`` (a
+    later branch jumps back over it: the loop sits in an outer loop). None otherwise."""
+    block = kernel.blocks[b]
+    plan = _counted_loop(kernel, block, nounroll, compares=_COUNTED + (c.CMP_NE,))
+    if b == 0 or plan is None or plan["n"][0] != L.SK_IMM:
+        return None
+    if any(inst.op == c.OP_BRA and inst.target is block and inst is not block.insts[-1]
+           for other in kernel.blocks for inst in other.insts):
+        return None
+    before = kernel.blocks[b - 1].insts
+    if not before or before[-1].op == c.OP_BRA and before[-1].row[L.F_GUARD] < 0:
+        return None
+    init = _entry_value(kernel, b - 1, plan["i"])
+    if init is None:
+        return None
+    setp = block.insts[plan["setp"]].row
+    trips = _trip_count(init, plan["step"], plan["n"][1], int(setp[L.F_TY]), c.mods_cmp(int(setp[L.F_MODS])))
+    if trips is None:
+        return None
+    plan["trips"] = trips
+    plan["inductions"] = _inductions(kernel, block, plan)
+    if any(abs(step) * trips >= MAX_ADDRESS_OFFSET for _, step in plan["inductions"].values()):
+        return None
+    dropped = {plan["setp"], len(block.insts) - 1} | {at for at, _ in plan["inductions"].values()}
+    plan["body"] = len(block.insts) - len(dropped)
+    index = {id(blk): k for k, blk in enumerate(kernel.blocks)}
+    plan["nested"] = any(inst.op == c.OP_BRA and index.get(id(inst.target), b) < b
+                         for other in kernel.blocks[b + 1:] for inst in other.insts)
+    return plan
+
+
+TOP_LEVEL = (1.4, 2100.0)
+"""A loop not inside another is unrolled fully when ``trips * body ** 1.4 <= 2100``."""
+NESTED = (1.6, 10500.0)
+"""An innermost loop inside another is unrolled fully when ``trips * body ** 1.6 <= 10500``."""
+
+
+def full_unroll_fits(trips: int, body: int, nested: bool) -> bool:
+    """ptxas's choice to unroll a constant-trip loop of ``trips`` copies of ``body`` instructions fully, as
+    fitted to its sm_86 SASS (CUDA 13.0) for the sweep in tests/data/unroll/sweep.csv
+    (scripts/unroll_sweep.py) and the SGEMM ladder's loops: at equal unrolled size ptxas prefers many
+    trips of a small body, and unrolls an inner loop of a nest further than a top-level one. The
+    top-level rule classifies all 90 top-level sweep loops as ptxas did; the nested rule 83 of 90 (the
+    other 7 ptxas unrolls and gpusim keeps rolled) and the four constant loops of the SGEMM ladder."""
+    if trips > MAX_FULL_TRIPS:
+        return False
+    power, budget = NESTED if nested else TOP_LEVEL
+    return trips * body ** power <= budget
+
+
+def _entry_value(kernel, b: int, reg: int) -> int | None:
+    """The value ``reg`` has when block ``b`` falls through: the last write to it in ``b``, an unguarded
+    ``mov reg, imm``, or ``mov reg, r`` with ``r`` written only by one unguarded ``mov r, imm`` earlier in
+    block ``b`` (or anywhere, when imm is 0: the engine's registers start at 0, so ``r`` is 0 either way)."""
+    insts = kernel.blocks[b].insts
+    for k in range(len(insts) - 1, -1, -1):
+        row = insts[k].row
+        if reg not in deps.writes(row):
+            continue
+        if int(row[L.F_OP]) != c.OP_MOV or row[L.F_GUARD] >= 0 or row[L.F_NDST] != 1 or row[L.F_VEC] != 1:
+            return None
+        kind, value = deps.sources(row)[0]
+        if kind == L.SK_IMM:
+            return value
+        if kind != L.SK_REG:
+            return None
+        writers = [(blk, j, inst.row) for blk in kernel.blocks for j, inst in enumerate(blk.insts)
+                   if value in deps.writes(inst.row)]
+        if len(writers) != 1:
+            return None
+        blk, j, src = writers[0]
+        if int(src[L.F_OP]) != c.OP_MOV or src[L.F_GUARD] >= 0 or src[L.F_VEC] != 1 or \
+                deps.sources(src)[0][0] != L.SK_IMM:
+            return None
+        constant = deps.sources(src)[0][1]
+        return constant if constant == 0 or (blk is kernel.blocks[b] and j < k) else None
+    return None
+
+
+MAX_FULL_TRIPS = 64
+"""Longest constant-trip loop considered for full unrolling (ptxas unrolled 64 trips of a 2-instruction
+body fully in the committed sweep, tests/data/unroll/)."""
+
+
+def _trip_count(init: int, step: int, bound: int, ty: int, cmp: int) -> int | None:
+    """Trips of ``do { ...; i += step; } while (i CMP bound)`` from ``i = init`` in ``ty``'s arithmetic."""
+    bits = 8 * c.TYPE_BYTES[ty]
+    mask = (1 << bits) - 1
+    signed = c.TYPE_SIGNED[ty] and cmp in (c.CMP_LT, c.CMP_LE)
+
+    def value(v: int) -> int:
+        v &= mask
+        return v - (1 << bits) if signed and v >> (bits - 1) else v
+
+    i, limit = value(init), value(bound)
+    for trips in range(1, MAX_FULL_TRIPS + 1):
+        nxt = value(i + step)
+        if (step > 0) != (nxt > i) and cmp != c.CMP_NE:
+            return None                  # wrapped around: leave the loop alone
+        i = nxt
+        going = {c.CMP_LT: i < limit, c.CMP_LO: i < limit, c.CMP_LE: i <= limit, c.CMP_LS: i <= limit,
+                 c.CMP_NE: i != limit}[cmp]
+        if not going:
+            return trips
+    return None
+
+
+def _fully_unrolled(kernel, block, plan) -> Block:
+    """``trips`` copies of the body without the compare and the branch: induction pointers step their
+    accesses' offsets and are advanced once at the end; other temporaries renamed per copy."""
+    insts = block.insts
+    inductions = plan["inductions"]
+    temps = _temporaries(kernel, block, set(inductions) | {plan["i"]})
+    names = kernel.program.reg_names + kernel.extra_regs
+    skip = {plan["setp"], len(insts) - 1} | {at for at, _ in inductions.values()}
+    out = Block()
+    for j in range(plan["trips"]):
+        mapping = {} if j == 0 else {r: _new_reg(kernel, f"{names[r]}$u{j}") for r in sorted(temps)}
+        for k, inst in enumerate(insts):
+            if k in skip:
+                continue
+            row = inst.row.copy()
+            base = int(row[L.F_ABASE])
+            if int(row[L.F_OP]) in _MEM and base in inductions:
+                at, step = inductions[base]
+                row[L.F_AOFF] = int(row[L.F_AOFF]) + (j + (1 if k > at else 0)) * step
+            _rename(row, mapping)
+            out.insts.append(_clone(inst, row))
+    for _, (at, step) in sorted(inductions.items(), key=lambda item: item[1][0]):
+        row = insts[at].row.copy()
+        for s in range(int(row[L.F_NSRC])):
+            if int(row[L.F_SK0 + 2 * s]) == L.SK_IMM:
+                row[L.F_SK0 + 2 * s + 1] = _imm(plan["trips"] * step, c.TYPE_BYTES[int(row[L.F_TY])])
+        out.insts.append(_clone(insts[at], row))
+    return out
