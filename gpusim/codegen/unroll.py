@@ -300,6 +300,9 @@ def constant_loop(kernel, b: int, nounroll=()) -> dict | None:
     plan["inductions"] = _inductions(kernel, block, plan)
     if any(abs(step) * trips >= MAX_ADDRESS_OFFSET for _, step in plan["inductions"].values()):
         return None
+    entry = [inst.row for inst in before if inst.row[L.F_GUARD] < 0]
+    plan["fresh"] = {r for r in plan["inductions"] if _reads_anywhere(kernel, r, outside=block) == 0 and
+                     any(r in deps.writes(row) for row in entry)}
     dropped = {plan["setp"], len(block.insts) - 1} | {at for at, _ in plan["inductions"].values()}
     plan["body"] = len(block.insts) - len(dropped)
     index = {id(blk): k for k, blk in enumerate(kernel.blocks)}
@@ -386,7 +389,8 @@ def _trip_count(init: int, step: int, bound: int, ty: int, cmp: int) -> int | No
 
 def _fully_unrolled(kernel, block, plan) -> Block:
     """``trips`` copies of the body without the compare and the branch: induction pointers step their
-    accesses' offsets and are advanced once at the end; other temporaries renamed per copy."""
+    accesses' offsets and are advanced once at the end, unless that value is dead (``fresh``: read nowhere
+    else, and set again by the block before, the loop's only entry); other temporaries renamed per copy."""
     insts = block.insts
     inductions = plan["inductions"]
     temps = _temporaries(kernel, block, set(inductions) | {plan["i"]})
@@ -405,7 +409,9 @@ def _fully_unrolled(kernel, block, plan) -> Block:
                 row[L.F_AOFF] = int(row[L.F_AOFF]) + (j + (1 if k > at else 0)) * step
             _rename(row, mapping)
             out.insts.append(_clone(inst, row))
-    for _, (at, step) in sorted(inductions.items(), key=lambda item: item[1][0]):
+    for r, (at, step) in sorted(inductions.items(), key=lambda item: item[1][0]):
+        if r in plan["fresh"]:
+            continue
         row = insts[at].row.copy()
         for s in range(int(row[L.F_NSRC])):
             if int(row[L.F_SK0 + 2 * s]) == L.SK_IMM:
