@@ -22,6 +22,8 @@ def measure_sass_counts() -> dict:
             entry = rows.setdefault(f"{row.program}/{row.kernel}", {"program": row.program, "kernel": row.kernel,
                                                                      "sass": row.sass})
             entry[mode] = row.gpusim
+            entry["sass_vector"] = row.sass_vector
+            entry[f"{mode}_vector"] = row.gpusim_vector
     return {"rows": list(rows.values())}
 
 

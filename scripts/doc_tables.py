@@ -66,12 +66,13 @@ def benchmark_stamp() -> str:
 
 
 def render_sass_counts(data: dict) -> str:
-    lines = ['| program | kernel | SASS (estimated) | codegen="none" | error | codegen="ptxas" | error |',
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ['| program | kernel | SASS (estimated) | codegen="none" | error | codegen="ptxas" | error | '
+             'vector loads: SASS | codegen="ptxas" |',
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in data["rows"]:
         plain, made = M.error(r["none"], r["sass"]), M.error(r["ptxas"], r["sass"])
         lines.append(f"| {r['program']} | {r['kernel']} | {r['sass']:.0f} | {r['none']} | {plain:+.1f} % | "
-                     f"{r['ptxas']} | {made:+.1f} % |")
+                     f"{r['ptxas']} | {made:+.1f} % | {r['sass_vector']} | {r['ptxas_vector']} |")
 
     def summary(mode: str) -> tuple[int, int, float, float, float]:
         errors = [M.error(r[mode], r["sass"]) for r in data["rows"]]
@@ -82,7 +83,10 @@ def render_sass_counts(data: dict) -> str:
     lines += ["", f'With `codegen="ptxas"`: **{made[0]} of {made[1]} runs within 10 %, median |error| '
               f"{made[2]:.1f} %** (range {made[3]:+.0f} % .. {made[4]:+.0f} %); with",
               f'`codegen="none"`: {plain[0]} of {plain[1]}, median {plain[2]:.1f} % ({plain[3]:+.0f} % .. '
-              f"{plain[4]:+.0f} %)."]
+              f"{plain[4]:+.0f} %).",
+              "Vector loads: the static count of 8- and 16-byte shared and global loads (LDS.64/.128, LDG.E.64/.128"
+              f" in the SASS); equal in {sum(r['sass_vector'] == r['ptxas_vector'] for r in data['rows'])} of "
+              f"{len(data['rows'])} kernels."]
     return "\n".join(lines)
 
 

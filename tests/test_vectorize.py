@@ -239,3 +239,16 @@ def test_sgemm_ladder_is_bit_identical_in_both_modes(kernel, block, rows, cols):
         results.append(dc.get().reshape(n, n))
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_allclose(results[1], a @ b, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", ["daxpy", "hash64", "matmul_tiled", "transpose_padded", "reduce_shared", "gemv"])
+def test_shipped_programs_have_ptxas_vector_loads(name):
+    """The shipped programs against their committed sm_90 listings (the docs/codegen.md table's last columns)."""
+    from gpusim.labs.sass_counts import sass_vector_loads, vector_loads
+    from gpusim.programs.catalog import load_program, programs_dir
+
+    spec = load_program(name)
+    sass = load_listing(programs_dir() / "sass" / "sm_90" / f"{spec.ptx.stem}.sass")
+    module = GPU("h100-sxm", codegen="ptxas").load(str(spec.ptx))
+    for kernel in module.kernels:
+        assert vector_loads(module[kernel].program) == sass_vector_loads(sass[kernel]), kernel

@@ -27,6 +27,10 @@ class CountRow:
     kernel: str
     gpusim: int
     sass: float
+    gpusim_vector: int = 0
+    """Static count of 8- and 16-byte shared and global loads in the timed instruction stream."""
+    sass_vector: int = 0
+    """Static count of LDS.64/.128 and LDG.E.64/.128 in the SASS listing."""
 
     @property
     def error(self) -> float:
@@ -63,8 +67,24 @@ def compare(program: str, codegen: str = "none", config: str = "h100-sxm") -> li
     rows = []
     for run, timed in zip(plain.runs, mode.runs, strict=True):
         sass = dynamic_count(listing[run.program.name], _line_counts(run), _warps(run))
-        rows.append(CountRow(program, run.program.name, int(timed.warp_instructions), sass))
+        rows.append(CountRow(program, run.program.name, int(timed.warp_instructions), sass,
+                             vector_loads(timed.program), sass_vector_loads(listing[run.program.name])))
     return rows
+
+
+def vector_loads(program) -> int:
+    """8- and 16-byte shared and global loads (``ld.shared.v4.f32``, ``ld.global.f64`` ...) of ``program``."""
+    from gpusim.arch import codes as c
+    from gpusim.arch import layout as L
+
+    code = program.code
+    loads = (code[:, L.F_OP] == c.OP_LD) & ((code[:, L.F_SPACE] == L.SP_SHARED) | (code[:, L.F_SPACE] == L.SP_GLOBAL))
+    return int(sum(int(row[L.F_VEC]) * int(row[L.F_SIZE]) in (8, 16) for row in code[loads]))
+
+
+def sass_vector_loads(function) -> int:
+    """LDS.64/.128 and LDG.E.64/.128 (any further modifiers) of a listing's function."""
+    return sum(i.base in ("LDS", "LDG") and bool({"64", "128"} & set(i.opcode.split("."))) for i in function.instrs)
 
 
 def table(codegen: str = "none", programs=PROGRAMS) -> list[CountRow]:
