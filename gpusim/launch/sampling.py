@@ -1,0 +1,312 @@
+"""Sampled simulation: time the first waves of a grid in detail, extrapolate the rest with an error bar.
+
+``GPU(..., sampling="auto")`` (or a ``SamplingPolicy``; default ``"off"``) and ``gpusim run --sample``. A wave is
+the blocks the GPU holds at once (blocks per SM at this occupancy x SMs). The timed engine runs the grid from the
+start as usual (``WaveSampler.drive`` replaces the slice driver, in small deterministic slices), watching after
+each slice the clock, the blocks dispatched and the warp-instructions issued. After ``warmup_waves`` waves, each
+further wave's worth of dispatched blocks is one sample: the cycles it took and the warp-instructions issued in
+it. Once ``min_samples`` samples are in and the 95 % interval of the kernel's cycles (Student's t on the ratio
+estimator, gpusim.launch.sampling_stats) is narrower than ``tolerance`` of the estimate, the engine stops
+dispatching: the blocks already on the SMs finish (the same drain the full grid ends with), and the timed run
+ends after K of the N blocks. The blocks K..N-1 then run on the functional engine (outputs equal a full run's),
+which counts their warp-instructions W exactly; the kernel's cycles are ``cycles(K blocks) + R W`` and the
+interval ``+- t se(R) W``. The caches carry forward within the timed part; the blocks run functionally touch no
+cache, so the L2 a later launch finds holds what the timed blocks left.
+
+Exact in a sampled run: the instruction counts (pc_counts: every block executed) and what derives from them
+(flops, instruction mix). Extrapolated (``run.sampling.extrapolated``): cycles, seconds and every metric of time,
+stalls, memory counters and pipe issues, scaled by total/timed warp-instructions (time-like SM activity by
+estimated/timed cycles), so ratios (hit rates, stall shares) are the timed part's. The trace covers only the
+timed blocks. ``SamplingPolicy(execute_rest=False)`` skips the functional run: faster, but the blocks past K
+are not executed (their outputs keep what memory held; ``run.sampling.blocks_not_executed``) and W is
+estimated from the timed blocks' instructions per block.
+
+Runs in full, with ``run.sampling.reason``: kernels with grid-wide dependencies (gpusim.launch.sampling_deps),
+grids of fewer than ``min_waves`` waves, and grids whose interval did not narrow before ``max_fraction`` of the
+blocks were dispatched. The decision to stop depends only on simulated quantities, so a sampled run is
+deterministic (same inputs, same interval, bit for bit).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpusim.engine.memory.cache import NO_LINE
+from gpusim.engine.semantics import functional as F
+from gpusim.engine.semantics import state as S
+from gpusim.engine.sm import timing_state as T
+from gpusim.engine.sm.timing import TIMED_SLICE
+from gpusim.launch.sampling_deps import full_run_reason
+from gpusim.launch.sampling_policy import SamplingPolicy, parse_sampling  # noqa: F401  (re-exported)
+from gpusim.launch.sampling_stats import RatioEstimate, ratio_estimate
+from gpusim.launch.slices import FIRST_BUDGET, next_budget
+
+
+@dataclass
+class SamplingInfo:
+    """What sampling did in one launch (``run.sampling``)."""
+
+    sampled: bool
+    """True when part of the grid was extrapolated; False when it ran in full (``reason`` says why)."""
+    reason: str
+    """Why the launch ran in full ("" for a sampled one)."""
+    interval: tuple[int, int]
+    """The ``confidence`` interval of the kernel's cycles (low, high); (cycles, cycles) when run in full."""
+    confidence: float
+    blocks: int
+    """Blocks in the grid."""
+    blocks_timed: int
+    """Blocks simulated in detail (the first ``blocks_timed`` in grid order)."""
+    wave_blocks: int
+    """Blocks per wave (resident blocks per SM x SMs)."""
+    samples: int = 0
+    """Sampled waves in the estimate."""
+    timed_cycles: int = 0
+    """Cycles of the timed part alone (its K blocks from start to drain)."""
+    cycles_per_instruction: float = 0.0
+    """Steady-state cycles per warp-instruction measured over the samples (the ratio estimator)."""
+    timed_instructions: int = 0
+    rest_instructions: int = 0
+    """Warp-instructions of the blocks not timed (exact when they were executed, else estimated)."""
+    blocks_not_executed: int = 0
+    """Blocks not executed at all (``execute_rest=False``): their outputs were not computed."""
+    extrapolated: list[str] = field(default_factory=list)
+    """Metric names whose values are extrapolated (the rest are exact)."""
+
+    @property
+    def fraction_simulated(self) -> float:
+        """Fraction of the grid's blocks simulated in detail."""
+        return self.blocks_timed / self.blocks if self.blocks else 1.0
+
+    def summary(self) -> str:
+        """One line for reports."""
+        if not self.sampled:
+            return f"simulated in full ({self.reason})"
+        low, high = self.interval
+        confidence = f"{100 * self.confidence:g} %"
+        text = (f"sampled: {self.blocks_timed} of {self.blocks} blocks ({100 * self.fraction_simulated:.1f} %, "
+                f"{self.samples} sampled waves of {self.wave_blocks} blocks) timed in detail, the rest "
+                f"extrapolated; {confidence} interval of cycles [{low:,}, {high:,}]")
+        if self.blocks_not_executed:
+            text += f"; {self.blocks_not_executed} blocks NOT executed (their outputs were not computed)"
+        return text
+
+    def to_dict(self) -> dict:
+        return {"sampled": self.sampled, "reason": self.reason, "cycles_interval": list(self.interval),
+                "confidence": self.confidence, "blocks": self.blocks, "blocks_timed": self.blocks_timed,
+                "fraction_simulated": self.fraction_simulated, "wave_blocks": self.wave_blocks,
+                "samples": self.samples, "blocks_not_executed": self.blocks_not_executed,
+                "extrapolated": list(self.extrapolated)}
+
+
+class WaveSampler:
+    """Drives the timed loop in small slices, samples waves, and stops dispatching when the interval is narrow."""
+
+    SLICES_PER_WAVE = 16
+    """Observations per wave once the first wave's work is known (the sample boundaries' resolution)."""
+    MIN_BUDGET = 256
+
+    def __init__(self, policy: SamplingPolicy, n_blocks: int):
+        self.policy = policy
+        self.n_blocks = n_blocks
+        self.cycles: list[int] = []
+        self.instructions: list[int] = []
+        self.blocks: list[int] = []
+        self.stopped_at = 0                # blocks dispatched when dispatch was stopped (0: never)
+        self.gave_up = False
+        self.warm_blocks = 0
+        self.l2_seen: tuple[int, int] | None = None
+        """Blocks dispatched when the L2 stopped warming (0: it never was)."""
+        self.wave_blocks = 0
+
+    def drive(self, call, ts, m, ms, on_slice=None):
+        """``slices.drive`` with sampling: returns the last call's result (the timed loop's status, cycle)."""
+        prm = ts.prm
+        wave = int(prm[T.TP_BSLOTS] * prm[T.TP_NSM])
+        self.wave_blocks = wave
+        l2_tags = ms.l2[0]
+        budget = self.MIN_BUDGET
+        target = (1 + self.policy.warmup_waves) * wave
+        last = None                         # (cycle, blocks dispatched, instructions) at the last boundary
+        slices_since = 0
+        try:
+            while True:
+                result = call(budget)
+                if result[0] != TIMED_SLICE:
+                    return result
+                if on_slice is not None:
+                    on_slice()
+                if self.stopped_at or self.gave_up:
+                    budget = next_budget(max(budget, FIRST_BUDGET), 0.0)    # drain: slicing changes nothing
+                    continue
+                slices_since += 1
+                dispatched = int(ts.loop[T.LP_NEXT_BLOCK])
+                if dispatched < target:
+                    continue
+                point = (int(ts.loop[T.LP_CYCLE]), dispatched, int(m.pc_counts[:, 0].sum()))
+                warming = self._l2_warming(l2_tags, dispatched)
+                if last is None:
+                    budget = max(self.MIN_BUDGET, budget * slices_since // self.SLICES_PER_WAVE)
+                elif warming:
+                    self.warm_blocks = dispatched          # the samples so far saw an L2 not yet full: drop them
+                    self.cycles, self.instructions, self.blocks = [], [], []
+                else:
+                    self.cycles.append(point[0] - last[0])
+                    self.instructions.append(point[2] - last[2])
+                    self.blocks.append(point[1] - last[1])
+                    self._decide(prm, point)
+                last = point
+                target = dispatched + wave
+                slices_since = 0
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt() from None
+
+    L2_FULL = 0.95
+    """Fraction of the L2's lines valid at which it counts as full (set conflicts evict before 100 %)."""
+
+    def _l2_warming(self, l2_tags, dispatched: int) -> bool:
+        """True while the L2 is filling and, at the rate it filled over the last wave, will fill before the grid
+        ends: the cost per block changes when it is full (dirty evictions, capacity misses), so waves sampled
+        before then would not represent the rest."""
+        capacity = l2_tags.size
+        lines = int(np.count_nonzero(l2_tags != NO_LINE))
+        previous, self.l2_seen = self.l2_seen, (dispatched, lines)
+        if lines >= self.L2_FULL * capacity or previous is None:
+            return False
+        rate = (lines - previous[1]) / (dispatched - previous[0])
+        return lines + rate * (self.n_blocks - dispatched) >= self.L2_FULL * capacity
+
+    def _decide(self, prm, point) -> None:
+        cycle, dispatched, _ = point
+        policy = self.policy
+        left = self.n_blocks - dispatched
+        if dispatched > policy.max_fraction * self.n_blocks or left <= self.wave_blocks:
+            self.gave_up = True
+            return
+        if len(self.cycles) < policy.min_samples:
+            return
+        estimate = ratio_estimate(self.cycles, self.instructions)
+        rest = left * sum(self.instructions) / sum(self.blocks)
+        total = cycle + estimate.cycles_per_instruction * rest
+        if estimate.half_width(rest, policy.confidence) <= policy.tolerance * total:
+            prm[T.TP_NBLOCKS] = dispatched      # no block past these is dispatched: the SMs drain
+            self.stopped_at = dispatched
+
+    def estimate(self) -> RatioEstimate:
+        return ratio_estimate(self.cycles, self.instructions)
+
+
+def run_sampled_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, n_blocks: int, *, trace,
+                       progress=False, cooperative=False, max_warp_instructions=None):
+    """A timed launch under ``gpu.sampling``: sampled when it may be, else in full; ``run.sampling`` says which."""
+    from gpusim.launch.timed import run_timed_launch
+
+    policy = gpu.sampling
+    config = common["config"]
+    program = common["program"]
+    wave = max(1, min(common["occupancy"].blocks_per_sm, -(-n_blocks // config.sms))) * config.sms
+    reason = full_run_reason(gpu, program, n_blocks, wave, cooperative=cooperative)
+    if not reason and n_blocks < policy.min_waves * wave:
+        reason = f"grid of {n_blocks / wave:.1f} waves, fewer than the policy's min_waves ({policy.min_waves})"
+    sampler = None if reason else WaveSampler(policy, n_blocks)
+    run = run_timed_launch(gpu, common, params, launch, n_blocks, trace=trace, progress=progress, sampler=sampler)
+    if sampler is not None and not sampler.stopped_at:
+        reason = (f"the {100 * policy.confidence:g} % interval did not narrow to {100 * policy.tolerance:g} % "
+                  f"before {100 * policy.max_fraction:g} % of the blocks were dispatched")
+    if reason:
+        run.sampling = SamplingInfo(False, reason, (run.cycles, run.cycles), policy.confidence, n_blocks,
+                                    n_blocks, wave)
+        return run
+    assert sampler is not None
+    return _extrapolate(gpu, run, sampler, params, launch, max_warp_instructions)
+
+
+def _extrapolate(gpu, run, sampler: WaveSampler, params, launch, max_warp_instructions):
+    policy = sampler.policy
+    k, n = sampler.stopped_at, sampler.n_blocks
+    timed_cycles = run.cycles
+    timed_instructions = int(run.pc_counts[:, 0].sum())
+    estimate = sampler.estimate()
+    if policy.execute_rest:
+        rest_counts = _run_rest_functionally(gpu, run, params, launch, k, n, max_warp_instructions)
+        rest = int(rest_counts[:, 0].sum())
+        pc_counts = run.pc_counts + rest_counts
+    else:
+        rest = int(round((n - k) * sum(sampler.instructions) / sum(sampler.blocks)))
+        pc_counts = np.rint(run.pc_counts * ((timed_instructions + rest) / timed_instructions)).astype(np.int64)
+    cycles = timed_cycles + estimate.cycles_per_instruction * rest
+    half = estimate.half_width(rest, policy.confidence)
+    work_scale = (timed_instructions + rest) / timed_instructions
+    time_scale = cycles / timed_cycles
+    _scale_counters(run, work_scale, time_scale)
+    run.pc_counts = pc_counts
+    run.cycles = int(round(cycles))
+    run._metrics = None
+    exact = set() if not policy.execute_rest else set(_instruction_metrics(run))
+    run.sampling = SamplingInfo(
+        True, "", (int(math.floor(cycles - half)), int(math.ceil(cycles + half))), policy.confidence, n, k,
+        sampler.wave_blocks, samples=estimate.n, timed_cycles=timed_cycles,
+        cycles_per_instruction=estimate.cycles_per_instruction, timed_instructions=timed_instructions,
+        rest_instructions=rest, blocks_not_executed=0 if policy.execute_rest else n - k,
+        extrapolated=sorted(name for name in run.metrics if name not in exact))
+    return run
+
+
+_TIME_LIKE = ("sm_active_cycles", "sm_active_cycles_max")
+_NOT_SCALED = ("sms_used", "blocks_done")
+
+
+def _scale_counters(run, work_scale: float, time_scale: float) -> None:
+    """Counters, stalls and per-line arrays of the timed part scaled to the whole grid."""
+    for name, value in run.counters.items():
+        if name in _NOT_SCALED:
+            continue
+        scale = time_scale if name in _TIME_LIKE else work_scale
+        run.counters[name] = int(round(value * scale))
+    run.stalls = {name: int(round(value * work_scale)) for name, value in run.stalls.items()}
+    for attr in ("pc_stalls", "pc_memory"):
+        array = getattr(run, attr)
+        if array is not None:
+            setattr(run, attr, np.rint(array * work_scale).astype(array.dtype))
+
+
+def _instruction_metrics(run) -> list[str]:
+    """The metrics a functional run has (they derive from pc_counts only: exact when every block executed)."""
+    from gpusim.observe.metrics import derive_metrics
+
+    timing = run.timing
+    run.timing = False
+    try:
+        return list(derive_metrics(run))
+    finally:
+        run.timing = timing
+
+
+def _run_rest_functionally(gpu, run, params, launch, first: int, n_blocks: int, max_warp_instructions):
+    """Execute blocks ``first``..``n_blocks``-1 on the functional engine; returns their pc_counts."""
+    from gpusim.launch.faults import translating
+    from gpusim.launch.runner import DEFAULT_MAX_WARP_INSTRUCTIONS, _check_status
+    from gpusim.launch.slices import drive
+    from gpusim.ptx.its_code import engine_code
+
+    program, config, heap = run.program, run.config, gpu.heap
+    wpb = int(launch[S.L_WARPS_PER_BLOCK])
+    m = S.make_machine(warp_slots=wpb, n_regs=program.n_regs, stack_depth=int(launch[S.L_STACK_DEPTH]),
+                       block_slots=1, shared_bytes=run.shared_bytes, local_bytes=int(launch[S.L_LOCAL_BYTES]),
+                       heap=heap.data, valid=heap.valid, params=params, launch=launch, n_inst=program.n_inst,
+                       printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
+    limit = max_warp_instructions or DEFAULT_MAX_WARP_INSTRUCTIONS
+    code = engine_code(program, launch[S.L_RECONVERGENCE] == S.RECONV_ITS)
+    ctl, fw = F.make_functional_state(wpb)
+    ctl[F.FC_BLOCK] = first
+
+    def call(budget):
+        return F.run_functional(m, code, n_blocks, limit, ctl, fw, budget, 1)
+
+    with translating(program, m):
+        status, executed, bad_block = drive(call, F.RUN_SLICE)
+    _check_status(status, m, program, bad_block, limit, executed, n_blocks, max_warp_instructions is not None)
+    return m.pc_counts.copy()
