@@ -88,7 +88,7 @@ class SamplingInfo:
         low, high = self.interval
         confidence = f"{100 * self.confidence:g} %"
         text = (f"sampled: {self.blocks_timed} of {self.blocks} blocks ({100 * self.fraction_simulated:.1f} %, "
-                f"{self.samples} sampled waves of {self.wave_blocks} blocks) timed in detail, the rest "
+                f"{self.samples} samples, waves of {self.wave_blocks} blocks) timed in detail, the rest "
                 f"extrapolated; {confidence} interval of cycles [{low:,}, {high:,}]")
         if self.blocks_not_executed:
             text += f"; {self.blocks_not_executed} blocks NOT executed (their outputs were not computed)"
@@ -108,6 +108,10 @@ class WaveSampler:
     SLICES_PER_WAVE = 16
     """Observations per wave once the first wave's work is known (the sample boundaries' resolution)."""
     MIN_BUDGET = 256
+    MIN_UNIT_BLOCKS = 32
+    """A sample is one wave of dispatched blocks, or as many whole waves as make at least this many blocks:
+    a sample's ends fall between blocks that start and finish at scattered cycles, and that jitter (which does
+    not accumulate) must be small against the sample's length."""
 
     def __init__(self, policy: SamplingPolicy, n_blocks: int):
         self.policy = policy
@@ -127,6 +131,7 @@ class WaveSampler:
         prm = ts.prm
         wave = int(prm[T.TP_BSLOTS] * prm[T.TP_NSM])
         self.wave_blocks = wave
+        unit = wave * -(-self.MIN_UNIT_BLOCKS // wave)
         l2_tags = ms.l2[0]
         budget = self.MIN_BUDGET
         target = (1 + self.policy.warmup_waves) * wave
@@ -159,7 +164,8 @@ class WaveSampler:
                     self.blocks.append(point[1] - last[1])
                     self._decide(prm, point)
                 last = point
-                target = dispatched + wave
+                while target <= dispatched:        # the next sample ends at the same place in a wave
+                    target += unit
                 slices_since = 0
         except KeyboardInterrupt:
             raise KeyboardInterrupt() from None
@@ -183,7 +189,7 @@ class WaveSampler:
         cycle, dispatched, _ = point
         policy = self.policy
         left = self.n_blocks - dispatched
-        if dispatched > policy.max_fraction * self.n_blocks or left <= self.wave_blocks:
+        if dispatched > policy.max_fraction * self.n_blocks or left <= 2 * self.wave_blocks:
             self.gave_up = True
             return
         if len(self.cycles) < policy.min_samples:
@@ -191,9 +197,19 @@ class WaveSampler:
         estimate = ratio_estimate(self.cycles, self.instructions)
         rest = left * sum(self.instructions) / sum(self.blocks)
         total = cycle + estimate.cycles_per_instruction * rest
-        if estimate.half_width(rest, policy.confidence) <= policy.tolerance * total:
+        cycles_per_block = estimate.cycles_per_instruction * sum(self.instructions) / sum(self.blocks)
+        half = estimate.half_width(rest, policy.confidence) + self.end_phase_cycles(left, cycles_per_block)
+        if half <= policy.tolerance * total:
             prm[T.TP_NBLOCKS] = dispatched      # no block past these is dispatched: the SMs drain
             self.stopped_at = dispatched
+
+    def end_phase_cycles(self, blocks_left: int, cycles_per_block: float) -> float:
+        """The part of the interval the statistics do not cover: where the grid's last wave ends against where
+        the truncated grid's did. The blocks left need not be a whole number of waves, and a partial last wave
+        can take anything from its share of a wave's time to a whole wave's (blocks in lockstep): that many
+        blocks' cycles either way (the fewer of those short of and past a whole wave), plus one block."""
+        remainder = blocks_left % self.wave_blocks
+        return cycles_per_block * (min(remainder, self.wave_blocks - remainder) + 1)
 
     def estimate(self) -> RatioEstimate:
         return ratio_estimate(self.cycles, self.instructions)
@@ -235,10 +251,11 @@ def _extrapolate(gpu, run, sampler: WaveSampler, params, launch, max_warp_instru
         rest = int(rest_counts[:, 0].sum())
         pc_counts = run.pc_counts + rest_counts
     else:
-        rest = int(round((n - k) * sum(sampler.instructions) / sum(sampler.blocks)))
+        rest = int(round((n - k) * timed_instructions / k))        # the timed blocks' mean, all k completed
         pc_counts = np.rint(run.pc_counts * ((timed_instructions + rest) / timed_instructions)).astype(np.int64)
     cycles = timed_cycles + estimate.cycles_per_instruction * rest
-    half = estimate.half_width(rest, policy.confidence)
+    per_block = estimate.cycles_per_instruction * sum(sampler.instructions) / sum(sampler.blocks)
+    half = estimate.half_width(rest, policy.confidence) + sampler.end_phase_cycles(n - k, per_block)
     work_scale = (timed_instructions + rest) / timed_instructions
     time_scale = cycles / timed_cycles
     _scale_counters(run, work_scale, time_scale)
