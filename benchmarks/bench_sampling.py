@@ -91,6 +91,7 @@ def main() -> None:
     table = sizes_for(args.waves, args.sms)
     names = args.only.split(",") if args.only else list(table)
     rows = []
+    gpusim.warm_up()        # the engine compiled and loaded before the first measurement
     print(f"{'program':20} {'waves':>6} {'full cyc':>10} {'sampled':>10} {'err %':>7} {'cover':>5} {'timed':>6} "
           f"{'full s':>7} {'auto s':>7} {'x':>5} {'skip s':>7} {'x':>5}  note")
     for name in names:

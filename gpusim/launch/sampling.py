@@ -3,15 +3,18 @@
 ``GPU(..., sampling="auto")`` (or a ``SamplingPolicy``; default ``"off"``) and ``gpusim run --sample``. A wave is
 the blocks the GPU holds at once (blocks per SM at this occupancy x SMs). The timed engine runs the grid from the
 start as usual (``WaveSampler.drive`` replaces the slice driver, in small deterministic slices), watching after
-each slice the clock, the blocks dispatched and the warp-instructions issued. After ``warmup_waves`` waves, each
-further wave's worth of dispatched blocks is one sample: the cycles it took and the warp-instructions issued in
-it. Once ``min_samples`` samples are in and the 95 % interval of the kernel's cycles (Student's t on the ratio
+each slice the clock, the blocks dispatched and the warp-instructions issued. After ``warmup_waves`` waves (and,
+while the L2 is filling at a rate that fills it before the grid ends, until it is full: a full L2 costs dirty
+write-backs and capacity misses that earlier waves do not show), each further wave of dispatched blocks (or as
+many waves as make ``MIN_UNIT_BLOCKS``) is one sample: the cycles it took and the warp-instructions issued in it.
+Once ``min_samples`` samples are in and the 95 % interval of the kernel's cycles (Student's t on the ratio
 estimator, gpusim.launch.sampling_stats) is narrower than ``tolerance`` of the estimate, the engine stops
 dispatching: the blocks already on the SMs finish (the same drain the full grid ends with), and the timed run
 ends after K of the N blocks. The blocks K..N-1 then run on the functional engine (outputs equal a full run's),
 which counts their warp-instructions W exactly; the kernel's cycles are ``cycles(K blocks) + R W`` and the
-interval ``+- t se(R) W``. The caches carry forward within the timed part; the blocks run functionally touch no
-cache, so the L2 a later launch finds holds what the timed blocks left.
+interval ``+- (t se(R) W + end phase)``, the end phase being where the grid's last (maybe partial) wave ends
+against the truncated grid's (``WaveSampler.end_phase_cycles``). The caches carry forward within the timed part;
+the blocks run functionally touch no cache, so the L2 a later launch finds holds what the timed blocks left.
 
 Exact in a sampled run: the instruction counts (pc_counts: every block executed) and what derives from them
 (flops, instruction mix). Extrapolated (``run.sampling.extrapolated``): cycles, seconds and every metric of time,
@@ -123,6 +126,7 @@ class WaveSampler:
         self.gave_up = False
         self.warm_blocks = 0
         self.l2_seen: tuple[int, int] | None = None
+        self.was_warming = False
         """Blocks dispatched when the L2 stopped warming (0: it never was)."""
         self.wave_blocks = 0
 
@@ -155,7 +159,7 @@ class WaveSampler:
                 warming = self._l2_warming(l2_tags, dispatched)
                 if last is None:
                     budget = max(self.MIN_BUDGET, budget * slices_since // self.SLICES_PER_WAVE)
-                elif warming:
+                elif warming or self.was_warming:   # the unit in which the L2 became full is a transition too
                     self.warm_blocks = dispatched          # the samples so far saw an L2 not yet full: drop them
                     self.cycles, self.instructions, self.blocks = [], [], []
                 else:
@@ -163,6 +167,7 @@ class WaveSampler:
                     self.instructions.append(point[2] - last[2])
                     self.blocks.append(point[1] - last[1])
                     self._decide(prm, point)
+                self.was_warming = warming
                 last = point
                 while target <= dispatched:        # the next sample ends at the same place in a wave
                     target += unit
@@ -170,8 +175,10 @@ class WaveSampler:
         except KeyboardInterrupt:
             raise KeyboardInterrupt() from None
 
-    L2_FULL = 0.95
-    """Fraction of the L2's lines valid at which it counts as full (set conflicts evict before 100 %)."""
+    L2_FULL = 1.0
+    """Fraction of the L2's lines valid at which it counts as full. Below 100 % some sets already evict, but the
+    cost per block moved only once every line was valid in the programs measured (saxpy, vecadd); when accesses
+    use only some sets the valid lines stop growing, and the projection below stops predicting a fill."""
 
     def _l2_warming(self, l2_tags, dispatched: int) -> bool:
         """True while the L2 is filling and, at the rate it filled over the last wave, will fill before the grid
