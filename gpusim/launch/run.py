@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from gpusim.analytic.models import RooflinePoint
     from gpusim.arch.config import GPUConfig
     from gpusim.arch.occupancy import Occupancy
-    from gpusim.launch.sampling import SamplingInfo
+    from gpusim.launch.sampling_policy import SamplingInfo
     from gpusim.observe.source_view import SourceView
     from gpusim.observe.trace import Trace
     from gpusim.observe.what_if import WhatIf

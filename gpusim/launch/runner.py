@@ -139,7 +139,8 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
         from gpusim.launch.sampling import run_sampled_launch
 
         return run_sampled_launch(gpu, common, params, launch, n_blocks, trace=trace, progress=progress,
-                                  cooperative=cooperative, max_warp_instructions=max_warp_instructions)
+                                  cooperative=cooperative, max_warp_instructions=max_warp_instructions,
+                                  check_functional=_check_status, default_limit=DEFAULT_MAX_WARP_INSTRUCTIONS)
     return run_timed_launch(gpu, common, params, launch, n_blocks, trace=trace, progress=progress)
 
 

@@ -33,7 +33,6 @@ deterministic (same inputs, same interval, bit for bit).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,66 +42,9 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.timing import TIMED_SLICE
 from gpusim.launch.sampling_deps import full_run_reason
-from gpusim.launch.sampling_policy import SamplingPolicy, parse_sampling  # noqa: F401  (re-exported)
+from gpusim.launch.sampling_policy import SamplingInfo, SamplingPolicy, parse_sampling  # noqa: F401  (re-exported)
 from gpusim.launch.sampling_stats import RatioEstimate, ratio_estimate
 from gpusim.launch.slices import FIRST_BUDGET, next_budget
-
-
-@dataclass
-class SamplingInfo:
-    """What sampling did in one launch (``run.sampling``)."""
-
-    sampled: bool
-    """True when part of the grid was extrapolated; False when it ran in full (``reason`` says why)."""
-    reason: str
-    """Why the launch ran in full ("" for a sampled one)."""
-    interval: tuple[int, int]
-    """The ``confidence`` interval of the kernel's cycles (low, high); (cycles, cycles) when run in full."""
-    confidence: float
-    blocks: int
-    """Blocks in the grid."""
-    blocks_timed: int
-    """Blocks simulated in detail (the first ``blocks_timed`` in grid order)."""
-    wave_blocks: int
-    """Blocks per wave (resident blocks per SM x SMs)."""
-    samples: int = 0
-    """Sampled waves in the estimate."""
-    timed_cycles: int = 0
-    """Cycles of the timed part alone (its K blocks from start to drain)."""
-    cycles_per_instruction: float = 0.0
-    """Steady-state cycles per warp-instruction measured over the samples (the ratio estimator)."""
-    timed_instructions: int = 0
-    rest_instructions: int = 0
-    """Warp-instructions of the blocks not timed (exact when they were executed, else estimated)."""
-    blocks_not_executed: int = 0
-    """Blocks not executed at all (``execute_rest=False``): their outputs were not computed."""
-    extrapolated: list[str] = field(default_factory=list)
-    """Metric names whose values are extrapolated (the rest are exact)."""
-
-    @property
-    def fraction_simulated(self) -> float:
-        """Fraction of the grid's blocks simulated in detail."""
-        return self.blocks_timed / self.blocks if self.blocks else 1.0
-
-    def summary(self) -> str:
-        """One line for reports."""
-        if not self.sampled:
-            return f"simulated in full ({self.reason})"
-        low, high = self.interval
-        confidence = f"{100 * self.confidence:g} %"
-        text = (f"sampled: {self.blocks_timed} of {self.blocks} blocks ({100 * self.fraction_simulated:.1f} %, "
-                f"{self.samples} samples, waves of {self.wave_blocks} blocks) timed in detail, the rest "
-                f"extrapolated; {confidence} interval of cycles [{low:,}, {high:,}]")
-        if self.blocks_not_executed:
-            text += f"; {self.blocks_not_executed} blocks NOT executed (their outputs were not computed)"
-        return text
-
-    def to_dict(self) -> dict:
-        return {"sampled": self.sampled, "reason": self.reason, "cycles_interval": list(self.interval),
-                "confidence": self.confidence, "blocks": self.blocks, "blocks_timed": self.blocks_timed,
-                "fraction_simulated": self.fraction_simulated, "wave_blocks": self.wave_blocks,
-                "samples": self.samples, "blocks_not_executed": self.blocks_not_executed,
-                "extrapolated": list(self.extrapolated)}
 
 
 class WaveSampler:
@@ -223,8 +165,11 @@ class WaveSampler:
 
 
 def run_sampled_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, n_blocks: int, *, trace,
-                       progress=False, cooperative=False, max_warp_instructions=None):
-    """A timed launch under ``gpu.sampling``: sampled when it may be, else in full; ``run.sampling`` says which."""
+                       progress=False, cooperative=False, max_warp_instructions=None, check_functional=None,
+                       default_limit=0):
+    """A timed launch under ``gpu.sampling``: sampled when it may be, else in full; ``run.sampling`` says which.
+    ``check_functional``, ``default_limit``: the runner's status check of a functional run (its errors) and its
+    warp-instruction limit, for the blocks not timed (passed in: the runner imports this module)."""
     from gpusim.launch.timed import run_timed_launch
 
     policy = gpu.sampling
@@ -244,17 +189,18 @@ def run_sampled_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray
                                     n_blocks, wave)
         return run
     assert sampler is not None
-    return _extrapolate(gpu, run, sampler, params, launch, max_warp_instructions)
+    limit = max_warp_instructions or default_limit
+    return _extrapolate(gpu, run, sampler, params, launch, (limit, max_warp_instructions), check_functional)
 
 
-def _extrapolate(gpu, run, sampler: WaveSampler, params, launch, max_warp_instructions):
+def _extrapolate(gpu, run, sampler: WaveSampler, params, launch, limits, check_functional):
     policy = sampler.policy
     k, n = sampler.stopped_at, sampler.n_blocks
     timed_cycles = run.cycles
     timed_instructions = int(run.pc_counts[:, 0].sum())
     estimate = sampler.estimate()
     if policy.execute_rest:
-        rest_counts = _run_rest_functionally(gpu, run, params, launch, k, n, max_warp_instructions)
+        rest_counts = _run_rest_functionally(gpu, run, params, launch, k, n, limits, check_functional)
         rest = int(rest_counts[:, 0].sum())
         pc_counts = run.pc_counts + rest_counts
     else:
@@ -309,10 +255,9 @@ def _instruction_metrics(run) -> list[str]:
         run.timing = timing
 
 
-def _run_rest_functionally(gpu, run, params, launch, first: int, n_blocks: int, max_warp_instructions):
+def _run_rest_functionally(gpu, run, params, launch, first: int, n_blocks: int, limits, check_functional):
     """Execute blocks ``first``..``n_blocks``-1 on the functional engine; returns their pc_counts."""
     from gpusim.launch.faults import translating
-    from gpusim.launch.runner import DEFAULT_MAX_WARP_INSTRUCTIONS, _check_status
     from gpusim.launch.slices import drive
     from gpusim.ptx.its_code import engine_code
 
@@ -322,7 +267,7 @@ def _run_rest_functionally(gpu, run, params, launch, first: int, n_blocks: int, 
                        block_slots=1, shared_bytes=run.shared_bytes, local_bytes=int(launch[S.L_LOCAL_BYTES]),
                        heap=heap.data, valid=heap.valid, params=params, launch=launch, n_inst=program.n_inst,
                        printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
-    limit = max_warp_instructions or DEFAULT_MAX_WARP_INSTRUCTIONS
+    limit, given = limits           # the functional path's limit, and the one the launch gave (or None)
     code = engine_code(program, launch[S.L_RECONVERGENCE] == S.RECONV_ITS)
     ctl, fw = F.make_functional_state(wpb)
     ctl[F.FC_BLOCK] = first
@@ -332,5 +277,5 @@ def _run_rest_functionally(gpu, run, params, launch, first: int, n_blocks: int, 
 
     with translating(program, m):
         status, executed, bad_block = drive(call, F.RUN_SLICE)
-    _check_status(status, m, program, bad_block, limit, executed, n_blocks, max_warp_instructions is not None)
+    check_functional(status, m, program, bad_block, limit, executed, n_blocks, given is not None)
     return m.pc_counts.copy()

@@ -1,11 +1,12 @@
 """The policy of sampled simulation (``GPU(..., sampling="auto" | "off" | SamplingPolicy(...))``): when to stop
-sampling and what to do with the blocks not timed. Kept apart from gpusim.launch.sampling (which needs the engine)
-so that ``import gpusim`` stays light; the method itself is described there.
+sampling and what to do with the blocks not timed; and ``SamplingInfo``, what sampling did in a launch
+(``run.sampling``). Kept apart from gpusim.launch.sampling (which needs the engine) so that ``import gpusim``
+stays light and the Run can name the type; the method itself is described there.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpusim.errors import ConfigError
 
@@ -55,3 +56,60 @@ def parse_sampling(value) -> SamplingPolicy | None:
         return SamplingPolicy()
     raise ConfigError(f"sampling must be \"off\", \"auto\" or a gpusim.SamplingPolicy(...), got {value!r}",
                       field="sampling")
+
+
+@dataclass
+class SamplingInfo:
+    """What sampling did in one launch (``run.sampling``)."""
+
+    sampled: bool
+    """True when part of the grid was extrapolated; False when it ran in full (``reason`` says why)."""
+    reason: str
+    """Why the launch ran in full ("" for a sampled one)."""
+    interval: tuple[int, int]
+    """The ``confidence`` interval of the kernel's cycles (low, high); (cycles, cycles) when run in full."""
+    confidence: float
+    blocks: int
+    """Blocks in the grid."""
+    blocks_timed: int
+    """Blocks simulated in detail (the first ``blocks_timed`` in grid order)."""
+    wave_blocks: int
+    """Blocks per wave (resident blocks per SM x SMs)."""
+    samples: int = 0
+    """Sampled waves in the estimate."""
+    timed_cycles: int = 0
+    """Cycles of the timed part alone (its K blocks from start to drain)."""
+    cycles_per_instruction: float = 0.0
+    """Steady-state cycles per warp-instruction measured over the samples (the ratio estimator)."""
+    timed_instructions: int = 0
+    rest_instructions: int = 0
+    """Warp-instructions of the blocks not timed (exact when they were executed, else estimated)."""
+    blocks_not_executed: int = 0
+    """Blocks not executed at all (``execute_rest=False``): their outputs were not computed."""
+    extrapolated: list[str] = field(default_factory=list)
+    """Metric names whose values are extrapolated (the rest are exact)."""
+
+    @property
+    def fraction_simulated(self) -> float:
+        """Fraction of the grid's blocks simulated in detail."""
+        return self.blocks_timed / self.blocks if self.blocks else 1.0
+
+    def summary(self) -> str:
+        """One line for reports."""
+        if not self.sampled:
+            return f"simulated in full ({self.reason})"
+        low, high = self.interval
+        confidence = f"{100 * self.confidence:g} %"
+        text = (f"sampled: {self.blocks_timed} of {self.blocks} blocks ({100 * self.fraction_simulated:.1f} %, "
+                f"{self.samples} samples, waves of {self.wave_blocks} blocks) timed in detail, the rest "
+                f"extrapolated; {confidence} interval of cycles [{low:,}, {high:,}]")
+        if self.blocks_not_executed:
+            text += f"; {self.blocks_not_executed} blocks NOT executed (their outputs were not computed)"
+        return text
+
+    def to_dict(self) -> dict:
+        return {"sampled": self.sampled, "reason": self.reason, "cycles_interval": list(self.interval),
+                "confidence": self.confidence, "blocks": self.blocks, "blocks_timed": self.blocks_timed,
+                "fraction_simulated": self.fraction_simulated, "wave_blocks": self.wave_blocks,
+                "samples": self.samples, "blocks_not_executed": self.blocks_not_executed,
+                "extrapolated": list(self.extrapolated)}
