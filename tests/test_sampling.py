@@ -191,6 +191,8 @@ def test_cooperative_and_small_grids_run_in_full(full):
     wave = full_run.occupancy.blocks_per_sm * full_run.config.sms
     run, out = launch_lcg("auto", blocks=wave, cooperative=True)
     assert not run.sampled and "cooperative" in run.sampling.reason
+    run, _ = launch_lcg("auto", blocks=wave)
+    assert not run.sampled and "persistent-style grid" in run.sampling.reason
     run, out = launch_lcg("auto", blocks=3 * wave)
     assert not run.sampled and "3.0 waves" in run.sampling.reason
     np.testing.assert_array_equal(out, lcg_reference(3 * wave * THREADS, ITERS))
@@ -221,7 +223,10 @@ def test_cli_sample_flag(capsys):
     code = main(["run", "vecadd", "--config", "teaching", "--sample", "0.05"])
     out = capsys.readouterr().out
     assert code == 0
-    config = gpusim.load_config("teaching")
-    occupancy = gpusim.occupancy(config, threads_per_block=256, regs_per_thread=32, shared_bytes=0)
-    wave = min(occupancy.blocks_per_sm, -(-20 // config.sms)) * config.sms
-    assert f"simulated in full (grid of {20 / wave:.1f} waves" in out or "persistent-style grid" in out
+    from gpusim.programs.catalog import run_program
+
+    functional = run_program("vecadd", gpu=gpusim.GPU("teaching"), timing=False).runs[0]
+    blocks, sms = functional.grid[0], functional.config.sms
+    wave = min(functional.occupancy.blocks_per_sm, -(-blocks // sms)) * sms
+    assert blocks == 20 and 20 > wave      # more than one wave, fewer than eight
+    assert f"simulated in full (grid of {blocks / wave:.1f} waves, fewer than the policy's min_waves (8))" in out
