@@ -36,12 +36,13 @@ from gpusim.errors import (
 )
 from gpusim.launch.device_memory import DeviceArray
 from gpusim.launch.run import Run
+from gpusim.launch.sampling_policy import SamplingPolicy
 from gpusim.observe.compare_runs import RunComparison, compare
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "GPU", "GPUConfig", "Kernel", "Module", "DeviceArray", "Run", "Occupancy", "occupancy",
+    "GPU", "GPUConfig", "Kernel", "Module", "DeviceArray", "Run", "SamplingPolicy", "Occupancy", "occupancy",
     "load_config", "list_configs", "analytic", "compare", "Comparison", "RunComparison", "sweep", "jit", "triton",
     "warm_up", "BarrierError", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
     "InternalError", "KernelCompileError", "KernelExceptionError", "KernelNotFoundError", "LaunchError",

@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a program size (repeatable)",
     )
     run.add_argument("--report", action="store_true", help="print the full report")
+    run.add_argument("--sample", nargs="?", const=0.02, type=float, metavar="TOLERANCE",
+                     help="sampled simulation (gpusim.launch.sampling): time the first waves of blocks, "
+                          "extrapolate the rest with a 95%% interval; stop sampling when its half-width is below "
+                          "TOLERANCE of the cycles (default 0.02)")
     run.add_argument("--json", metavar="FILE", help="write metrics, stalls, config, verdict and source view")
     run.add_argument("--plot", metavar="DIR", help="write figures (PNG and SVG) into DIR")
     run.add_argument("--html", metavar="FILE", help="write one self-contained HTML report")
@@ -226,12 +230,21 @@ def _overrides(args) -> dict:
     return out
 
 
+def _sampling(args) -> dict:
+    """GPU(sampling=...) for ``--sample [TOLERANCE]`` (nothing without it: the GPU's default, off)."""
+    if getattr(args, "sample", None) is None:
+        return {}
+    from gpusim.launch.sampling_policy import SamplingPolicy
+
+    return {"sampling": SamplingPolicy(tolerance=args.sample)}
+
+
 def _run_program(args, trace):
     from gpusim.api.gpu import GPU
     from gpusim.programs.catalog import load_program, run_program
 
     spec = load_program(args.target, sizes=_sizes(args.size) or None)
-    gpu = GPU(args.config or spec.config, **_overrides(args))
+    gpu = GPU(args.config or spec.config, **_overrides(args), **_sampling(args))
     if getattr(args, "what_if", None):
         gpu.keep_launch_inputs = "all"      # every launch of the program keeps its inputs for its what-if
     result = run_program(spec, gpu=gpu, timing=not args.functional, trace=trace, progress=sys.stderr.isatty())
@@ -302,7 +315,7 @@ def _run_kernel_file(args, path: Path, trace):
         instead = f"run {ptx} (its committed PTX)" if ptx.exists() else "compile it with `nvcc -ptx` and run the .ptx"
         raise GpusimError(f"{path} is CUDA source: running it needs nvcc (not found on PATH) to compile it to "
                           f"PTX; {instead}")
-    gpu = GPU(args.config or "h100-sxm", **_overrides(args))
+    gpu = GPU(args.config or "h100-sxm", **_overrides(args), **_sampling(args))
     if getattr(args, "what_if", None):
         gpu.keep_launch_inputs = "all"      # every launch of the program keeps its inputs for its what-if
     module = gpu.load(path)

@@ -261,7 +261,11 @@ class GPU:
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
                  synccheck: bool | None = None, printf: str = "print", reconvergence: str | None = None,
                  codegen: str = DEFAULT_CODEGEN, sanitize: str | Iterable[str] | None = None,
-                 sanitize_action: str = "raise", **overrides: Any) -> None:
+                 sanitize_action: str = "raise", sampling: Any = "off", **overrides: Any) -> None:
+        from gpusim.launch.sampling_policy import parse_sampling
+
+        self.sampling = parse_sampling(sampling)
+        """Sampled simulation (gpusim.launch.sampling): None ("off", exact) or the SamplingPolicy of "auto"."""
         check_mode(codegen)
         self.codegen = codegen
         """Code generation: "ptxas" (times the stream ptxas would make, gpusim.codegen) or "none" (PTX as

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from gpusim.analytic.models import RooflinePoint
     from gpusim.arch.config import GPUConfig
     from gpusim.arch.occupancy import Occupancy
+    from gpusim.launch.sampling_policy import SamplingInfo
     from gpusim.observe.source_view import SourceView
     from gpusim.observe.trace import Trace
     from gpusim.observe.what_if import WhatIf
@@ -98,6 +99,21 @@ class Run:
     @cycles.setter
     def cycles(self, value: int) -> None:
         self._cycles = value
+
+    sampling: SamplingInfo | None = None
+    """What sampled simulation did (gpusim.launch.sampling; GPU(sampling="auto")), None when it was off."""
+
+    @property
+    def cycles_interval(self) -> tuple[int, int]:
+        """The interval of the kernel's cycles, (low, high): a sampled run's confidence interval
+        (``run.sampling``), (cycles, cycles) for a run simulated in full (timed runs only)."""
+        cycles = self.cycles
+        return self.sampling.interval if self.sampling is not None else (cycles, cycles)
+
+    @property
+    def sampled(self) -> bool:
+        """Whether part of this run's grid was extrapolated (GPU(sampling=...)) rather than simulated."""
+        return self.sampling is not None and self.sampling.sampled
 
     @property
     def trace(self) -> Trace:

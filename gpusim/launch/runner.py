@@ -135,6 +135,12 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
         return finish_sanitizers(gpu, deliver_printf(gpu, run, m, program), m, program)
     from gpusim.launch.timed import run_timed_launch
 
+    if getattr(gpu, "sampling", None) is not None:       # GPU(sampling=...): gpusim.launch.sampling
+        from gpusim.launch.sampling import run_sampled_launch
+
+        return run_sampled_launch(gpu, common, params, launch, n_blocks, trace=trace, progress=progress,
+                                  cooperative=cooperative, max_warp_instructions=max_warp_instructions,
+                                  check_functional=_check_status, default_limit=DEFAULT_MAX_WARP_INSTRUCTIONS)
     return run_timed_launch(gpu, common, params, launch, n_blocks, trace=trace, progress=progress)
 
 

@@ -71,7 +71,9 @@ def flush_l2(gpu) -> int:
 
 
 def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, n_blocks: int, *, trace,
-                     progress=False):
+                     progress=False, sampler=None):
+    """``sampler``: a gpusim.launch.sampling.WaveSampler that drives the slices instead of ``drive`` (it may
+    stop dispatching blocks early: a sampled launch), or None."""
     config = gpu.config
     program = common["program"]
     occ = common["occupancy"]
@@ -137,7 +139,10 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
 
     try:
         with translating(program, m):
-            status, end_cycle = drive(call, TIMED_SLICE, on_slice if reporter.active else None)
+            if sampler is None:
+                status, end_cycle = drive(call, TIMED_SLICE, on_slice if reporter.active else None)
+            else:
+                status, end_cycle = sampler.drive(call, ts, m, ms, on_slice if reporter.active else None)
     finally:
         reporter.close()
     if status == TIMED_ERROR:

@@ -187,6 +187,14 @@ def run_schema() -> dict:
             "verdict": verdict,
             "source_view": {"type": "array", "items": {"type": "object"}},
             "what_if": {"type": "object", "required": ["schema_version", "baseline_cycles", "rows"]},
+            "sampling": {"type": "object",
+                         "required": ["sampled", "reason", "cycles_interval", "confidence", "blocks", "blocks_timed",
+                                      "fraction_simulated", "wave_blocks", "samples", "blocks_not_executed",
+                                      "extrapolated"],
+                         "properties": {"sampled": {"type": "boolean"}, "reason": string,
+                                        "cycles_interval": {"type": "array", "items": {"type": "integer"}},
+                                        "confidence": number, "fraction_simulated": number,
+                                        "extrapolated": {"type": "array", "items": string}}},
         },
     }
 

@@ -144,7 +144,16 @@ def report_text(run) -> str:
     config = run.config
     head = f"{run.program.name} on {config.name} ({config.sms} SMs @ {config.core_clock_mhz:g} MHz): "
     head += f"{run.cycles} cycles, {run.seconds * 1e6:.3f} us" if run.timing else "functional run (no timing)"
+    sampling = getattr(run, "sampling", None) if run.timing else None
+    if sampling is not None and sampling.sampled:
+        head += " (sampled)"
     out = [head, "=" * len(head)]
+    if sampling is not None:          # GPU(sampling=...): gpusim.launch.sampling
+        out += [f"Sampling: {sampling.summary()}"]
+        if sampling.sampled:
+            out += ["  cycles, stalls, memory and pipe counters are extrapolated from the timed blocks (the "
+                    "instruction counts are " + ("exact" if not sampling.blocks_not_executed else "extrapolated")
+                    + "); the source view's stalls and the trace cover the timed blocks only"]
     out += [f"Warning: {line}" for line in getattr(run, "warnings", ())]
     v = verdict(run, view)
     out += [f"Verdict: {v.kind.upper()}: {v.reason}"]
@@ -310,4 +319,6 @@ def run_dict(run) -> dict:
     }
     if what_if is not None:
         out["what_if"] = what_if.to_dict()
+    if run.timing and getattr(run, "sampling", None) is not None:     # GPU(sampling=...)
+        out["sampling"] = run.sampling.to_dict()
     return out

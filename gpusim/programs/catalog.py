@@ -196,6 +196,8 @@ class ProgramResult:
             timing = (f"{int(run.cycles)} cycles, {float(run.seconds) * 1e6:.3f} us" if run.timing
                       else "functional run: no timing")
             lines.append(f"  {launch.kernel} grid={launch.grid} block={launch.block}: {timing}")
+            if run.timing and run.sampling is not None:      # GPU(sampling=...): sampled or why in full
+                lines.append(f"    {run.sampling.summary()}")
         for check in self.checks:
             verdict = "ok" if check.ok else "MISMATCH"
             lines.append(f"  check {check.array}: {verdict} (max abs error {check.max_abs_error:.3g}, "

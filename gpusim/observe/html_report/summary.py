@@ -31,6 +31,9 @@ def suggestions_html(v) -> str:
 def headline_html(run) -> str:
     config = run.config
     timing = f"{run.cycles:,} cycles, {run.seconds * 1e6:.3f} us" if run.timing else "functional run"
+    sampling = getattr(run, "sampling", None) if run.timing else None
+    if sampling is not None and sampling.sampled:          # GPU(sampling=...): gpusim.launch.sampling
+        timing += f" <b>(sampled</b>: {html.escape(sampling.summary())})"
     return (
         f'<div class="headline"><b>{html.escape(run.program.name)}</b> on {html.escape(config.name)} '
         f"({config.sms} {term_link('sm', 'SMs')}), {term_link('grid')} {run.grid}, {term_link('block')} "
