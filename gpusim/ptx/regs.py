@@ -8,9 +8,14 @@ What is modelled (Poletto and Sarkar's linear scan, TOPLAS 1999):
 
 * live intervals over the code in layout order: a register's interval runs from the first pc where it is
   defined or live to the last pc where it is live or read (a loop stretches an interval over the loop);
-* a register every definition of which is an unguarded ``ld.param`` is a constant-bank operand: it takes
-  no register while only ALU instructions read it; where it must be materialised (an address base, a
-  stored value, an operand of a non-ALU instruction) it takes one from its first such use to its last use;
+* a 32-bit register every definition of which is an unguarded ``ld.param`` is a constant-bank operand: it
+  takes no register while only ALU instructions read it; where it must be materialised (an address base,
+  a stored value, an operand of a non-ALU instruction) it takes one from its first such use to its last
+  use. A 64-bit parameter (a pointer) is an ordinary register pair, defined where its ``ld.param`` is
+  scheduled (SASS's ``LDC.64``, which ptxas's scheduler hoists like any load): SASS has no 64-bit
+  constant-bank operand for the address arithmetic it feeds (tests/data/regalloc_sass/gaussian.sass,
+  ``gauss_fan2``: ``LDC.64 R4, c[0x0][0x210]`` then ``IMAD.WIDE R4, R7, 0x4, R4``; every pointer
+  parameter there is loaded into a pair just before its IMAD.WIDE);
 * a 64-bit value takes 2 registers, a 32-bit or narrower one 1, a predicate none (predicates are not in
   ``ptxas -v``'s count);
 * each interval, in order of start, gets the lowest free register (a 64-bit value an even-aligned pair,
@@ -87,7 +92,7 @@ def parameter_registers(code: np.ndarray) -> set[int]:
 def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, tuple[int, int]]:
     """Register -> (first pc, last pc) of its live interval, for registers that take a general register."""
     n = code.shape[0]
-    param = parameter_registers(code)
+    param = {r for r in parameter_registers(code) if widths[r] == 1}
     uses_defs = []
     first_hard: dict[int, int] = {}
     for pc in range(n):
