@@ -24,28 +24,48 @@ own line, not from this schedule), dual-issue and operand-reuse effects.
 
 from __future__ import annotations
 
-from gpusim.codegen import deps
+from typing import NamedTuple
+
+from gpusim.codegen import deps, pressure
+
+
+def _segments(insts: list) -> list[tuple[list, object]]:
+    """(segment, the fence after it or None) in order."""
+    out = []
+    segment: list = []
+    for inst in insts:
+        if deps.is_fence(inst.row):
+            out.append((segment, inst))
+            segment = []
+        else:
+            segment.append(inst)
+    out.append((segment, None))
+    return out
 
 
 def schedule_kernel(kernel, config) -> int:
     """Schedule every block of ``kernel`` in place; returns the number of instructions that moved."""
     moved = 0
-    for block in kernel.blocks:
+    live_out = pressure.live_out(kernel)
+    limits = Pressure(pressure.register_widths(kernel), pressure.register_budget(kernel, config), 0)
+    for block, after in zip(kernel.blocks, live_out, strict=True):
         insts = block.insts
         tail = []
         if insts and deps.is_fence(insts[-1].row) and not deps.is_load(insts[-1].row):
             tail = [insts[-1]]
             insts = insts[:-1]
+        live = pressure.live_before(tail, after)
+        parts = []
+        for segment, fence in reversed(_segments(insts)):
+            if fence is not None:
+                live = pressure.live_before([fence], live)
+            parts.append((segment, fence, live))
+            live = pressure.live_before(segment, live)
         out: list = []
-        segment: list = []
-        for inst in insts:
-            if deps.is_fence(inst.row):
-                out.extend(schedule_segment(segment, config))
-                out.append(inst)
-                segment = []
-            else:
-                segment.append(inst)
-        out.extend(schedule_segment(segment, config))
+        for segment, fence, live_after in reversed(parts):
+            out.extend(schedule_segment(segment, config, limits._replace(live_after=live_after)))
+            if fence is not None:
+                out.append(fence)
         out.extend(tail)
         moved += sum(a is not b for a, b in zip(out, block.insts, strict=True))
         block.insts = out
@@ -98,13 +118,62 @@ def dependence_graph(segment: list, config) -> tuple[list[list[tuple[int, int]]]
     return succs, npred
 
 
+class Pressure(NamedTuple):
+    """What the schedule needs to weigh register pressure: each register's width in 32-bit registers,
+    the budget (``gpusim.codegen.pressure.register_budget``) and the bit set live after the segment."""
+
+    widths: list
+    budget: int
+    live_after: int
+
+
 LOAD_WINDOW = 16
 """Most load results the schedule keeps waiting for their first use (ptxas's register-pressure limit as its
 SASS for programs/gemv shows: the 16-column loop issues 16 LDGs, then one FFMA per two more LDGs,
 never more than 16 loaded values unconsumed)."""
 
 
-def schedule_segment(segment: list, config) -> list:
+class _Live:
+    """The registers a partial schedule of a segment keeps live, and what placing one more would change."""
+
+    def __init__(self, segment: list, limits: Pressure):
+        self.widths, self.after = limits.widths, limits.live_after
+        self.reads = [deps.reads(inst.row) for inst in segment]
+        self.writes = [deps.writes(inst.row) for inst in segment]
+        self.left: dict[int, int] = {}           # register -> its reads not scheduled yet
+        for regs in self.reads:
+            for r in regs:
+                self.left[r] = self.left.get(r, 0) + 1
+        live_in = pressure.live_before(segment, limits.live_after)
+        self.live = {r for r in range(live_in.bit_length()) if live_in >> r & 1}
+        self.size = sum(self._width(r) for r in self.live)
+
+    def _width(self, r: int) -> int:
+        return self.widths[r] if r < len(self.widths) else 1
+
+    def _dies(self, r: int) -> bool:
+        return self.left.get(r, 0) == 1 and not self.after >> r & 1
+
+    def delta(self, i: int) -> int:
+        """32-bit registers placing instruction ``i`` next adds to the live set (negative: frees)."""
+        made = sum(self._width(r) for r in self.writes[i] if r not in self.live)
+        freed = sum(self._width(r) for r in self.reads[i] if r in self.live and r not in self.writes[i]
+                    and self._dies(r))
+        return made - freed
+
+    def place(self, i: int) -> None:
+        self.size += self.delta(i)
+        for r in self.reads[i]:
+            self.left[r] -= 1
+            if self.left[r] == 0 and not self.after >> r & 1 and r not in self.writes[i]:
+                self.live.discard(r)
+        self.live |= self.writes[i]
+
+
+def schedule_segment(segment: list, config, limits: Pressure | None = None) -> list:
+    """List-schedule one segment; with ``limits``, an instruction that would take the live registers past
+    the budget waits while a ready one adds fewer (Goodman and Hsu's integrated prepass scheduling, ICS
+    1988: schedule for latency until pressure reaches the register limit, then to reduce it)."""
     n = len(segment)
     if n < 2:
         return list(segment)
@@ -124,6 +193,7 @@ def schedule_segment(segment: list, config) -> list:
         own = deps.latency(segment[i].row, config)
         height[i] = max([own] + [lat + height[j] for j, lat in succs[i]])
     earliest = [0] * n
+    live = _Live(segment, limits) if limits is not None else None
     ready = [i for i in range(n) if npred[i] == 0]
     order: list[int] = []
     t = 0
@@ -142,7 +212,17 @@ def schedule_segment(segment: list, config) -> list:
             t = min(earliest[i] for i in ready)
             continue
         chained = [i for i in now if order and segment[order[-1]].companion and i == order[-1] + 1]
-        pick = chained[0] if chained else max(now, key=lambda i: (height[i], -i))
+        if chained:
+            pick = chained[0]
+        elif live is not None and live.size + min(live.delta(i) for i in now) > limits.budget:
+            pick = _relieve(ready, live, height, limits.budget)
+        else:
+            pick = max(now, key=lambda i: (height[i], -i))
+            if live is not None and live.size + live.delta(pick) > limits.budget:
+                pick = _relieve(ready, live, height, limits.budget)
+        if live is not None:
+            live.place(pick)
+            t = max(t, earliest[pick])
         ready.remove(pick)
         order.append(pick)
         if consumers[pick]:
@@ -158,3 +238,12 @@ def schedule_segment(segment: list, config) -> list:
                 ready.append(j)
         t += 1
     return [segment[i] for i in order]
+
+
+def _relieve(ready: list, live: _Live, height: list, budget: int) -> int:
+    """Over the budget: the ready instruction (waiting for its operands' latency if need be) that fits
+    the budget with the longest path, else the one that adds the fewest registers."""
+    fits = [i for i in ready if live.size + live.delta(i) <= budget]
+    if fits:
+        return max(fits, key=lambda i: (height[i], -i))
+    return min(ready, key=lambda i: (live.delta(i), -height[i], i))

@@ -89,10 +89,22 @@ def parameter_registers(code: np.ndarray) -> set[int]:
     return param - other
 
 
+def pointer_operands(code: np.ndarray, widths: list[int]) -> set[int]:
+    """64-bit registers read as the addend of a ``mad.wide`` (SASS's IMAD.WIDE takes its 64-bit addend from
+    a register pair: neither a constant-bank nor a uniform operand)."""
+    out: set[int] = set()
+    for pc in range(code.shape[0]):
+        row = code[pc]
+        wide = (int(row[L.F_MODS]) >> c.MOD_MUL_SHIFT) & c.MOD_MUL_MASK == c.MUL_WIDE
+        if int(row[L.F_OP]) == c.OP_MAD and wide:
+            out.update(r for r in _operands(row)[0] if widths[r] == 2)
+    return out
+
+
 def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, tuple[int, int]]:
     """Register -> (first pc, last pc) of its live interval, for registers that take a general register."""
     n = code.shape[0]
-    param = {r for r in parameter_registers(code) if widths[r] == 1}
+    param = parameter_registers(code) - pointer_operands(code, widths)
     uses_defs = []
     first_hard: dict[int, int] = {}
     for pc in range(n):
