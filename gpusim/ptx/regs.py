@@ -34,6 +34,8 @@ whose invariants ptxas keeps in uniform registers get more (tests/test_regalloc.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from gpusim.arch import codes as c
@@ -101,8 +103,8 @@ def pointer_operands(code: np.ndarray, widths: list[int]) -> set[int]:
     return out
 
 
-def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, tuple[int, int]]:
-    """Register -> (first pc, last pc) of its live interval, for registers that take a general register."""
+def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, Range]:
+    """Register -> its live :class:`Range`, for registers that take a general register."""
     n = code.shape[0]
     param = parameter_registers(code) - pointer_operands(code, widths)
     uses_defs = []
@@ -142,65 +144,80 @@ def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, tuple[int, 
     for r, width in enumerate(widths):
         if width:
             counted |= 1 << r
-    first: dict[int, int] = {}
-    last: dict[int, int] = {}
+    masks: dict[int, int] = {}
     for b in range(len(starts)):
         live = 0
         for s in succs[b]:
             live |= live_in[s]
         for pc in range(ends[b] - 1, starts[b] - 1, -1):
             uses, defs = uses_defs[pc]
-            touched = (live | uses | defs) & counted
+            after = (live | defs) & counted              # point 2pc+1: live out of pc or written by it
             live = (live & ~defs) | uses
-            while touched:
-                low = touched & -touched
-                r = low.bit_length() - 1
-                touched ^= low
-                first[r] = min(first.get(r, pc), pc)
-                last[r] = max(last.get(r, pc), pc)
+            for bits, point in ((after, 2 * pc + 1), (live & counted, 2 * pc)):
+                while bits:
+                    low = bits & -bits
+                    r = low.bit_length() - 1
+                    bits ^= low
+                    masks[r] = masks.get(r, 0) | 1 << point
     out = {}
-    for r in first:
-        lo = max(first[r], first_hard[r]) if r in param else first[r]
-        out[r] = (lo, max(last[r], lo))
+    for r, mask in masks.items():
+        if r in param:                  # a constant-bank operand until its first use that needs a register
+            hard = 2 * first_hard.get(r, n)
+            mask = mask >> hard << hard
+        if mask:
+            out[r] = Range(((mask & -mask).bit_length() - 1) // 2, (mask.bit_length() - 1) // 2, mask)
     return out
 
 
-def _fit(free: list[bool], width: int, limit: int) -> int:
-    """The lowest register (aligned to ``width``, as a 64-bit pair must be) with ``width`` free ones below
-    ``limit``, or -1."""
+class Range(NamedTuple):
+    """A register's live range: its first and last pc, and the points where it is live (bit 2*pc: before
+    instruction pc, with its operands; bit 2*pc+1: after it, with its results), holes included."""
+
+    start: int
+    end: int
+    points: int
+
+
+def _fit(occupied: list[int], points: int, width: int, limit: int) -> int:
+    """The lowest register (aligned to ``width``, as a 64-bit pair must be) none of the ``width`` registers
+    from which holds a value at any of ``points``, below ``limit``; -1 if none."""
     for i in range(0, limit - width + 1, width):
-        if all(free[i:i + width]):
+        if i <= STACK_POINTER < i + width:
+            continue
+        if not any(occupied[j] & points for j in range(i, i + width)):
             return i
     return -1
 
 
-def linear_scan(intervals: dict[int, tuple[int, int]], widths: list[int], limit: int = 253):
+def linear_scan(intervals: dict[int, Range], widths: list[int], limit: int = 253):
     """(registers the assignment reaches: its highest register + 1, registers spilled) of a linear scan that
-    gives each interval, in order of start, the lowest free register (an even-aligned pair for a 64-bit
-    value; R1, the stack pointer, never). Registers at or above ``limit`` are not used: when nothing fits,
-    the interval ending furthest away is spilled (Poletto and Sarkar's heuristic)."""
-    order = sorted(intervals, key=lambda r: (intervals[r][0], r))
-    free = [True] * 256
-    free[STACK_POINTER] = False
-    active: dict[int, int] = {}          # register -> its first physical register
+    gives each live range, in order of start, the lowest register that holds no other value at any point
+    where this one is live (live ranges with holes, as Traub, Holloway and Smith's second-chance binpacking
+    allocates them: a register reused in two loops is not kept between them); a 64-bit value gets an
+    even-aligned pair; R1, the stack pointer, never. Registers at or above ``limit`` are not used: when
+    nothing fits, of the values in the way and this one, the one ending furthest away is spilled
+    (Poletto and Sarkar's heuristic)."""
+    order = sorted(intervals, key=lambda r: (intervals[r].start, r))
+    occupied = [0] * 256
+    where: dict[int, int] = {}          # register -> its first physical register
     top = STACK_POINTER + 1
     spilled = []
     for r in order:
-        start, end = intervals[r]
-        for a in [a for a in active if intervals[a][1] <= start]:
-            phys = active.pop(a)
-            free[phys:phys + widths[a]] = [True] * widths[a]
-        while (phys := _fit(free, widths[r], limit)) < 0:
-            victim = max([*active, r], key=lambda a: (intervals[a][1], a))
+        points = intervals[r].points
+        while (phys := _fit(occupied, points, widths[r], limit)) < 0:
+            rivals = [a for a in where if intervals[a].points & points]
+            victim = max([*rivals, r], key=lambda a: (intervals[a].end, a))
             spilled.append(victim)
             if victim == r:
                 break
-            vphys = active.pop(victim)
-            free[vphys:vphys + widths[victim]] = [True] * widths[victim]
+            vphys = where.pop(victim)
+            for j in range(vphys, vphys + widths[victim]):
+                occupied[j] &= ~intervals[victim].points
         if phys < 0:
             continue
-        free[phys:phys + widths[r]] = [False] * widths[r]
-        active[r] = phys
+        for j in range(phys, phys + widths[r]):
+            occupied[j] |= points
+        where[r] = phys
         top = max(top, phys + widths[r])
     return top, sorted(spilled)
 
