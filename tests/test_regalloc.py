@@ -129,16 +129,19 @@ N_VALUES = 24
 
 
 def _pressure_ptx(bounds: str) -> str:
-    """Each thread loads N_VALUES floats and sums them last-loaded first: all stay live together."""
+    """Each thread loads N_VALUES floats, sums them last-loaded first, stores the sum and then each value
+    again (to ``copy``): the copies' stores may alias the sum's, so they stay after it, and every value
+    stays live until the sum is done, however the loads and adds are scheduled."""
     loads = "\n".join(f"ld.global.f32 %f{i}, [%rd4+{4 * i}];" for i in range(N_VALUES))
+    copies = "\n".join(f"st.global.f32 [%rd7+{4 * i}], %f{i};" for i in range(N_VALUES))
     chain = [f"add.f32 %f{N_VALUES}, %f{N_VALUES - 1}, %f{N_VALUES - 2};"]
     chain += [f"add.f32 %f{N_VALUES}, %f{N_VALUES}, %f{i};" for i in range(N_VALUES - 3, -1, -1)]
-    return _HEADER + f""".visible .entry pressure(.param .u64 src, .param .u64 dst)
+    return _HEADER + f""".visible .entry pressure(.param .u64 src, .param .u64 dst, .param .u64 copy)
 {bounds}
 {{
 .reg .b32 %r<2>;
 .reg .f32 %f<{N_VALUES + 1}>;
-.reg .b64 %rd<8>;
+.reg .b64 %rd<9>;
 mov.u32 %r1, %tid.x;
 ld.param.u64 %rd1, [src];
 ld.param.u64 %rd2, [dst];
@@ -150,6 +153,9 @@ add.s64 %rd4, %rd1, %rd3;
 mul.wide.u32 %rd5, %r1, 4;
 add.s64 %rd6, %rd2, %rd5;
 st.global.f32 [%rd6], %f{N_VALUES};
+ld.param.u64 %rd8, [copy];
+add.s64 %rd7, %rd8, %rd3;
+{copies}
 ret;
 }}
 """
@@ -165,9 +171,10 @@ def test_above_the_cap_values_spill_to_local_memory_and_are_timed(timing):
     for bounds in ("", ".maxnreg 16"):
         gpu = gpusim.GPU("h100-sxm", sms=1)
         kernel = gpu.load_ptx(_pressure_ptx(bounds))["pressure"]
-        src, dst = gpu.to_device(x), gpu.zeros(threads, np.float32)
-        run = gpu.launch(kernel, 1, threads, [src, dst], timing=timing)
+        src, dst, copy = gpu.to_device(x), gpu.zeros(threads, np.float32), gpu.zeros(x.shape, np.float32)
+        run = gpu.launch(kernel, 1, threads, [src, dst, copy], timing=timing)
         assert np.all(np.abs(dst.get() - expected) <= bound)
+        assert np.array_equal(copy.get(), x)
         results[bounds] = (kernel, run)
     free_kernel, free_run = results[""]
     capped_kernel, capped_run = results[".maxnreg 16"]
