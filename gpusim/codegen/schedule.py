@@ -173,11 +173,29 @@ class _Live:
 def schedule_segment(segment: list, config, limits: Pressure | None = None) -> list:
     """List-schedule one segment; with ``limits``, an instruction that would take the live registers past
     the budget waits while a ready one adds fewer (Goodman and Hsu's integrated prepass scheduling, ICS
-    1988: schedule for latency until pressure reaches the register limit, then to reduce it)."""
+    1988: schedule for latency until pressure reaches the register limit, then to reduce it). Where the
+    budget cannot be kept, two ways of choosing what goes next are tried (the fewest registers added; the
+    last operand of the most waiting readers) and the schedule with the lower peak is kept."""
     n = len(segment)
     if n < 2:
         return list(segment)
-    succs, npred = dependence_graph(segment, config)
+    graph = dependence_graph(segment, config)
+    height = [0] * n
+    for i in range(n - 1, -1, -1):
+        own = deps.latency(segment[i].row, config)
+        height[i] = max([own] + [lat + height[j] for j, lat in graph[0][i]])
+    order, peak = _list(segment, config, graph, height, limits, False)
+    if limits is not None and peak > limits.budget:
+        other, other_peak = _list(segment, config, graph, height, limits, True)
+        if other_peak < peak:
+            order = other
+    return [segment[i] for i in order]
+
+
+def _list(segment: list, config, graph, height: list, limits: Pressure | None, enabling: bool):
+    """(order, peak live registers: 0 without ``limits``) of one list-scheduling pass."""
+    n = len(segment)
+    succs, npred = graph[0], list(graph[1])
     consumers = [0] * n        # per load: its readers in the segment (read after write)
     producer_of: list[list[int]] = [[] for _ in range(n)]
     for i in range(n):
@@ -188,12 +206,9 @@ def schedule_segment(segment: list, config, limits: Pressure | None = None) -> l
                     consumers[i] += 1
                     producer_of[j].append(i)
     waiting = 0                # loads scheduled whose readers are not all scheduled yet
-    height = [0] * n
-    for i in range(n - 1, -1, -1):
-        own = deps.latency(segment[i].row, config)
-        height[i] = max([own] + [lat + height[j] for j, lat in succs[i]])
     earliest = [0] * n
     live = _Live(segment, limits) if limits is not None else None
+    peak = live.size if live is not None else 0
     ready = [i for i in range(n) if npred[i] == 0]
     order: list[int] = []
     t = 0
@@ -214,14 +229,13 @@ def schedule_segment(segment: list, config, limits: Pressure | None = None) -> l
         chained = [i for i in now if order and segment[order[-1]].companion and i == order[-1] + 1]
         if chained:
             pick = chained[0]
-        elif live is not None and live.size + min(live.delta(i) for i in now) > limits.budget:
-            pick = _relieve(ready, live, height, limits.budget)
         else:
             pick = max(now, key=lambda i: (height[i], -i))
             if live is not None and live.size + live.delta(pick) > limits.budget:
-                pick = _relieve(ready, live, height, limits.budget)
+                pick = _relieve(ready, live, height, limits.budget, (succs, npred) if enabling else None)
         if live is not None:
             live.place(pick)
+            peak = max(peak, live.size)
             t = max(t, earliest[pick])
         ready.remove(pick)
         order.append(pick)
@@ -237,13 +251,22 @@ def schedule_segment(segment: list, config, limits: Pressure | None = None) -> l
             if npred[j] == 0:
                 ready.append(j)
         t += 1
-    return [segment[i] for i in order]
+    return order, peak
 
 
-def _relieve(ready: list, live: _Live, height: list, budget: int) -> int:
+def _relieve(ready: list, live: _Live, height: list, budget: int, graph) -> int:
     """Over the budget: the ready instruction (waiting for its operands' latency if need be) that fits
-    the budget with the longest path, else the one that adds the fewest registers."""
+    the budget with the longest path; else, with ``graph`` (successors, predecessors left), the one that
+    lets the most readers go next (the last operand they wait for); then the one that adds the fewest
+    registers."""
     fits = [i for i in ready if live.size + live.delta(i) <= budget]
     if fits:
         return max(fits, key=lambda i: (height[i], -i))
-    return min(ready, key=lambda i: (live.delta(i), -height[i], i))
+
+    def enables(i: int) -> int:
+        if graph is None:
+            return 0
+        succs, npred = graph
+        return sum(1 for j, _ in succs[i] if npred[j] == 1)
+
+    return min(ready, key=lambda i: (-enables(i), live.delta(i), -height[i], i))
