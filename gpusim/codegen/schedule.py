@@ -151,12 +151,17 @@ class _Live:
     def _width(self, r: int) -> int:
         return self.widths[r] if r < len(self.widths) else 1
 
+    def _read_later(self, r: int, i: int) -> bool:
+        """Whether a value ``i`` writes to ``r`` is read (a dead result, such as the unused lanes of a vector
+        load, takes no register past its instruction)."""
+        return self.left.get(r, 0) - (r in self.reads[i]) > 0 or bool(self.after >> r & 1)
+
     def _dies(self, r: int) -> bool:
         return self.left.get(r, 0) == 1 and not self.after >> r & 1
 
     def delta(self, i: int) -> int:
         """32-bit registers placing instruction ``i`` next adds to the live set (negative: frees)."""
-        made = sum(self._width(r) for r in self.writes[i] if r not in self.live)
+        made = sum(self._width(r) for r in self.writes[i] if r not in self.live and self._read_later(r, i))
         freed = sum(self._width(r) for r in self.reads[i] if r in self.live and r not in self.writes[i]
                     and self._dies(r))
         return made - freed
@@ -167,7 +172,7 @@ class _Live:
             self.left[r] -= 1
             if self.left[r] == 0 and not self.after >> r & 1 and r not in self.writes[i]:
                 self.live.discard(r)
-        self.live |= self.writes[i]
+        self.live |= {r for r in self.writes[i] if self._read_later(r, i)}
 
 
 def schedule_segment(segment: list, config, limits: Pressure | None = None) -> list:
