@@ -1,34 +1,42 @@
-"""Live intervals and a linear-scan register count of a lowered or generated kernel's code.
+"""Live ranges and a linear-scan register count of a lowered or generated kernel's code.
 
 What ptxas does: it allocates the SASS stream's values to a thread's general registers (predicates live
 in their own 7-register file), reading kernel parameters from constant bank 0 (``c[0x0][0x210]``) as
 operands or loading them just before use, instead of holding them from the kernel's start.
 
-What is modelled (Poletto and Sarkar's linear scan, TOPLAS 1999):
+What is modelled (Poletto and Sarkar's linear scan, TOPLAS 1999, over live ranges with holes as in
+Traub, Holloway and Smith's second-chance binpacking, PLDI 1998):
 
-* live intervals over the code in layout order: a register's interval runs from the first pc where it is
-  defined or live to the last pc where it is live or read (a loop stretches an interval over the loop);
+* live ranges from a liveness analysis over the basic blocks: a register occupies the point before each
+  instruction where it is live or read and the point after each where it is live or written; between two
+  loops that reuse a register name (an unrolled loop and the loop kept for its remaining trips) it
+  occupies nothing, so another value may take its register there;
 * a 32-bit register every definition of which is an unguarded ``ld.param`` is a constant-bank operand: it
   takes no register while only ALU instructions read it; where it must be materialised (an address base,
-  a stored value, an operand of a non-ALU instruction) it takes one from its first such use to its last
-  use. A 64-bit parameter (a pointer) is an ordinary register pair, defined where its ``ld.param`` is
-  scheduled (SASS's ``LDC.64``, which ptxas's scheduler hoists like any load): SASS has no 64-bit
-  constant-bank operand for the address arithmetic it feeds (tests/data/regalloc_sass/gaussian.sass,
-  ``gauss_fan2``: ``LDC.64 R4, c[0x0][0x210]`` then ``IMAD.WIDE R4, R7, 0x4, R4``; every pointer
-  parameter there is loaded into a pair just before its IMAD.WIDE);
+  a stored value, an operand of a non-ALU instruction) it takes one from its first such use on;
+* a 64-bit parameter (a pointer) likewise, unless it is the addend of a ``mad.wide`` (the IMAD.WIDE that
+  ``gpusim.codegen.address`` makes of ``mul.wide`` + ``add.s64``): IMAD.WIDE takes its 64-bit addend from
+  a register pair, which ptxas loads with ``LDC.64`` (tests/data/regalloc_sass/gaussian.sass,
+  ``gauss_fan2``: ``LDC.64 R4, c[0x0][0x210]`` then ``IMAD.WIDE R4, R7, 0x4, R4``), so such a pointer is
+  an ordinary register pair from its ``ld.param`` (scheduled like any load) on. A pointer ptxas adds with
+  LEA stays in a uniform register (numba_map_add10.sass: ``ULDC.64 UR4, c[0x0][0x230]`` and
+  ``LEA R2, P1, R3, UR4, 0x2``) and takes no general register;
 * a 64-bit value takes 2 registers, a 32-bit or narrower one 1, a predicate none (predicates are not in
   ``ptxas -v``'s count);
-* each interval, in order of start, gets the lowest free register (a 64-bit value an even-aligned pair,
-  as SASS's 64-bit operands need), never R1, and the count is the highest register used + 1 +
-  ``RESERVED``: ptxas's listings (programs/sass/sm_90/scale.sass: R1 holds the stack pointer, loaded from
-  ``c[0x0][0x28]``, and "Used 8 registers" is the highest register used, R5, plus 1 plus 2) keep R1 and
-  report two more than the highest register used. At least ``MIN_REGISTERS``.
+* each range, in order of start, gets the lowest register that holds no other value at any of its points
+  (a 64-bit value an even-aligned pair, as SASS's 64-bit operands need), never R1, and the count is the
+  highest register used + 1 + ``RESERVED``: ptxas's listings (programs/sass/sm_90/scale.sass: R1 holds
+  the stack pointer, loaded from ``c[0x0][0x28]``, and "Used 8 registers" is the highest register used,
+  R5, plus 1 plus 2) keep R1 and report two more than the highest register used. At least
+  ``MIN_REGISTERS``.
 
-Simplified: no rematerialisation or coalescing; registers are chosen lowest-first (ptxas spreads them);
-uniform registers (sm_75+) are not modelled. The count is only as faithful as the code it is given:
-ptxas hoists loads and address arithmetic further than gpusim's code-generation stage, so small kernels
-whose SASS keeps many values in flight get fewer registers here than ``ptxas -v`` reports, and loops
-whose invariants ptxas keeps in uniform registers get more (tests/test_regalloc.py prints by how much).
+Simplified: no rematerialisation or coalescing; registers are chosen lowest-first (ptxas spreads them:
+rgba_invert's SASS puts a LOP3's result in a fresh register rather than the operand's, which dies there);
+uniform registers (sm_75+) are modelled only for pointers. The count is only as faithful as the code it is
+given (``gpusim.codegen.schedule`` weighs register pressure as ptxas does): ptxas unrolls some loops
+further (polybench's ``covar_mean``: x16, 16 loads in flight), turns warp-uniform atomics into REDUX plus
+one atomic, and gives shuffles in divergent code a BRA.DIV fallback path with registers of its own, so those
+kernels get fewer registers here than ``ptxas -v`` reports (tests/test_regalloc.py prints by how much).
 ``gpusim.codegen.regalloc`` adds the launch bounds' cap and spilling.
 """
 
