@@ -41,6 +41,20 @@ def register_budget(kernel, config) -> int:
     return max(register_target(kernel, config) - RESERVED - 1, 4)     # R1 is the stack pointer
 
 
+def relaxed_budget(kernel, config) -> int:
+    """The budget when the target cannot be kept anywhere in the kernel: only the launch bounds' cap (or
+    the per-thread limit), less R1 and RESERVED. ptxas then gives up the occupancy target and schedules
+    for latency: validation/kernels/sgemm_ladder.ptx's warp-tiled SGEMM gets 166 registers from
+    ``ptxas -v`` (its '// gpusim: regs=' line), and held to the target its loop would lose the overlap of
+    loads and FFMAs that makes it fast."""
+    from gpusim.codegen.regalloc import register_cap
+
+    most = int(config.max_registers_per_thread)
+    cap, _ = register_cap(kernel.program.directives, config)
+    most = most if cap is None else min(most, cap)
+    return max(most - RESERVED - 1, 4)
+
+
 def register_widths(kernel) -> list[int]:
     """32-bit registers each register of ``kernel`` takes (0 for predicates and 32-bit parameters)."""
     program = kernel.program
