@@ -164,3 +164,30 @@ def _wide_run(config_name: str, name: str, m: int, n: int, k: int, sms: int) -> 
 
 def measure_wide_gemms() -> dict:
     return {"rows": [_wide_run(*run) for run in WIDE_RUNS]}
+
+
+# ------------------------------------------------------------------------------------- docs/kernels.md
+
+
+def measure_registers() -> dict:
+    """gpusim's register allocation (no ptxas) against the committed ``ptxas -v`` counts of every kernel of
+    the conformance corpus and the numba.cuda/Triton examples (tests/data/ptxas_regs.json), as
+    tests/test_regalloc.py compares them."""
+    import json
+
+    import gpusim
+    from gpusim.codegen.regalloc import register_cap
+
+    root = Path(__file__).resolve().parent.parent
+    reference = json.loads((root / "tests" / "data" / "ptxas_regs.json").read_text())
+    gpus = {"sm_90": gpusim.GPU("h100-sxm"), "sm_80": gpusim.GPU("a100")}
+    rows: list[dict[str, Any]] = []
+    for rel, entry in sorted(reference.items()):
+        gpu = gpus[entry["arch"]]
+        module = gpu.load_ptx((root / rel).read_text(), rel)
+        for name, ptxas in sorted(entry["kernels"].items()):
+            program = module[name].program
+            cap, _ = register_cap(program.directives, gpu.config)
+            rows.append({"file": rel, "kernel": name, "arch": entry["arch"], "ptxas": ptxas,
+                         "gpusim": int(program.regs_estimate), "cap": cap})
+    return {"rows": rows}

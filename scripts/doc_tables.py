@@ -1,4 +1,4 @@
-"""Measure the tables docs/codegen.md, docs/tensor-cores.md and docs/design.md quote, and write them in.
+"""Measure the tables docs/codegen.md, tensor-cores.md, kernels.md and design.md quote, and write them in.
 
     python scripts/doc_tables.py                 # measure every table, store it, rewrite the docs' blocks
     python scripts/doc_tables.py codegen-gemv    # only these tables
@@ -143,6 +143,36 @@ EXTRA_NAMES = {"dram_pct": "DRAM % of peak", "cpu_s": "CPU s in the process", "h
                "rate_m_per_s": "M warp-inst/s", "peak_rss_mib": "peak RSS MiB"}
 
 
+REGISTER_GROUPS = (("tests/corpus", lambda r: r["file"].startswith("tests/corpus/")),
+                   ("tests/corpus_llm", lambda r: r["file"].startswith("tests/corpus_llm/")),
+                   ("numba.cuda examples", lambda r: "/numba_" in r["file"]),
+                   ("Triton examples", lambda r: "/triton_" in r["file"]),
+                   ("with launch bounds", lambda r: r["cap"] is not None),
+                   ("all", lambda r: True))
+
+
+def render_registers(data: dict) -> str:
+    def error(r: dict) -> float:
+        return M.error(r["gpusim"], r["ptxas"])
+
+    lines = ["| kernels | count | within 15 % | median abs error | gpusim lower (> 15 %) | gpusim higher (> 15 %) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for label, member in REGISTER_GROUPS:
+        rows = [r for r in data["rows"] if member(r)]
+        errors = [error(r) for r in rows]
+        lines.append(f"| {label} | {len(rows)} | {sum(abs(e) <= 15.0 for e in errors)} | "
+                     f"{statistics.median(abs(e) for e in errors):.1f} % | {sum(e < -15.0 for e in errors)} | "
+                     f"{sum(e > 15.0 for e in errors)} |")
+    lines += ["", "| kernel (launch bounds) | arch | cap | ptxas -v | gpusim | error |",
+              "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for r in data["rows"]:
+        if r["cap"] is not None:
+            kernel = r["kernel"] if len(r["kernel"]) <= 40 else r["kernel"][:37] + "..."
+            lines.append(f"| {Path(r['file']).name}: {kernel} | {r['arch']} | {r['cap']} | {r['ptxas']} | "
+                         f"{r['gpusim']} | {error(r):+.1f} % |")
+    return "\n".join(lines)
+
+
 def _span(low: float, high: float, digits: int) -> str:
     a, b = f"{low:.{digits}f}", f"{high:.{digits}f}"
     return a if a == b else f"{a}–{b}"
@@ -184,6 +214,7 @@ TABLES = {
     "tensor-l2-caps": Table("docs/tensor-cores.md", M.measure_l2_caps, render_l2_caps),
     "tensor-wide-gemms": Table("docs/tensor-cores.md", M.measure_wide_gemms, render_wide_gemms),
     "design-speed": Table("docs/design.md", None, render_speed),
+    "kernels-registers": Table("docs/kernels.md", M.measure_registers, render_registers),
 }
 
 

@@ -288,16 +288,19 @@ def test_llm_kernel_matches_numpy(name, timing, arch, monkeypatch):
 @pytest.mark.parametrize("name", ["layernorm_forward", "fused_residual_layernorm", "causal_attention"])
 def test_without_ptxas_counts_the_allocation_and_its_spills_give_the_same_results(name, monkeypatch):
     """With no register count in the PTX and no ptxas, gpusim's own allocation counts the registers under the
-    kernels' __launch_bounds__, spilling to local memory above the cap: the results are unchanged."""
+    kernels' __launch_bounds__ (spilling to local memory above the cap, which tests/test_regalloc.py checks):
+    the results are unchanged."""
     monkeypatch.setenv("GPUSIM_NO_PTXAS", "1")
     ctx = Ctx("sm_90", timing=True, strip_regs=True)
     CASES[name](ctx)
     file = {"causal_attention": "attention"}.get(name, "layernorm")
     kernel = ctx.kernel(file, name)
     assert kernel.registers_per_thread()[1].startswith("estimate")
-    if name != "causal_attention":       # __launch_bounds__(1024, 2): 32 registers, below what the values need
+    if name != "causal_attention":       # __launch_bounds__(1024, 2): at most 32 registers
         assert kernel.registers_per_thread()[0] <= 32
-        assert any(note.startswith("regalloc:") and "spilled" in note for note in kernel.program.codegen_notes)
+        # scheduled under that budget the values fit without spilling, as in ptxas's code for them
+        # ("0 bytes spill stores" from ptxas -v, tests/data/regalloc_sass/layernorm.sass's header)
+        assert not any(note.startswith("regalloc:") and "spilled" in note for note in kernel.program.codegen_notes)
 
 
 def test_the_corpus_is_complete():

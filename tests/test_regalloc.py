@@ -11,6 +11,7 @@ threads per block, by the rule ptxas documents for ``__launch_bounds__``.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 
 import gpusim
 from gpusim.codegen.regalloc import register_cap
+from gpusim.ptx.regs import STACK_POINTER, Range, linear_scan, live_intervals, pointer_operands, widths_of
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = json.loads((ROOT / "tests" / "data" / "ptxas_regs.json").read_text())
@@ -60,9 +62,12 @@ def test_counts_never_exceed_the_launch_bounds_cap(allocations):
     assert all(ours <= cap for _, _, ours, cap in capped), capped
 
 
-@pytest.mark.xfail(strict=True, reason="issue 27's target is not met for every kernel with launch bounds: "
-                   "gpusim's generated code keeps more values in flight than ptxas's SASS in the layer norms "
-                   "(64 needed against ptxas's 26: capped at 32 and spilled) and fewer in reduce5/reduce6")
+@pytest.mark.xfail(strict=True, reason="issue 27's target is not met for every kernel with launch bounds (7 of 15 "
+                   "within 15 %): the layer norms' forward kernels get 30 registers where ptxas gives 26 (sm_90) "
+                   "and 24 (sm_80), the backward 38 against 32: gpusim's unrolled loops keep 64-bit address "
+                   "chains where ptxas computes 32-bit offsets and one LEA each; Triton's fp32 matmul 81 against "
+                   "56 (past the 32-register target gpusim schedules for latency alone); reduce5 12 against 16 "
+                   "(ptxas adds a BRA.DIV fallback path for its shuffles, with registers of its own)")
 def test_every_kernel_with_launch_bounds_within_15_percent(allocations):
     bounded = [row for row in allocations if row[4] is not None]
     off = [row for row in bounded if abs(row[3] - row[2]) > 0.15 * row[2]]
@@ -76,15 +81,15 @@ def test_distribution_against_ptxas(allocations, capsys):
     with capsys.disabled():
         print(f"\nregisters vs ptxas -v on {len(errors)} kernels: {within} within 15 %, median |error| "
               f"{statistics.median(size):.0%}, worst {max(size):.0%}, mean signed {statistics.mean(errors):+.0%}")
-    # a regression guard, not the target (the target is the xfail test below): the median error this
-    # allocator reached when it was written (22 %) may not grow past 25 %
-    assert statistics.median(size) <= 0.25
+    # a regression guard, not the target (the target is the xfail test below): the median error the
+    # pressure-aware schedule and the allocation with live-range holes reach (14.3 %) may not grow past 17 %
+    assert statistics.median(size) <= 0.17
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24's target is not met: ptxas schedules loads and address "
-                   "arithmetic further ahead than gpusim's code generation (more values in flight: most "
-                   "small kernels get fewer registers here) and keeps loop invariants in uniform registers "
-                   "(gpusim's numba matmul/conv1d get more); see docs/kernels.md, 'Registers'")
+@pytest.mark.xfail(strict=True, reason="issue 24's target is not met: 76 of 138 kernels within 15 % (median |error| "
+                   "14.3 %); most misses are lower than ptxas, whose SASS unrolls some loops further (x16), "
+                   "rewrites warp-uniform atomics (REDUX), adds BRA.DIV fallback paths to shuffles and spreads "
+                   "values over more registers than a lowest-first allocation; see docs/kernels.md, 'Registers'")
 def test_every_kernel_within_15_percent_of_ptxas(allocations):
     off = [row for row in allocations if abs(row[3] - row[2]) > 0.15 * row[2]]
     assert not off
@@ -129,16 +134,19 @@ N_VALUES = 24
 
 
 def _pressure_ptx(bounds: str) -> str:
-    """Each thread loads N_VALUES floats and sums them last-loaded first: all stay live together."""
+    """Each thread loads N_VALUES floats, sums them last-loaded first, stores the sum and then each value
+    again (to ``copy``): the copies' stores may alias the sum's, so they stay after it, and every value
+    stays live until the sum is done, however the loads and adds are scheduled."""
     loads = "\n".join(f"ld.global.f32 %f{i}, [%rd4+{4 * i}];" for i in range(N_VALUES))
+    copies = "\n".join(f"st.global.f32 [%rd7+{4 * i}], %f{i};" for i in range(N_VALUES))
     chain = [f"add.f32 %f{N_VALUES}, %f{N_VALUES - 1}, %f{N_VALUES - 2};"]
     chain += [f"add.f32 %f{N_VALUES}, %f{N_VALUES}, %f{i};" for i in range(N_VALUES - 3, -1, -1)]
-    return _HEADER + f""".visible .entry pressure(.param .u64 src, .param .u64 dst)
+    return _HEADER + f""".visible .entry pressure(.param .u64 src, .param .u64 dst, .param .u64 copy)
 {bounds}
 {{
 .reg .b32 %r<2>;
 .reg .f32 %f<{N_VALUES + 1}>;
-.reg .b64 %rd<8>;
+.reg .b64 %rd<9>;
 mov.u32 %r1, %tid.x;
 ld.param.u64 %rd1, [src];
 ld.param.u64 %rd2, [dst];
@@ -150,6 +158,9 @@ add.s64 %rd4, %rd1, %rd3;
 mul.wide.u32 %rd5, %r1, 4;
 add.s64 %rd6, %rd2, %rd5;
 st.global.f32 [%rd6], %f{N_VALUES};
+ld.param.u64 %rd8, [copy];
+add.s64 %rd7, %rd8, %rd3;
+{copies}
 ret;
 }}
 """
@@ -165,9 +176,10 @@ def test_above_the_cap_values_spill_to_local_memory_and_are_timed(timing):
     for bounds in ("", ".maxnreg 16"):
         gpu = gpusim.GPU("h100-sxm", sms=1)
         kernel = gpu.load_ptx(_pressure_ptx(bounds))["pressure"]
-        src, dst = gpu.to_device(x), gpu.zeros(threads, np.float32)
-        run = gpu.launch(kernel, 1, threads, [src, dst], timing=timing)
+        src, dst, copy = gpu.to_device(x), gpu.zeros(threads, np.float32), gpu.zeros(x.shape, np.float32)
+        run = gpu.launch(kernel, 1, threads, [src, dst, copy], timing=timing)
         assert np.all(np.abs(dst.get() - expected) <= bound)
+        assert np.array_equal(copy.get(), x)
         results[bounds] = (kernel, run)
     free_kernel, free_run = results[""]
     capped_kernel, capped_run = results[".maxnreg 16"]
@@ -190,3 +202,111 @@ def test_a_ptxas_count_turns_the_spill_code_off(tmp_path):
     kernel = gpusim.GPU("h100-sxm").load(path)["pressure"]
     assert not any(t.startswith(("st.local (spill", "ld.local (spill")) for t in kernel.program.texts)
     assert kernel.registers_per_thread() == (16, "'// gpusim: regs=' line in the PTX")
+
+
+SASS = ROOT / "tests" / "data" / "regalloc_sass"
+
+
+def _sass_function(listing: str, name: str) -> list[str]:
+    """The instructions of one function of an nvdisasm listing, e.g. ['LDC.64 R4, c[0x0][0x210]', ...]."""
+    text = (SASS / listing).read_text()
+    body = text.split(f".text.{name}:", 1)[1].split(".section", 1)[0]
+    return re.findall(r"/\*[0-9a-f]{4}\*/\s+(.*?)\s*;", body)
+
+
+def _program(rel: str, kernel: str, gpu: str = "h100-sxm"):
+    return gpusim.GPU(gpu).load_ptx((ROOT / rel).read_text(), rel)[kernel].program
+
+
+def test_a_pointer_that_imad_wide_adds_takes_a_register_pair():
+    """ptxas's SASS: IMAD.WIDE takes its 64-bit addend from a register pair, loaded by LDC.64 from the
+    parameter's constant-bank slot (c[0x0][0x210] on); where ptxas uses LEA instead, the pointer stays in a
+    uniform register (ULDC.64) and takes no general register. gpusim's allocation does the same."""
+    sass = _sass_function("gaussian.sass", "gauss_fan2")
+    loaded = {m.group(1) for line in sass if (m := re.match(r"LDC\.64 (R\d+), c\[0x0\]\[0x2[1-9a-f][0-9a-f]\]", line))}
+    addends = {line.split(", ")[-1] for line in sass if line.startswith("IMAD.WIDE ")}
+    assert len(loaded & addends) >= 2
+    program = _program("tests/corpus/gaussian.ptx", "gauss_fan2")
+    widths = widths_of(program.reg_names, dict(zip(program.reg_names, program.reg_types, strict=True)))
+    pointers = {program.reg_names[r] for r in pointer_operands(program.code, widths)}
+    assert {"%rd1", "%rd2"} <= pointers      # gauss_fan2's params 0 and 1, each the base of an IMAD.WIDE
+    ranges = live_intervals(program.code, widths)
+    assert all(program.reg_names.index(name) in ranges for name in ("%rd1", "%rd2"))
+
+    numba = _sass_function("numba_map_add10.sass", re.search(
+        r"\.text\.(\S+):", (SASS / "numba_map_add10.sass").read_text()).group(1))
+    assert not any(line.startswith("IMAD.WIDE") for line in numba) and any("ULDC.64" in line for line in numba)
+    rel = "tests/data/frontend_ptx/numba_map_add10.ptx"
+    module = gpusim.GPU("h100-sxm").load_ptx((ROOT / rel).read_text(), rel)
+    program = module[next(iter(module.kernels))].program
+    widths = widths_of(program.reg_names, dict(zip(program.reg_names, program.reg_types, strict=True)))
+    assert not pointer_operands(program.code, widths)
+
+
+def test_live_ranges_with_holes_share_a_register():
+    """A value live in two loops and not between them leaves its register to a value of the gap."""
+    def points(*spans):            # pcs lo..hi inclusive, both points of each pc
+        return sum(((1 << (2 * hi + 2)) - 1) >> (2 * lo) << (2 * lo) for lo, hi in spans)
+
+    widths = [1, 1, 1]
+    ranges = {0: Range(0, 10, points((0, 2), (8, 10))), 1: Range(3, 7, points((3, 7))),
+              2: Range(0, 10, points((0, 10)))}
+    top, spilled = linear_scan(ranges, widths)
+    assert (top, spilled) == (STACK_POINTER + 2, [])      # R0 for 0 and 1, R2 for 2 (R1: stack pointer)
+    solid = {r: Range(lo, hi, points((lo, hi))) for r, (lo, hi, _) in ranges.items()}
+    assert linear_scan(solid, widths)[0] == STACK_POINTER + 3
+
+
+LANES = 16      # float4 loads, each thread summing all 64 floats in load order
+
+
+def _float4_sum_ptx(bounds: str) -> str:
+    loads = "\n".join(f"ld.global.v4.f32 {{%f{4 * i}, %f{4 * i + 1}, %f{4 * i + 2}, %f{4 * i + 3}}}, [%rd4+{16 * i}];"
+                      for i in range(LANES))
+    adds = "\n".join(f"add.f32 %f{4 * LANES}, %f{4 * LANES}, %f{i};" for i in range(1, 4 * LANES))
+    return _HEADER + f""".visible .entry sum4(.param .u64 src, .param .u64 dst)
+{bounds}
+{{
+.reg .b32 %r<2>;
+.reg .f32 %f<{4 * LANES + 1}>;
+.reg .b64 %rd<8>;
+mov.u32 %r1, %tid.x;
+ld.param.u64 %rd1, [src];
+ld.param.u64 %rd2, [dst];
+mul.wide.u32 %rd3, %r1, {16 * LANES};
+add.s64 %rd4, %rd1, %rd3;
+{loads}
+mov.f32 %f{4 * LANES}, %f0;
+{adds}
+mul.wide.u32 %rd5, %r1, 4;
+add.s64 %rd6, %rd2, %rd5;
+st.global.f32 [%rd6], %f{4 * LANES};
+ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("bounds", ["", ".maxnreg 24"])
+def test_the_schedule_keeps_values_within_the_register_target(bounds):
+    """Sixteen float4 loads (64 values) hoisted ahead of their adds would need more than 64 registers (69 in
+    gpusim's pressure-blind schedule); ptxas's scheduler keeps the kernel near full occupancy's count
+    (registers per SM over the most resident threads: 32 on H100; ``ptxas -arch=sm_90 -v`` gives this
+    kernel 34 and no spill) or under its launch bounds' cap (24, where ptxas spills 16 bytes), issuing
+    loads as registers free up. gpusim schedules to the same budget."""
+    threads = 32
+    gpu = gpusim.GPU("h100-sxm", sms=1)
+    config = gpu.config
+    target = config.registers_per_sm // (config.max_warps_per_sm * 32)
+    if bounds:
+        target = min(target, 24)
+    kernel = gpu.load_ptx(_float4_sum_ptx(bounds))["sum4"]
+    assert kernel.program.regs_estimate <= target
+    if not bounds:
+        assert not any("spilled" in note for note in kernel.program.codegen_notes)
+    x = np.random.default_rng(5).standard_normal((threads, 4 * LANES)).astype(np.float32)
+    expected = x[:, 0].copy()
+    for i in range(1, 4 * LANES):          # the adds' order is fixed by their dependences: float32, in order
+        expected = (expected + x[:, i]).astype(np.float32)
+    src, dst = gpu.to_device(x), gpu.zeros(threads, np.float32)
+    gpu.launch(kernel, 1, threads, [src, dst])
+    assert np.array_equal(dst.get(), expected)

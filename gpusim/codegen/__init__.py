@@ -19,8 +19,9 @@ modelled):
 8. ``latency``: a setp whose predicate guards an instruction or decides a branch is ready after the
    config's ``predicate_latency_cycles`` (13 in ptxas's control bits on sm_80..sm_90); a taken branch
    waits ``taken_branch_cycles`` (a BRA's stall count, 5);
-9. ``schedule``: list scheduling inside basic blocks (loads first, as dependences and memory ordering
-   allow; never across barriers, fences, atomics or warp-synchronous operations);
+9. ``schedule``: list scheduling inside basic blocks (loads first, as dependences, memory ordering and
+   the register budget of ``pressure`` allow; never across barriers, fences, atomics or warp-synchronous
+   operations);
 10. ``regalloc`` (in either mode): registers per thread from a linear scan of the generated code under the
    launch bounds' cap (``.maxnreg``, ``.maxntid``/``.reqntid``, ``.minnctapersm``), and local-memory spill
    code for what does not fit.

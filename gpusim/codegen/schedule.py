@@ -17,39 +17,92 @@ themselves). Each instruction's priority is the longest latency path from it to 
 (latencies from the config; a global load plans with an L2 hit, a shared load with the shared-memory
 latency); one instruction is placed per cycle, the ready one with the highest priority first (ties: the
 original order), except that at most :data:`LOAD_WINDOW` loaded values wait for their first reader at a
-time (ptxas's register pressure: its gemv loop interleaves FFMAs with the LDGs beyond the 16th). Not
-modelled: register pressure (ptxas weighs it; here registers per thread come from ptxas -v or the PTX's
-own line, not from this schedule), dual-issue and operand-reuse effects.
+time (ptxas's register pressure: its gemv loop interleaves FFMAs with the LDGs beyond the 16th).
+
+Register pressure (``gpusim.codegen.pressure``): the registers live at each step are tracked (those live
+after the segment from a liveness analysis of the kernel's blocks; a result nothing reads takes none past
+its instruction). Placing the chosen instruction must keep them within the budget (the full-occupancy
+register count or the launch bounds' cap, less R1 and ``RESERVED``); when it would not, a ready
+instruction that does goes first (waiting out its operands' latency if it must), and when none does, the
+segment is scheduled twice -- choosing the instruction that adds the fewest registers, and the one that
+is the last operand the most waiting readers need -- and the schedule with the lower peak is kept. A
+segment whose peak still exceeds the budget is scheduled for latency under the launch bounds' cap alone
+(ptxas gives up the target there: 166 registers for the warp-tiled SGEMM of validation/kernels). Without
+the budget, unrolled loops hoisted every load of the block: the layer norms of tests/corpus_llm needed 64
+registers where ptxas gives 26. Not modelled: dual-issue and operand-reuse effects; ptxas's target is
+not a hard limit (it gives 34 registers to a kernel with sixteen float4 loads in flight,
+tests/test_regalloc.py, and 56 to Triton's fp32 matmul, which gpusim, past the target, schedules for
+latency to 81).
 """
 
 from __future__ import annotations
 
-from gpusim.codegen import deps
+from typing import NamedTuple
+
+from gpusim.codegen import deps, pressure
+
+
+def _segments(insts: list) -> list[tuple[list, object]]:
+    """(segment, the fence after it or None) in order."""
+    out = []
+    segment: list = []
+    for inst in insts:
+        if deps.is_fence(inst.row):
+            out.append((segment, inst))
+            segment = []
+        else:
+            segment.append(inst)
+    out.append((segment, None))
+    return out
 
 
 def schedule_kernel(kernel, config) -> int:
-    """Schedule every block of ``kernel`` in place; returns the number of instructions that moved."""
-    moved = 0
-    for block in kernel.blocks:
+    """Schedule every block of ``kernel`` in place; returns the number of instructions that moved. Where
+    the register budget cannot be kept, the kernel is scheduled again under the launch bounds' cap alone
+    (``pressure.relaxed_budget``)."""
+    live_out = pressure.live_out(kernel)
+    plans = []
+    for block, after in zip(kernel.blocks, live_out, strict=True):
         insts = block.insts
         tail = []
         if insts and deps.is_fence(insts[-1].row) and not deps.is_load(insts[-1].row):
             tail = [insts[-1]]
             insts = insts[:-1]
-        out: list = []
-        segment: list = []
-        for inst in insts:
-            if deps.is_fence(inst.row):
-                out.extend(schedule_segment(segment, config))
-                out.append(inst)
-                segment = []
-            else:
-                segment.append(inst)
-        out.extend(schedule_segment(segment, config))
-        out.extend(tail)
+        live = pressure.live_before(tail, after)
+        parts = []
+        for segment, fence in reversed(_segments(insts)):
+            if fence is not None:
+                live = pressure.live_before([fence], live)
+            parts.append((segment, fence, live))
+            live = pressure.live_before(segment, live)
+        plans.append((block, tail, parts[::-1]))
+    widths = pressure.register_widths(kernel)
+    budget = pressure.register_budget(kernel, config)
+    outs, _ = _schedule_blocks(plans, config, Pressure(widths, budget, 0), pressure.relaxed_budget(kernel, config))
+    moved = 0
+    for (block, _, _), out in zip(plans, outs, strict=True):
         moved += sum(a is not b for a, b in zip(out, block.insts, strict=True))
         block.insts = out
     return moved
+
+
+def _schedule_blocks(plans: list, config, limits: Pressure, relaxed: int) -> tuple[list[list], int]:
+    """(each block's new order, the highest register pressure of any segment) under ``limits``; a segment
+    that cannot be kept within the budget is scheduled again under ``relaxed``."""
+    outs = []
+    peak = 0
+    for _, tail, parts in plans:
+        out: list = []
+        for segment, fence, live_after in parts:
+            order, top = _schedule(segment, config, limits._replace(live_after=live_after))
+            if top > limits.budget and relaxed > limits.budget:
+                order, top = _schedule(segment, config, limits._replace(live_after=live_after, budget=relaxed))
+            out.extend(order)
+            peak = max(peak, top)
+            if fence is not None:
+                out.append(fence)
+        outs.append(out + tail)
+    return outs, peak
 
 
 def dependence_graph(segment: list, config) -> tuple[list[list[tuple[int, int]]], list[int]]:
@@ -98,17 +151,94 @@ def dependence_graph(segment: list, config) -> tuple[list[list[tuple[int, int]]]
     return succs, npred
 
 
+class Pressure(NamedTuple):
+    """What the schedule needs to weigh register pressure: each register's width in 32-bit registers,
+    the budget (``gpusim.codegen.pressure.register_budget``) and the bit set live after the segment."""
+
+    widths: list
+    budget: int
+    live_after: int
+
+
 LOAD_WINDOW = 16
 """Most load results the schedule keeps waiting for their first use (ptxas's register-pressure limit as its
 SASS for programs/gemv shows: the 16-column loop issues 16 LDGs, then one FFMA per two more LDGs,
 never more than 16 loaded values unconsumed)."""
 
 
-def schedule_segment(segment: list, config) -> list:
+class _Live:
+    """The registers a partial schedule of a segment keeps live, and what placing one more would change."""
+
+    def __init__(self, segment: list, limits: Pressure):
+        self.widths, self.after = limits.widths, limits.live_after
+        self.reads = [deps.reads(inst.row) for inst in segment]
+        self.writes = [deps.writes(inst.row) for inst in segment]
+        self.left: dict[int, int] = {}           # register -> its reads not scheduled yet
+        for regs in self.reads:
+            for r in regs:
+                self.left[r] = self.left.get(r, 0) + 1
+        live_in = pressure.live_before(segment, limits.live_after)
+        self.live = {r for r in range(live_in.bit_length()) if live_in >> r & 1}
+        self.size = sum(self._width(r) for r in self.live)
+
+    def _width(self, r: int) -> int:
+        return self.widths[r] if r < len(self.widths) else 1
+
+    def _read_later(self, r: int, i: int) -> bool:
+        """Whether a value ``i`` writes to ``r`` is read (a dead result, such as the unused lanes of a vector
+        load, takes no register past its instruction)."""
+        return self.left.get(r, 0) - (r in self.reads[i]) > 0 or bool(self.after >> r & 1)
+
+    def _dies(self, r: int) -> bool:
+        return self.left.get(r, 0) == 1 and not self.after >> r & 1
+
+    def delta(self, i: int) -> int:
+        """32-bit registers placing instruction ``i`` next adds to the live set (negative: frees)."""
+        made = sum(self._width(r) for r in self.writes[i] if r not in self.live and self._read_later(r, i))
+        freed = sum(self._width(r) for r in self.reads[i] if r in self.live and r not in self.writes[i]
+                    and self._dies(r))
+        return made - freed
+
+    def place(self, i: int) -> None:
+        self.size += self.delta(i)
+        for r in self.reads[i]:
+            self.left[r] -= 1
+            if self.left[r] == 0 and not self.after >> r & 1 and r not in self.writes[i]:
+                self.live.discard(r)
+        self.live |= {r for r in self.writes[i] if self._read_later(r, i)}
+
+
+def schedule_segment(segment: list, config, limits: Pressure | None = None) -> list:
+    """List-schedule one segment; with ``limits``, an instruction that would take the live registers past
+    the budget waits while a ready one adds fewer (Goodman and Hsu's integrated prepass scheduling, ICS
+    1988: schedule for latency until pressure reaches the register limit, then to reduce it). Where the
+    budget cannot be kept, two ways of choosing what goes next are tried (the fewest registers added; the
+    last operand of the most waiting readers) and the schedule with the lower peak is kept."""
+    return _schedule(segment, config, limits)[0]
+
+
+def _schedule(segment: list, config, limits: Pressure | None) -> tuple[list, int]:
+    """(``schedule_segment``'s order, its peak register pressure: 0 without ``limits``)."""
     n = len(segment)
     if n < 2:
-        return list(segment)
-    succs, npred = dependence_graph(segment, config)
+        return list(segment), 0
+    graph = dependence_graph(segment, config)
+    height = [0] * n
+    for i in range(n - 1, -1, -1):
+        own = deps.latency(segment[i].row, config)
+        height[i] = max([own] + [lat + height[j] for j, lat in graph[0][i]])
+    order, peak = _list(segment, config, graph, height, limits, False)
+    if limits is not None and peak > limits.budget:
+        other, other_peak = _list(segment, config, graph, height, limits, True)
+        if other_peak < peak:
+            order, peak = other, other_peak
+    return [segment[i] for i in order], peak
+
+
+def _list(segment: list, config, graph, height: list, limits: Pressure | None, enabling: bool):
+    """(order, peak live registers: 0 without ``limits``) of one list-scheduling pass."""
+    n = len(segment)
+    succs, npred = graph[0], list(graph[1])
     consumers = [0] * n        # per load: its readers in the segment (read after write)
     producer_of: list[list[int]] = [[] for _ in range(n)]
     for i in range(n):
@@ -119,11 +249,9 @@ def schedule_segment(segment: list, config) -> list:
                     consumers[i] += 1
                     producer_of[j].append(i)
     waiting = 0                # loads scheduled whose readers are not all scheduled yet
-    height = [0] * n
-    for i in range(n - 1, -1, -1):
-        own = deps.latency(segment[i].row, config)
-        height[i] = max([own] + [lat + height[j] for j, lat in succs[i]])
     earliest = [0] * n
+    live = _Live(segment, limits) if limits is not None else None
+    peak = live.size if live is not None else 0
     ready = [i for i in range(n) if npred[i] == 0]
     order: list[int] = []
     t = 0
@@ -142,7 +270,16 @@ def schedule_segment(segment: list, config) -> list:
             t = min(earliest[i] for i in ready)
             continue
         chained = [i for i in now if order and segment[order[-1]].companion and i == order[-1] + 1]
-        pick = chained[0] if chained else max(now, key=lambda i: (height[i], -i))
+        if chained:
+            pick = chained[0]
+        else:
+            pick = max(now, key=lambda i: (height[i], -i))
+            if live is not None and live.size + live.delta(pick) > limits.budget:
+                pick = _relieve(ready, live, height, limits.budget, (succs, npred) if enabling else None)
+        if live is not None:
+            live.place(pick)
+            peak = max(peak, live.size)
+            t = max(t, earliest[pick])
         ready.remove(pick)
         order.append(pick)
         if consumers[pick]:
@@ -157,4 +294,22 @@ def schedule_segment(segment: list, config) -> list:
             if npred[j] == 0:
                 ready.append(j)
         t += 1
-    return [segment[i] for i in order]
+    return order, peak
+
+
+def _relieve(ready: list, live: _Live, height: list, budget: int, graph) -> int:
+    """Over the budget: the ready instruction (waiting for its operands' latency if need be) that fits
+    the budget with the longest path; else, with ``graph`` (successors, predecessors left), the one that
+    lets the most readers go next (the last operand they wait for); then the one that adds the fewest
+    registers."""
+    fits = [i for i in ready if live.size + live.delta(i) <= budget]
+    if fits:
+        return max(fits, key=lambda i: (height[i], -i))
+
+    def enables(i: int) -> int:
+        if graph is None:
+            return 0
+        succs, npred = graph
+        return sum(1 for j, _ in succs[i] if npred[j] == 1)
+
+    return min(ready, key=lambda i: (-enables(i), live.delta(i), -height[i], i))

@@ -1,33 +1,48 @@
-"""Live intervals and a linear-scan register count of a lowered or generated kernel's code.
+"""Live ranges and a linear-scan register count of a lowered or generated kernel's code.
 
 What ptxas does: it allocates the SASS stream's values to a thread's general registers (predicates live
 in their own 7-register file), reading kernel parameters from constant bank 0 (``c[0x0][0x210]``) as
 operands or loading them just before use, instead of holding them from the kernel's start.
 
-What is modelled (Poletto and Sarkar's linear scan, TOPLAS 1999):
+What is modelled (Poletto and Sarkar's linear scan, TOPLAS 1999, over live ranges with holes as in
+Traub, Holloway and Smith's second-chance binpacking, PLDI 1998):
 
-* live intervals over the code in layout order: a register's interval runs from the first pc where it is
-  defined or live to the last pc where it is live or read (a loop stretches an interval over the loop);
-* a register every definition of which is an unguarded ``ld.param`` is a constant-bank operand: it takes
-  no register while only ALU instructions read it; where it must be materialised (an address base, a
-  stored value, an operand of a non-ALU instruction) it takes one from its first such use to its last use;
+* live ranges from a liveness analysis over the basic blocks: a register occupies the point before each
+  instruction where it is live or read and the point after each where it is live or written; between two
+  loops that reuse a register name (an unrolled loop and the loop kept for its remaining trips) it
+  occupies nothing, so another value may take its register there;
+* a 32-bit register every definition of which is an unguarded ``ld.param`` is a constant-bank operand: it
+  takes no register while only ALU instructions read it; where it must be materialised (an address base,
+  a stored value, an operand of a non-ALU instruction) it takes one from its first such use on;
+* a 64-bit parameter (a pointer) likewise, unless it is the addend of a ``mad.wide`` (the IMAD.WIDE that
+  ``gpusim.codegen.address`` makes of ``mul.wide`` + ``add.s64``): IMAD.WIDE takes its 64-bit addend from
+  a register pair, which ptxas loads with ``LDC.64`` (tests/data/regalloc_sass/gaussian.sass,
+  ``gauss_fan2``: ``LDC.64 R4, c[0x0][0x210]`` then ``IMAD.WIDE R4, R7, 0x4, R4``), so such a pointer is
+  an ordinary register pair from its ``ld.param`` (scheduled like any load) on. A pointer ptxas adds with
+  LEA stays in a uniform register (numba_map_add10.sass: ``ULDC.64 UR4, c[0x0][0x230]`` and
+  ``LEA R2, P1, R3, UR4, 0x2``) and takes no general register;
 * a 64-bit value takes 2 registers, a 32-bit or narrower one 1, a predicate none (predicates are not in
   ``ptxas -v``'s count);
-* each interval, in order of start, gets the lowest free register (a 64-bit value an even-aligned pair,
-  as SASS's 64-bit operands need), never R1, and the count is the highest register used + 1 +
-  ``RESERVED``: ptxas's listings (programs/sass/sm_90/scale.sass: R1 holds the stack pointer, loaded from
-  ``c[0x0][0x28]``, and "Used 8 registers" is the highest register used, R5, plus 1 plus 2) keep R1 and
-  report two more than the highest register used. At least ``MIN_REGISTERS``.
+* each range, in order of start, gets the lowest register that holds no other value at any of its points
+  (a 64-bit value an even-aligned pair, as SASS's 64-bit operands need), never R1, and the count is the
+  highest register used + 1 + ``RESERVED``: ptxas's listings (programs/sass/sm_90/scale.sass: R1 holds
+  the stack pointer, loaded from ``c[0x0][0x28]``, and "Used 8 registers" is the highest register used,
+  R5, plus 1 plus 2) keep R1 and report two more than the highest register used. At least
+  ``MIN_REGISTERS``.
 
-Simplified: no rematerialisation or coalescing; registers are chosen lowest-first (ptxas spreads them);
-uniform registers (sm_75+) are not modelled. The count is only as faithful as the code it is given:
-ptxas hoists loads and address arithmetic further than gpusim's code-generation stage, so small kernels
-whose SASS keeps many values in flight get fewer registers here than ``ptxas -v`` reports, and loops
-whose invariants ptxas keeps in uniform registers get more (tests/test_regalloc.py prints by how much).
+Simplified: no rematerialisation or coalescing; registers are chosen lowest-first (ptxas spreads them:
+rgba_invert's SASS puts a LOP3's result in a fresh register rather than the operand's, which dies there);
+uniform registers (sm_75+) are modelled only for pointers. The count is only as faithful as the code it is
+given (``gpusim.codegen.schedule`` weighs register pressure as ptxas does): ptxas unrolls some loops
+further (polybench's ``covar_mean``: x16, 16 loads in flight), turns warp-uniform atomics into REDUX plus
+one atomic, and gives shuffles in divergent code a BRA.DIV fallback path with registers of its own, so those
+kernels get fewer registers here than ``ptxas -v`` reports (tests/test_regalloc.py prints by how much).
 ``gpusim.codegen.regalloc`` adds the launch bounds' cap and spilling.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -84,10 +99,22 @@ def parameter_registers(code: np.ndarray) -> set[int]:
     return param - other
 
 
-def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, tuple[int, int]]:
-    """Register -> (first pc, last pc) of its live interval, for registers that take a general register."""
+def pointer_operands(code: np.ndarray, widths: list[int]) -> set[int]:
+    """64-bit registers read as the addend of a ``mad.wide`` (SASS's IMAD.WIDE takes its 64-bit addend from
+    a register pair: neither a constant-bank nor a uniform operand)."""
+    out: set[int] = set()
+    for pc in range(code.shape[0]):
+        row = code[pc]
+        wide = (int(row[L.F_MODS]) >> c.MOD_MUL_SHIFT) & c.MOD_MUL_MASK == c.MUL_WIDE
+        if int(row[L.F_OP]) == c.OP_MAD and wide:
+            out.update(r for r in _operands(row)[0] if widths[r] == 2)
+    return out
+
+
+def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, Range]:
+    """Register -> its live :class:`Range`, for registers that take a general register."""
     n = code.shape[0]
-    param = parameter_registers(code)
+    param = parameter_registers(code) - pointer_operands(code, widths)
     uses_defs = []
     first_hard: dict[int, int] = {}
     for pc in range(n):
@@ -125,65 +152,80 @@ def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, tuple[int, 
     for r, width in enumerate(widths):
         if width:
             counted |= 1 << r
-    first: dict[int, int] = {}
-    last: dict[int, int] = {}
+    masks: dict[int, int] = {}
     for b in range(len(starts)):
         live = 0
         for s in succs[b]:
             live |= live_in[s]
         for pc in range(ends[b] - 1, starts[b] - 1, -1):
             uses, defs = uses_defs[pc]
-            touched = (live | uses | defs) & counted
+            after = (live | defs) & counted              # point 2pc+1: live out of pc or written by it
             live = (live & ~defs) | uses
-            while touched:
-                low = touched & -touched
-                r = low.bit_length() - 1
-                touched ^= low
-                first[r] = min(first.get(r, pc), pc)
-                last[r] = max(last.get(r, pc), pc)
+            for bits, point in ((after, 2 * pc + 1), (live & counted, 2 * pc)):
+                while bits:
+                    low = bits & -bits
+                    r = low.bit_length() - 1
+                    bits ^= low
+                    masks[r] = masks.get(r, 0) | 1 << point
     out = {}
-    for r in first:
-        lo = max(first[r], first_hard[r]) if r in param else first[r]
-        out[r] = (lo, max(last[r], lo))
+    for r, mask in masks.items():
+        if r in param:                  # a constant-bank operand until its first use that needs a register
+            hard = 2 * first_hard.get(r, n)
+            mask = mask >> hard << hard
+        if mask:
+            out[r] = Range(((mask & -mask).bit_length() - 1) // 2, (mask.bit_length() - 1) // 2, mask)
     return out
 
 
-def _fit(free: list[bool], width: int, limit: int) -> int:
-    """The lowest register (aligned to ``width``, as a 64-bit pair must be) with ``width`` free ones below
-    ``limit``, or -1."""
+class Range(NamedTuple):
+    """A register's live range: its first and last pc, and the points where it is live (bit 2*pc: before
+    instruction pc, with its operands; bit 2*pc+1: after it, with its results), holes included."""
+
+    start: int
+    end: int
+    points: int
+
+
+def _fit(occupied: list[int], points: int, width: int, limit: int) -> int:
+    """The lowest register (aligned to ``width``, as a 64-bit pair must be) none of the ``width`` registers
+    from which holds a value at any of ``points``, below ``limit``; -1 if none."""
     for i in range(0, limit - width + 1, width):
-        if all(free[i:i + width]):
+        if i <= STACK_POINTER < i + width:
+            continue
+        if not any(occupied[j] & points for j in range(i, i + width)):
             return i
     return -1
 
 
-def linear_scan(intervals: dict[int, tuple[int, int]], widths: list[int], limit: int = 253):
+def linear_scan(intervals: dict[int, Range], widths: list[int], limit: int = 253):
     """(registers the assignment reaches: its highest register + 1, registers spilled) of a linear scan that
-    gives each interval, in order of start, the lowest free register (an even-aligned pair for a 64-bit
-    value; R1, the stack pointer, never). Registers at or above ``limit`` are not used: when nothing fits,
-    the interval ending furthest away is spilled (Poletto and Sarkar's heuristic)."""
-    order = sorted(intervals, key=lambda r: (intervals[r][0], r))
-    free = [True] * 256
-    free[STACK_POINTER] = False
-    active: dict[int, int] = {}          # register -> its first physical register
+    gives each live range, in order of start, the lowest register that holds no other value at any point
+    where this one is live (live ranges with holes, as Traub, Holloway and Smith's second-chance binpacking
+    allocates them: a register reused in two loops is not kept between them); a 64-bit value gets an
+    even-aligned pair; R1, the stack pointer, never. Registers at or above ``limit`` are not used: when
+    nothing fits, of the values in the way and this one, the one ending furthest away is spilled
+    (Poletto and Sarkar's heuristic)."""
+    order = sorted(intervals, key=lambda r: (intervals[r].start, r))
+    occupied = [0] * 256
+    where: dict[int, int] = {}          # register -> its first physical register
     top = STACK_POINTER + 1
     spilled = []
     for r in order:
-        start, end = intervals[r]
-        for a in [a for a in active if intervals[a][1] <= start]:
-            phys = active.pop(a)
-            free[phys:phys + widths[a]] = [True] * widths[a]
-        while (phys := _fit(free, widths[r], limit)) < 0:
-            victim = max([*active, r], key=lambda a: (intervals[a][1], a))
+        points = intervals[r].points
+        while (phys := _fit(occupied, points, widths[r], limit)) < 0:
+            rivals = [a for a in where if intervals[a].points & points]
+            victim = max([*rivals, r], key=lambda a: (intervals[a].end, a))
             spilled.append(victim)
             if victim == r:
                 break
-            vphys = active.pop(victim)
-            free[vphys:vphys + widths[victim]] = [True] * widths[victim]
+            vphys = where.pop(victim)
+            for j in range(vphys, vphys + widths[victim]):
+                occupied[j] &= ~intervals[victim].points
         if phys < 0:
             continue
-        free[phys:phys + widths[r]] = [False] * widths[r]
-        active[r] = phys
+        for j in range(phys, phys + widths[r]):
+            occupied[j] |= points
+        where[r] = phys
         top = max(top, phys + widths[r])
     return top, sorted(spilled)
 
