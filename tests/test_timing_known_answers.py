@@ -381,7 +381,8 @@ def _l1tex_cycles_per_request(config, stride_bytes):
     banks = words % config.shared_banks
     data_wavefronts = max(len(set(words[banks == bank])) for bank in set(banks))
     wavefront_bytes = config.shared_banks * config.shared_bank_bytes
-    return max(-(-lines // config.l1_tags_per_cycle), data_wavefronts * wavefront_bytes / config.l1_bytes_per_cycle_per_sm)
+    data_cycles = data_wavefronts * wavefront_bytes / config.l1_bytes_per_cycle_per_sm
+    return max(-(-lines // config.l1_tags_per_cycle), data_cycles)
 
 
 @pytest.mark.parametrize("stride_bytes,tags", [(132, 4), (132, 1), (128, 4), (4, 4), (256, 2)])

@@ -31,7 +31,8 @@ Latency convention
     ``l2_latency_cycles`` or ``dram_latency_cycles``, and contention adds on top.
 
 Stores and atomics
-    * ``global_store``: L1 is write-through and no-allocate (present sectors are updated, nothing is
+    * ``global_store``: the request passes the L1TEX pipeline like a load (tag stage; its sectors' bytes for
+      the data stage, no bank rule). L1 is write-through and no-allocate (present sectors are updated, nothing is
       allocated); L2 is write-back with write-allocate: a written sector becomes present and dirty without a
       DRAM read (whole-sector writes; see ``cache``). Evicting a dirty L2 line writes its dirty sectors to
       that line's DRAM channel, consuming the channel's bandwidth. The returned cycle is when the last

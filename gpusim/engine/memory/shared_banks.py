@@ -12,16 +12,18 @@ Wide accesses
     (256 B) cannot finish in one. The hardware processes such a request in phases: half a warp at a time for
     8-byte accesses, a quarter warp for 16-byte accesses; in general ``banks * bank_bytes // access_bytes``
     lanes per phase, at most 32. Conflicts are counted inside each phase, and the request's wavefronts are
-    the sum over phases that have at least one active lane.
+    the sum over phases that have at least one active lane. A conflict-free warp of ``ld.shared.v2.f32``
+    therefore takes 2 wavefronts and of ``ld.shared.v4.f32`` 4, matching Nsight Compute's
+    ``l1tex__data_pipe_lsu_wavefronts_mem_shared``.
 
 The L1 data stage
     L1 and shared memory are one array of these banks, and the L1TEX data stage reads a global or local
-    load's words through them the same way (NVIDIA, forum answer on stride-2 L1 vs shared wavefronts: the
-    data stage "behaves exactly" like shared memory's bank accesses). A 128-B line fills one row of the 32
-    banks, so lanes that read *different lines at the same offset* need the same bank and serialise; the
-    engine passes ``shared_wavefronts`` of a global load's addresses to ``memsys.l1tex_reserve``. A conflict-free warp of ``ld.shared.v2.f32``
-    therefore takes 2 wavefronts and of ``ld.shared.v4.f32`` 4, matching Nsight Compute's
-    ``l1tex__data_pipe_lsu_wavefronts_mem_shared``.
+    load's words through them the same way (NVIDIA, forums.developer.nvidia.com/t/242776: the data stage's
+    bank accesses for a stride-2 L1 load behave exactly as for shared memory). A 128-B line fills one row
+    of the 32 banks, so lanes that read *different lines at the same offset* need the same bank and
+    serialise; the engine passes ``shared_wavefronts`` of a global load's addresses to
+    ``memsys.l1tex_reserve``. Most requests have no conflict; ``_phase_without_conflict`` settles those in
+    one pass and only a conflicting phase is counted word by word.
 
 Simplifications
     * Accesses are naturally aligned (PTX requires it), so an access of ``k * bank_bytes`` bytes covers
