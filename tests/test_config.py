@@ -34,7 +34,8 @@ CHIPS = {
     "rtx4090": ("8.9", 128, 82.6, 165, 1008, 72, 128),
 }
 SOURCE_KEYS = (r"\b(PG|BPG|OCC|VTG|MT4G|TK|GSIM|ASIM|AZ|GL|NV)\b"
-               r"|gpu-specs|CUDA Graphs blog|estimate|simulation limit|ptxas control bits")
+               r"|gpu-specs|CUDA Graphs blog|estimate|simulation limit|ptxas control bits"
+               r"|forums\.developer\.nvidia\.com")
 
 
 def test_list_configs_names_every_shipped_file():
