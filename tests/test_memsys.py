@@ -295,3 +295,18 @@ def test_data_stage_bank_wavefronts_bound_the_request(wavefronts):
     start = 10 * DRAM_LATENCY
     done = [memory.load([0], start, data_bytes=wavefronts * 128)[0] for _ in range(4)]
     assert done[-1] == start + 3 * max(1, wavefronts * 128 / rate) + L1_LATENCY
+
+
+def test_a_miss_waiting_for_an_mshr_stalls_the_l1tex_pipeline():
+    """The L1TEX pipeline is in order: an L1 hit issued behind a request whose miss waits for an MSHR leaves
+    the pipeline only after that wait (one tag cycle each)."""
+    mshrs = 4
+    memory = Memory(mshrs_per_sm=mshrs, dram_bandwidth_gbs=FAST)
+    memory.load([1 << 24], 0)                                   # a line to hit later
+    start = 10 * DRAM_LATENCY
+    cold = [line * LINE + k * SECTOR for line in range(2) for k in range(4)]   # 8 misses, 4 MSHRs
+    _, wait = memory.load(cold, start)
+    assert wait == DRAM_LATENCY                                 # sectors 4..7 wait for the first wave
+    hit_done, hit_wait = memory.load([1 << 24], start)
+    assert hit_wait == 0
+    assert hit_done == start + 1 + wait + L1_LATENCY            # behind 1 tag cycle and the stalled wait

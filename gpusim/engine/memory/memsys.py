@@ -48,8 +48,11 @@ MSHRs
     per SM so that the slot freeing earliest is at index 0 (taking it costs log8(slots), not a scan). A
     sector that misses in L1 takes the slot that frees earliest; if even that one is still busy the sector
     waits for it, which also delays the sectors after it. A hit on a pending fill needs no slot (it
-    merges). The loads return the total cycles the request's issue was held back this way so the caller
-    can charge ``lg_throttle``.
+    merges). The wait also holds the SM's L1TEX pipeline (in order: requests behind a stalled miss wait
+    too), as before the tag stage was modelled. The loads return the total cycles the request's issue was
+    held back this way so the caller can charge ``lg_throttle``. A ``cp.async`` (LDGSTS) request occupies
+    slots exactly like a load's misses: it needs no registers, so only the MSHRs (and the ``cp.async``
+    group waits) bound how much a warp keeps in flight.
 
 State
     l1        cache state with one partition per SM (``make_memsys_state``)
@@ -378,6 +381,8 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
         if use_l1:
             l1_way, _, _ = cache_fill_way(l1, l1_set, l1_way, line_addr, sector, sector_done)
         completion = max(completion, sector_done)
+    # a miss that finds no free MSHR stalls the in-order L1TEX pipeline: later requests queue behind the wait
+    servers[SRV_L1_PATH][sm] += mshr_wait
     counters[C_MSHR_WAIT_CYCLES] += mshr_wait
     return completion, mshr_wait
 
