@@ -34,7 +34,8 @@ CHIPS = {
     "rtx4090": ("8.9", 128, 82.6, 165, 1008, 72, 128),
 }
 SOURCE_KEYS = (r"\b(PG|BPG|OCC|VTG|MT4G|TK|GSIM|ASIM|AZ|GL|NV)\b"
-               r"|gpu-specs|CUDA Graphs blog|estimate|simulation limit|ptxas control bits")
+               r"|gpu-specs|CUDA Graphs blog|estimate|simulation limit|ptxas control bits"
+               r"|forums\.developer\.nvidia\.com")
 
 
 def test_list_configs_names_every_shipped_file():
@@ -277,3 +278,14 @@ def test_names_resolve_through_the_installed_package(monkeypatch):
     monkeypatch.setattr(config_module, "_source_configs_dir", lambda: None)
     assert set(SHIPPED) <= set(config_module.list_configs())
     assert load_config("teaching") == config_module.load_config(CONFIG_DIR / "teaching.toml")
+
+
+@pytest.mark.parametrize("name", [name for name in SHIPPED if name != "teaching"])
+def test_mshrs_cover_twice_littles_law_at_the_busier_level(name):
+    """In-flight sectors per SM: at least 2 x max(DRAM bandwidth per SM x DRAM latency, L2 bandwidth per SM x
+    L2 latency) / sector, from the config's own (sourced) figures; configs/*.toml derive it so."""
+    config = load_config(name)
+    per_cycle = config.core_clock_mhz * 1e6
+    dram = config.dram_bandwidth_gbs * 1e9 / per_cycle / config.sms * config.dram_latency_cycles
+    l2 = config.l2_bytes_per_cycle / config.sms * config.l2_latency_cycles
+    assert config.mshrs_per_sm >= math.ceil(2 * max(dram, l2) / config.sector_bytes)

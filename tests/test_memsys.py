@@ -33,6 +33,7 @@ from gpusim.errors import ConfigError
 SECTOR, LINE = 32, 128
 L1_LATENCY, L2_LATENCY, DRAM_LATENCY = 38, 219, 600
 FAST = 1e9  # a rate that never binds in these tests
+TAGS = 4    # L1TEX tag stage: lines per cycle (NVIDIA, GV100+); a request takes at least one cycle
 
 
 class Memory:
@@ -40,23 +41,23 @@ class Memory:
 
     def __init__(self, *, sms=2, l2_slices=4, l2_bytes=1 << 20, l2_assoc=16, dram_channels=4,
                  dram_bandwidth_gbs=64.0, clock_mhz=1000.0, dram_efficiency=0.5, mshrs_per_sm=256,
-                 l1_rate=FAST, icnt_rate=FAST, l2_rate=FAST, atomic_rate=1.0):
+                 l1_rate=FAST, icnt_rate=FAST, l2_rate=FAST, atomic_rate=1.0, l1_tags=TAGS):
         self.params, self.rates = make_memsys_params(
             sector_bytes=SECTOR, line_bytes=LINE, l1_latency_cycles=L1_LATENCY,
             l2_latency_cycles=L2_LATENCY, dram_latency_cycles=DRAM_LATENCY, l1_bytes_per_cycle_per_sm=l1_rate,
             l2_slices=l2_slices, l2_bytes_per_cycle=l2_rate, dram_bandwidth_gbs=dram_bandwidth_gbs,
             dram_efficiency=dram_efficiency, dram_channels=dram_channels, clock_mhz=clock_mhz,
             interconnect_bytes_per_cycle_per_sm=icnt_rate, mshrs_per_sm=mshrs_per_sm,
-            atomic_l2_ops_per_cycle_per_slice=atomic_rate)
+            atomic_l2_ops_per_cycle_per_slice=atomic_rate, l1_tags_per_cycle=l1_tags)
         self.l1, self.l2, self.servers, self.mshr, self.counters = make_memsys_state(
             sms=sms, l1_bytes_per_sm=64 * 1024, l1_assoc=4, l2_bytes=l2_bytes, l2_assoc=l2_assoc,
             l2_slices=l2_slices, sector_bytes=SECTOR, line_bytes=LINE, dram_channels=dram_channels,
             mshrs_per_sm=mshrs_per_sm)
 
-    def load(self, sectors, now, sm=0, use_l1=True):
+    def load(self, sectors, now, sm=0, use_l1=True, data_bytes=-1):
         array = np.asarray(sectors, dtype=np.int64)
         return global_load(array, len(sectors), sm, now, use_l1, self.l1, self.l2, self.servers, self.mshr,
-                           self.params, self.rates, self.counters)
+                           self.params, self.rates, self.counters, data_bytes)
 
     def store(self, sectors, now, sm=0):
         array = np.asarray(sectors, dtype=np.int64)
@@ -154,8 +155,9 @@ def test_mshr_limit_bounds_memory_parallelism():
     memory = Memory(mshrs_per_sm=mshrs, dram_bandwidth_gbs=FAST)
     requests = 4 * mshrs
     completions = [memory.load([k * LINE], 0)[0] for k in range(requests)]
-    # request k waits for the (k // mshrs)-th wave of misses to drain
-    assert completions == [(k // mshrs + 1) * DRAM_LATENCY for k in range(requests)]
+    # request k leaves the L1TEX tag stage at cycle k (one line: one tag wavefront each) and then waits for
+    # the (k // mshrs)-th wave of misses to drain: the slot of request k - mshrs frees at its completion
+    assert completions == [(k // mshrs + 1) * DRAM_LATENCY + k % mshrs for k in range(requests)]
 
 
 @pytest.mark.parametrize("slots", [1, 2, 8, 9, 37, 73, 1024])
@@ -265,3 +267,46 @@ def test_impossible_parameters_are_config_errors():
         Memory(dram_efficiency=1.5)
     with pytest.raises(ConfigError):
         Memory(l2_slices=0)
+
+
+@pytest.mark.parametrize("lines,tags", [(1, 4), (4, 4), (5, 4), (32, 4), (32, 1), (7, 2)])
+def test_tag_stage_takes_ceil_lines_over_tags_per_cycle(lines, tags):
+    """Requests touching N distinct lines (one sector each, L1 hits) issued together leave the L1TEX
+    pipeline ceil(N / tags) cycles apart; the last sector of the last one is served at the end of its share."""
+    memory = Memory(l1_tags=tags)
+    sectors = [line * LINE for line in range(lines)]
+    memory.load(sectors, 0)                                    # bring the lines into L1
+    start = 10 * DRAM_LATENCY
+    requests = 6
+    completions = [memory.load(sectors, start)[0] for _ in range(requests)]
+    occupancy = ceil(lines / tags)
+    last_slot = (requests - 1) * occupancy + floor((lines - 1) * occupancy / lines)
+    assert completions[-1] == start + last_slot + L1_LATENCY
+    assert memory.counters[C_L1_HIT_SECTORS] == requests * lines
+
+
+@pytest.mark.parametrize("wavefronts", [1, 8, 32])
+def test_data_stage_bank_wavefronts_bound_the_request(wavefronts):
+    """The caller's data-stage wavefronts (x 128 B at l1_bytes_per_cycle_per_sm) occupy the pipeline when they
+    exceed the tag stage: one line with 32-way bank conflicts costs 32 cycles, not ceil(1 / tags)."""
+    rate = 128.0
+    memory = Memory(l1_rate=rate)
+    memory.load([0], 0)
+    start = 10 * DRAM_LATENCY
+    done = [memory.load([0], start, data_bytes=wavefronts * 128)[0] for _ in range(4)]
+    assert done[-1] == start + 3 * max(1, wavefronts * 128 / rate) + L1_LATENCY
+
+
+def test_a_miss_waiting_for_an_mshr_stalls_the_l1tex_pipeline():
+    """The L1TEX pipeline is in order: an L1 hit issued behind a request whose miss waits for an MSHR leaves
+    the pipeline only after that wait (one tag cycle each)."""
+    mshrs = 4
+    memory = Memory(mshrs_per_sm=mshrs, dram_bandwidth_gbs=FAST)
+    memory.load([1 << 24], 0)                                   # a line to hit later
+    start = 10 * DRAM_LATENCY
+    cold = [line * LINE + k * SECTOR for line in range(2) for k in range(4)]   # 8 misses, 4 MSHRs
+    _, wait = memory.load(cold, start)
+    assert wait == DRAM_LATENCY                                 # sectors 4..7 wait for the first wave
+    hit_done, hit_wait = memory.load([1 << 24], start)
+    assert hit_wait == 0
+    assert hit_done == start + 1 + wait + L1_LATENCY            # behind 1 tag cycle and the stalled wait

@@ -369,3 +369,39 @@ def test_bank_conflicts_are_limited_by_the_sms_shared_data_path():
     assert wavefronts == 32 * 32
     bytes_per_wavefront = gpu.config.shared_banks * gpu.config.shared_bank_bytes
     assert run.cycles >= wavefronts * bytes_per_wavefront / gpu.config.shared_bytes_per_cycle_per_sm
+
+
+def _l1tex_cycles_per_request(config, stride_bytes):
+    """A 32-lane 4-byte request at ``lane * stride_bytes``: the slower of the tag stage (ceil(distinct lines /
+    l1_tags_per_cycle)) and the data stage (the most distinct words any bank delivers, x 128 B, at
+    l1_bytes_per_cycle_per_sm)."""
+    addresses = np.arange(32) * stride_bytes
+    lines = len(set(addresses // config.line_bytes))
+    words = addresses // config.shared_bank_bytes
+    banks = words % config.shared_banks
+    data_wavefronts = max(len(set(words[banks == bank])) for bank in set(banks))
+    wavefront_bytes = config.shared_banks * config.shared_bank_bytes
+    data_cycles = data_wavefronts * wavefront_bytes / config.l1_bytes_per_cycle_per_sm
+    return max(-(-lines // config.l1_tags_per_cycle), data_cycles)
+
+
+@pytest.mark.parametrize("stride_bytes,tags", [(132, 4), (132, 1), (128, 4), (4, 4), (256, 2)])
+def test_l1_hit_requests_cost_their_tag_and_data_stage_cycles(stride_bytes, tags):
+    """32 warps re-read 32 L1-resident words at a stride: the SM's L1TEX pipeline is the bottleneck, so the
+    slope per warp request is the request's tag-stage or data-stage cycles, whichever is larger: 132 B
+    (32 lines, 32 banks) is tag-bound at ceil(32 / tags); 128 B (32 lines, one bank) and 256 B are
+    data-bound at 32 wavefronts, as lanes of a naive matmul reading down a column are."""
+    gpu = gpusim.GPU(H100, sms=1, l1_tags_per_cycle=tags)
+    expected = _l1tex_cycles_per_request(gpu.config, stride_bytes)
+    src = gpu.to_device(np.ones(32 * stride_bytes // 4 + 1, np.float32))
+    out = gpu.empty(1024, np.float32)
+    kernel = gpu.load_ptx(K.L1_STRIDED_LOADS)["l1_strided"]
+    # the first launch brings the words into L2 (kept between launches), so the two timed ones start alike
+    cycles = [gpu.launch(kernel, grid=1, block=1024, args=[src, out, iters, stride_bytes]).cycles
+              for iters in (1, 32, 64)][1:]
+    assert np.all(out.get() == 64)
+    slope = (cycles[1] - cycles[0]) / (32 * 32)     # cycles per warp request, start-up cancelled
+    if expected >= 4:                                # the L1TEX pipeline binds
+        assert slope == pytest.approx(expected, rel=0.05)
+    else:                                            # a 1-line request: bound by issue, never by L1TEX
+        assert slope < 4

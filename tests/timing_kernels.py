@@ -269,3 +269,32 @@ def finish_clock(count: int) -> str:
  ret;
 }}
 """
+
+L1_STRIDED_LOADS = r"""
+.version 7.0
+.target sm_80
+.address_size 64
+// lane l of every warp re-reads the 4 bytes at src + l * stride_bytes: after the first touch all hits are in L1,
+// and each warp request touches the same lanes' lines and banks
+.visible .entry l1_strided(.param .u64 src, .param .u64 out, .param .u32 iters, .param .u32 stride_bytes)
+{
+ .reg .pred %p<2>; .reg .b32 %r<10>; .reg .f32 %f<4>; .reg .b64 %rd<8>;
+ ld.param.u64 %rd1, [src]; ld.param.u64 %rd2, [out]; ld.param.u32 %r1, [iters]; ld.param.u32 %r8, [stride_bytes];
+ mov.u32 %r2, %tid.x;
+ and.b32 %r3, %r2, 31;
+ mul.wide.u32 %rd3, %r3, %r8; add.s64 %rd4, %rd1, %rd3;
+ mov.f32 %f2, 0f00000000;
+ mov.u32 %r4, 0;
+$L_it:
+ .pragma "nounroll";
+ ld.global.f32 %f1, [%rd4];
+ add.f32 %f2, %f2, %f1;
+ add.s32 %r4, %r4, 1;
+ setp.lt.u32 %p1, %r4, %r1;
+ @%p1 bra $L_it;
+ mov.u32 %r5, %ctaid.x; mov.u32 %r6, %ntid.x; mad.lo.s32 %r7, %r5, %r6, %r2;
+ mul.wide.u32 %rd5, %r7, 4; add.s64 %rd6, %rd2, %rd5;
+ st.global.f32 [%rd6], %f2;
+ ret;
+}
+"""

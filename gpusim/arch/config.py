@@ -161,6 +161,8 @@ class GPUConfig:
     l1_assoc: int = _spec("memory", "ways", "L1 associativity (sets follow from the capacity left by "
                           "the carveout)")
     l1_bytes_per_cycle_per_sm: float = _spec("memory", "bytes/cycle", "L1 data path per SM")
+    l1_tags_per_cycle: int = _spec("memory", "lines/cycle", "L1TEX tag stage per SM: distinct 128-B lines "
+                                   "a warp request resolves per cycle (ceil(lines / this) cycles a request)")
     l2_bytes: int = _spec("memory", "bytes", "L2 capacity (of the slice when sms < chip_sms)")
     l2_slices: int = _spec("memory", "slices", "L2 slices, addresses hashed across them")
     chip_l2_slices: int = _spec("memory", "slices", "L2 slices of the whole chip (set by the loader)",

@@ -46,7 +46,8 @@ def memory_params(config):
         clock_mhz=config.core_clock_mhz,
         interconnect_bytes_per_cycle_per_sm=config.interconnect_bytes_per_cycle_per_sm,
         mshrs_per_sm=config.mshrs_per_sm,
-        atomic_l2_ops_per_cycle_per_slice=config.atomic_l2_ops_per_cycle_per_slice)
+        atomic_l2_ops_per_cycle_per_slice=config.atomic_l2_ops_per_cycle_per_slice,
+        l1_tags_per_cycle=config.l1_tags_per_cycle)
 
 
 def l2_state(gpu):

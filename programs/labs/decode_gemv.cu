@@ -326,8 +326,14 @@ extern "C" __global__ void gemv_u8(const uint4* weights, const float* scales, co
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             const float4* xb = x + 4 * (chunk + WARP * u);
-            acc += dequant_dot4(w[u].x, xb[0]) + dequant_dot4(w[u].y, xb[1])
-                 + dequant_dot4(w[u].z, xb[2]) + dequant_dot4(w[u].w, xb[3]);
+            // lanes read their 4 x vectors in a rotated order ((lane / 2 + j) % 4): lanes 64 bytes apart would
+            // otherwise all read the same 4 of L1's 32 banks at once (a 4-way conflict in the data stage)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                int part = ((lane >> 1) + j) & 3;
+                unsigned int bits = part == 0 ? w[u].x : part == 1 ? w[u].y : part == 2 ? w[u].z : w[u].w;
+                acc += dequant_dot4(bits, xb[part]);
+            }
         }
     }
     float total = warp_sum(acc);

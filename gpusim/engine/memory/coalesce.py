@@ -10,7 +10,9 @@ What it models
 
 Simplifications
     * A request is described by its sectors only; replays for more than one line per wavefront (pre-Volta
-      behaviour) are not modelled: cost scales with sectors and is charged by the servers downstream.
+      behaviour) are not modelled. The L1TEX tag stage charges ceil(lines / l1_tags_per_cycle) cycles per
+      request and the data stage its bank wavefronts (``memsys.l1tex_reserve``); the servers downstream
+      charge the sectors.
     * Inactive lanes (bit clear in ``active_mask``) contribute nothing, as on hardware.
     * The what-if "perfect coalescing" (``perfect_coalescing``) keeps the lowest ``ideal`` sectors of a request:
       the same request, as if its lanes' bytes were contiguous and aligned (gpusim.launch.what_if).

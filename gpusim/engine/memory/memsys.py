@@ -4,8 +4,15 @@ What it models
     Given the coalesced sector list of a warp's global (or local) load, store or atomic, this module walks
     every sector through the hierarchy and returns when the request completes:
 
-    * L1 (per SM, sectored, LRU): every sector crosses the SM's L1 data path (a server). A hit completes
-      ``l1_latency_cycles`` after its data-path slot, or when the pending fill it found completes.
+    * L1TEX pipeline (per SM, a server, ``l1tex_reserve``): a warp request occupies it for the slower of its
+      two stages: the tag stage resolves ``l1_tags_per_cycle`` distinct 128-B lines per cycle (NVIDIA: 4
+      tags x 4 sectors per cycle since GV100), so a request touching N lines takes ceil(N / tags) cycles; the
+      data stage moves ``l1_bytes_per_cycle_per_sm`` through the 32 x 4-B banks that L1 shares with shared
+      memory, so the caller passes the request's bank-conflict wavefronts (lanes reading different lines at
+      the same offset within the line hit one bank and serialise, as in shared memory). The request's
+      sectors leave the pipeline spread evenly over its occupancy.
+    * L1 (per SM, sectored, LRU): a hit completes ``l1_latency_cycles`` after its sector's L1TEX slot, or when
+      the pending fill it found completes.
     * A miss takes an MSHR of its SM, crosses the SM's interconnect port (a server) to the L2 slice chosen
       by an XOR-folded hash of the line address, queues at the slice (a server) and looks the sector up.
       An L2 hit completes ``l2_latency_cycles`` after that.
@@ -24,7 +31,8 @@ Latency convention
     ``l2_latency_cycles`` or ``dram_latency_cycles``, and contention adds on top.
 
 Stores and atomics
-    * ``global_store``: L1 is write-through and no-allocate (present sectors are updated, nothing is
+    * ``global_store``: the request passes the L1TEX pipeline like a load (tag stage; its sectors' bytes for
+      the data stage, no bank rule). L1 is write-through and no-allocate (present sectors are updated, nothing is
       allocated); L2 is write-back with write-allocate: a written sector becomes present and dirty without a
       DRAM read (whole-sector writes; see ``cache``). Evicting a dirty L2 line writes its dirty sectors to
       that line's DRAM channel, consuming the channel's bandwidth. The returned cycle is when the last
@@ -40,13 +48,16 @@ MSHRs
     per SM so that the slot freeing earliest is at index 0 (taking it costs log8(slots), not a scan). A
     sector that misses in L1 takes the slot that frees earliest; if even that one is still busy the sector
     waits for it, which also delays the sectors after it. A hit on a pending fill needs no slot (it
-    merges). The loads return the total cycles the request's issue was held back this way so the caller
-    can charge ``lg_throttle``.
+    merges). The wait also holds the SM's L1TEX pipeline (in order: requests behind a stalled miss wait
+    too), as before the tag stage was modelled. The loads return the total cycles the request's issue was
+    held back this way so the caller can charge ``lg_throttle``. A ``cp.async`` (LDGSTS) request occupies
+    slots exactly like a load's misses: it needs no registers, so only the MSHRs (and the ``cp.async``
+    group waits) bound how much a warp keeps in flight.
 
 State
     l1        cache state with one partition per SM (``make_memsys_state``)
     l2        cache state with one partition per L2 slice
-    servers   tuple of float64 next-free arrays, indices SRV_*: L1 data path [sms], interconnect port [sms],
+    servers   tuple of float64 next-free arrays, indices SRV_*: L1TEX pipeline [sms], interconnect port [sms],
               L2 slice [slices], DRAM channel [channels], L2 atomic unit [slices]
     params    int64[N_INT_PARAMS] (P_*), rates float64[N_RATE_PARAMS] (R_*): see ``make_memsys_params``
     counters  int64[N_COUNTERS] (C_*): meanings in COUNTERS
@@ -88,7 +99,8 @@ P_L2_SLICES = 5
 P_DRAM_CHANNELS = 6
 P_DRAM_INTERLEAVE_BYTES = 7
 P_MSHRS_PER_SM = 8
-N_INT_PARAMS = 9
+P_L1_TAGS_PER_CYCLE = 9
+N_INT_PARAMS = 10
 
 # ---------------------------------------------------------------- rates (rates array)
 R_L1_BYTES_PER_CYCLE_PER_SM = 0
@@ -138,7 +150,7 @@ def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles:
                        dram_latency_cycles: int, l1_bytes_per_cycle_per_sm: float, l2_slices: int,
                        l2_bytes_per_cycle: float, dram_bandwidth_gbs: float, dram_efficiency: float,
                        dram_channels: int, clock_mhz: float, interconnect_bytes_per_cycle_per_sm: float,
-                       mshrs_per_sm: int, atomic_l2_ops_per_cycle_per_slice: float,
+                       mshrs_per_sm: int, atomic_l2_ops_per_cycle_per_slice: float, l1_tags_per_cycle: int,
                        dram_interleave_bytes: int = 256):
     """Pack config fields into ``(params int64[N_INT_PARAMS], rates float64[N_RATE_PARAMS])``.
 
@@ -152,7 +164,8 @@ def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles:
                 "l1_bytes_per_cycle_per_sm": l1_bytes_per_cycle_per_sm,
                 "dram_bandwidth_gbs": dram_bandwidth_gbs,
                 "interconnect_bytes_per_cycle_per_sm": interconnect_bytes_per_cycle_per_sm,
-                "atomic_l2_ops_per_cycle_per_slice": atomic_l2_ops_per_cycle_per_slice}
+                "atomic_l2_ops_per_cycle_per_slice": atomic_l2_ops_per_cycle_per_slice,
+                "l1_tags_per_cycle": l1_tags_per_cycle}
     for name, value in positive.items():
         if not value > 0:
             raise ConfigError(f"must be > 0, got {value}", field=name)
@@ -172,6 +185,7 @@ def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles:
     params[P_DRAM_CHANNELS] = dram_channels
     params[P_DRAM_INTERLEAVE_BYTES] = dram_interleave_bytes
     params[P_MSHRS_PER_SM] = mshrs_per_sm
+    params[P_L1_TAGS_PER_CYCLE] = l1_tags_per_cycle
     dram_bytes_per_cycle = dram_bandwidth_gbs * 1e9 / (clock_mhz * 1e6)
     rates = np.zeros(N_RATE_PARAMS, dtype=np.float64)
     rates[R_L1_BYTES_PER_CYCLE_PER_SM] = l1_bytes_per_cycle_per_sm
@@ -284,11 +298,45 @@ def replace_earliest_mshr(mshr_free_cycle, sm, busy_until):
     heap[i] = busy_until
 
 
+@compiled_only
+def l1tex_reserve(sector_addrs, n, sm, arrival_cycle, data_bytes, servers, params, rates):
+    """Pass one warp request through SM ``sm``'s L1TEX pipeline, arriving at ``arrival_cycle``.
+
+    The tag stage looks up ``l1_tags_per_cycle`` distinct lines per cycle, so the request's
+    ``lines`` (its sectors come grouped by line) take ``ceil(lines / tags)`` tag wavefronts, at least one;
+    the data stage moves ``data_bytes`` (the caller's bank-conflict wavefronts x 128 B; -1: the request's
+    sectors) at ``l1_bytes_per_cycle_per_sm``. The stages are pipelined, so the request holds the SM's
+    L1TEX server for the slower of the two. Returns ``(start cycle, occupancy in cycles)``."""
+    line_bytes = params[P_LINE_BYTES]
+    lines = np.int64(0)
+    previous_line = np.int64(-1)
+    for index in range(n):
+        line = quotient(sector_addrs[index], line_bytes)
+        if lines == 0 or line != previous_line:
+            lines += 1
+            previous_line = line
+    tags = params[P_L1_TAGS_PER_CYCLE]
+    tag_cycles = max(np.int64(1), quotient(lines + tags - 1, tags))
+    if data_bytes < 0:
+        data_bytes = n * params[P_SECTOR_BYTES]
+    occupancy = max(np.float64(tag_cycles), data_bytes / rates[R_L1_BYTES_PER_CYCLE_PER_SM])
+    start, _ = server_reserve(servers[SRV_L1_PATH], sm, arrival_cycle, occupancy, 1.0)
+    return start, occupancy
+
+
+@engine_jit(inline="always")
+def _l1tex_slot(start, occupancy, index, n):
+    """Cycle sector ``index`` of ``n`` leaves the L1TEX pipeline: spread evenly over the request's occupancy."""
+    return start + np.int64(index * occupancy / n)
+
+
 @engine_jit
-def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cycle, params, rates, counters):
+def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cycle, params, rates, counters,
+                data_bytes=-1):
     """Time a warp's load of the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
 
-    use_l1  False for loads that bypass L1 (``ld.global.cg``/``.cv``): no L1 lookup or fill
+    use_l1      False for loads that bypass L1 (``ld.global.cg``/``.cv``): no L1 lookup or fill
+    data_bytes  bytes-equivalent of the request's L1 data-stage wavefronts (``l1tex_reserve``); -1: its sectors
 
     Returns ``(completion_cycle, mshr_wait_cycles)``: the cycle the last sector's data is usable and how
     many cycles the request's misses were held back waiting for a free MSHR (0 = not throttled).
@@ -299,8 +347,8 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
     sector_bytes = params[P_SECTOR_BYTES]
     line_bytes = params[P_LINE_BYTES]
     completion = np.int64(now)
-    mshr_wait = np.int64(0)
-    issue_cycle = np.int64(now)  # MSHR waits hold back this and every later sector of the request
+    mshr_wait = np.int64(0)  # MSHR waits hold back this and every later sector of the request
+    start, occupancy = l1tex_reserve(sector_addrs, n, sm, now, data_bytes, servers, params, rates)
     line_addr = np.int64(-1)
     l2_line = np.int64(-1)
     l1_set = l1_way = l2_slice = l2_set = l2_way = np.int64(-1)
@@ -311,8 +359,7 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
             line_addr = sector_line
             l1_set = cache_set_index(l1, sm, line_addr)
             l1_way = cache_find(l1, l1_set, line_addr) if use_l1 else np.int64(-1)
-        path_cycle = issue_cycle + server_queue_delay(servers[SRV_L1_PATH], sm, issue_cycle, sector_bytes,
-                                                      rates[R_L1_BYTES_PER_CYCLE_PER_SM])
+        path_cycle = _l1tex_slot(start, occupancy, index, n) + mshr_wait
         if use_l1:
             hit, ready_cycle = cache_lookup_way(l1, l1_set, l1_way, sector, path_cycle)
             if hit:
@@ -321,9 +368,7 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
                 continue
         counters[C_L1_MISS_SECTORS] += 1
         miss_cycle = max(path_cycle, mshr_free_cycle[sm, 0])   # the slot that frees earliest (heap root)
-        if miss_cycle > path_cycle:
-            mshr_wait += miss_cycle - path_cycle
-            issue_cycle += miss_cycle - path_cycle
+        mshr_wait += miss_cycle - path_cycle
         leave_cycle = miss_cycle + server_queue_delay(servers[SRV_ICNT], sm, miss_cycle, sector_bytes,
                                                       rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
         if l2_line != line_addr:
@@ -336,6 +381,8 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
         if use_l1:
             l1_way, _, _ = cache_fill_way(l1, l1_set, l1_way, line_addr, sector, sector_done)
         completion = max(completion, sector_done)
+    # a miss that finds no free MSHR stalls the in-order L1TEX pipeline: later requests queue behind the wait
+    servers[SRV_L1_PATH][sm] += mshr_wait
     counters[C_MSHR_WAIT_CYCLES] += mshr_wait
     return completion, mshr_wait
 
@@ -350,6 +397,7 @@ def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, count
     sector_bytes = params[P_SECTOR_BYTES]
     line_bytes = params[P_LINE_BYTES]
     accepted = np.int64(now)
+    start, occupancy = l1tex_reserve(sector_addrs, n, sm, now, np.int64(-1), servers, params, rates)
     line_addr = np.int64(-1)
     l1_set = l1_way = l2_slice = l2_set = l2_way = np.int64(-1)
     for index in range(n):
@@ -360,8 +408,7 @@ def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, count
             l1_set = cache_set_index(l1, sm, line_addr)
             l1_way = cache_find(l1, l1_set, line_addr)
             l2_slice, l2_set, l2_way = _l2_place(line_addr, l2, params)
-        path_cycle = now + server_queue_delay(servers[SRV_L1_PATH], sm, now, sector_bytes,
-                                              rates[R_L1_BYTES_PER_CYCLE_PER_SM])
+        path_cycle = _l1tex_slot(start, occupancy, index, n)
         cache_write_way(l1, l1_set, l1_way, line_addr, sector, path_cycle, False, False)
         counters[C_L1_STORE_SECTORS] += 1
         leave_cycle = path_cycle + server_queue_delay(servers[SRV_ICNT], sm, path_cycle, sector_bytes,

@@ -16,6 +16,15 @@ Wide accesses
     therefore takes 2 wavefronts and of ``ld.shared.v4.f32`` 4, matching Nsight Compute's
     ``l1tex__data_pipe_lsu_wavefronts_mem_shared``.
 
+The L1 data stage
+    L1 and shared memory are one array of these banks, and the L1TEX data stage reads a global or local
+    load's words through them the same way (NVIDIA, forums.developer.nvidia.com/t/242776: the data stage's
+    bank accesses for a stride-2 L1 load behave exactly as for shared memory). A 128-B line fills one row
+    of the 32 banks, so lanes that read *different lines at the same offset* need the same bank and
+    serialise; the engine passes ``shared_wavefronts`` of a global load's addresses to
+    ``memsys.l1tex_reserve``. Most requests have no conflict; ``_phase_without_conflict`` settles those in
+    one pass and only a conflicting phase is counted word by word.
+
 Simplifications
     * Accesses are naturally aligned (PTX requires it), so an access of ``k * bank_bytes`` bytes covers
       exactly ``k`` consecutive words and a narrower access covers one word.
@@ -84,6 +93,31 @@ def _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per
     return worst_bank_words
 
 
+@compiled_only
+def _phase_without_conflict(addresses, active_mask, first_lane, phase_lanes, words_per_lane, banks, bank_bytes,
+                            scratch):
+    """The common case of one phase, in one pass: 0 if no lane is active, 1 if no bank must deliver two
+    distinct words (one wavefront, with or without ``conflict_free``), -1 if some bank must (the caller then
+    counts exactly with ``_phase_wavefronts``). ``scratch[word_slots + bank]`` holds the bank's first word."""
+    word_slots = scratch.shape[0] - banks
+    for bank in range(banks):
+        scratch[word_slots + bank] = -1
+    active = 0
+    for lane in range(first_lane, min(first_lane + phase_lanes, WARP_LANES)):
+        if (active_mask >> lane) & 1 == 0:
+            continue
+        active = 1
+        first_word = addresses[lane] // bank_bytes
+        for offset in range(words_per_lane):
+            word = first_word + offset
+            slot = word_slots + word % banks
+            if scratch[slot] < 0:
+                scratch[slot] = word
+            elif scratch[slot] != word:
+                return -1
+    return active
+
+
 @engine_jit
 def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, scratch, conflict_free=False):
     """Number of wavefronts a warp's shared-memory access takes.
@@ -103,6 +137,10 @@ def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, s
     phase_lanes = min(WARP_LANES, max(1, (banks * bank_bytes) // access_bytes))
     wavefronts = 0
     for first_lane in range(0, WARP_LANES, phase_lanes):
-        wavefronts += _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per_lane,
-                                        banks, bank_bytes, scratch, conflict_free)
+        phase = _phase_without_conflict(addresses, active_mask, first_lane, phase_lanes, words_per_lane, banks,
+                                        bank_bytes, scratch)
+        if phase < 0:
+            phase = _phase_wavefronts(addresses, active_mask, first_lane, phase_lanes, words_per_lane, banks,
+                                      bank_bytes, scratch, conflict_free)
+        wavefronts += phase
     return wavefronts

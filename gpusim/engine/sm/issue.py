@@ -210,6 +210,19 @@ def _texture_timing(mp, ms, sm, sub, pc, cycle):
 
 
 @compiled_only(inline="always")
+def _l1_data_bytes(mp, addrs, mask, nbytes, active):
+    """Bytes-equivalent of a global/local load's L1 data-stage wavefronts: the shared-memory bank rule over
+    its lane addresses (``shared_banks``), times the banks' width; under the what-if "perfect coalescing"
+    the fewest wavefronts its bytes fit in."""
+    prm = mp.prm
+    wavefront_bytes = prm[T.TP_BANKS] * prm[T.TP_BANK_BYTES]
+    if (prm[T.TP_WHATIF] & T.WHATIF_PERFECT_COALESCING) != 0:
+        return _ceil_div(active * nbytes, wavefront_bytes) * wavefront_bytes
+    return shared_wavefronts(addrs, mask, nbytes, prm[T.TP_BANKS], prm[T.TP_BANK_BYTES],
+                             mp.bank_scratch) * wavefront_bytes
+
+
+@compiled_only(inline="always")
 def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
     req = mp.mem_req
     space = req[S.MR_SPACE]
@@ -258,7 +271,8 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
         copy = req[S.MR_ASYNC]             # cp.async (issue 14): S.ASYNC_COPY, | S.ASYNC_NO_L1 for .cg
         use_l1 = prm[T.TP_USE_L1] != 0 and (copy & S.ASYNC_NO_L1) == 0
         done, wait = global_load(mp.sectors, n, sm, cycle, use_l1, ms.l1, ms.l2, ms.servers,
-                                 ms.mshr, ms.params, ms.rates, ms.counters)
+                                 ms.mshr, ms.params, ms.rates, ms.counters,
+                                 _l1_data_bytes(mp, addrs, mask, nbytes, active))
         if copy != 0:
             req[S.MR_ASYNC] = 0
             if done > mp.cp_state[w, T.CP_OPEN]:

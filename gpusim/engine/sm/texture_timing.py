@@ -6,8 +6,9 @@ DRAM as a global load (``memsys.global_load``, always cached in L1, as texture r
 semantics (``gpusim.engine.semantics.texture``) left the distinct sectors every lane's footprint touched,
 sorted, after the lanes in ``lane_addr``; they are walked in runs of at most ``MAX_SECTORS_PER_REQUEST``.
 
-Simplifications: no separate texture cache (L1 and the texture cache are one unit since Volta), no quad
-or footprint-based throughput limit beyond the L1 data path's bytes per cycle.
+Simplifications: no separate texture cache (L1 and the texture cache are one unit since Volta); each run of
+sectors passes the L1TEX tag stage (``memsys.l1tex_reserve``: ceil(lines / l1_tags_per_cycle) cycles) with
+its sectors' bytes as the data stage; no quad or footprint-based throughput limit beyond that.
 """
 
 from __future__ import annotations
