@@ -335,3 +335,85 @@ def test_a_texture_kernels_rerun_reproduces_it():
     assert (again.cycles, again.metrics) == (run.cycles, run.metrics)
     assert variant_run(run, "dram_latency").metrics["l1tex__t_requests_pipe_tex_mem_texture.sum"] == \
         run.metrics["l1tex__t_requests_pipe_tex_mem_texture.sum"]
+
+
+CHAIN = 16
+"""dependent FMAs on each path of the two-path kernel below"""
+
+
+def _two_paths_ptx() -> str:
+    """Lanes with ``tid & diverge`` odd take one path, the others another; each path is CHAIN dependent FMAs.
+    diverge=0: every lane takes the same path (converged); diverge=1: even and odd lanes split. The paths
+    write different registers: the warp's scoreboard is per register, shared by its paths."""
+    odd = "\n".join("  fma.rn.f32 %f2, %f2, 0f3F000000, 0f3F800000;" for _ in range(CHAIN))
+    even = "\n".join("  fma.rn.f32 %f3, %f3, 0f3F400000, 0f40000000;" for _ in range(CHAIN))
+    return f""".version 7.8
+.target sm_90
+.address_size 64
+.visible .entry two_paths(.param .u64 out, .param .u32 diverge)
+{{
+  .reg .pred %p<2>; .reg .f32 %f<4>; .reg .b32 %r<4>; .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  ld.param.u32 %r2, [diverge];
+  and.b32 %r3, %r1, %r2;
+  cvt.rn.f32.u32 %f2, %r1;
+  mov.f32 %f3, %f2;
+  setp.eq.u32 %p1, %r3, 0;
+  @%p1 bra EVEN;
+{odd}
+  bra.uni JOIN;
+EVEN:
+{even}
+JOIN:
+  selp.f32 %f1, %f3, %f2, %p1;
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.f32 [%rd3], %f1;
+  ret;
+}}
+"""
+
+
+def test_no_divergence_cost_runs_the_two_paths_side_by_side():
+    """One warp, two paths of CHAIN dependent FMAs: run one after the other they cost the second chain's CHAIN - 1 FMA latencies
+    more than the converged warp; side by side, the converged warp's time (each FMA of one path issues in the
+    slot of the other's)."""
+    gpu = gpusim.GPU("h100-sxm", sms=1, codegen="none")
+    kernel = gpu.load_ptx(_two_paths_ptx())["two_paths"]
+    out = gpu.zeros(32, np.float32)
+    converged = gpu.launch(kernel, grid=1, block=32, args=[out, 0])
+    run = gpu.launch(kernel, grid=1, block=32, args=[out, 1])
+    lanes = np.arange(32, dtype=np.float32)
+    expect = lanes.copy()
+    for _ in range(CHAIN):
+        expect = np.where(lanes % 2 == 1, expect * np.float32(0.5) + 1, expect * np.float32(0.75) + 2)
+    np.testing.assert_allclose(out.get(), expect, rtol=1e-6)
+    fma = gpu.config.fp32_latency_cycles
+    serial = run.cycles - converged.cycles
+    assert (CHAIN - 1) * fma <= serial <= CHAIN * fma + 2 * gpu.config.branch_latency_cycles   # the second chain
+    variant = variant_run(run, "divergence")
+    _same_instructions(run, variant)
+    assert abs(variant.cycles - converged.cycles) <= gpu.config.branch_latency_cycles
+    assert variant.metrics["smsp__issue_active.avg.pct_of_peak_sustained_active"] > \
+        run.metrics["smsp__issue_active.avg.pct_of_peak_sustained_active"]
+    row = run.what_if(["divergence"]).row("divergence")
+    assert row.measured and row.cycles == variant.cycles
+
+
+def test_no_divergence_cost_moves_a_shipped_divergent_kernel_and_not_a_converged_one(stream):
+    from gpusim.programs.catalog import run_program
+
+    gpu = gpusim.GPU("h100-sxm", sms=1)
+    run = run_program(PROGRAMS_DIR / "divergence.toml", gpu=gpu).runs[0]
+    variant = variant_run(run, "divergence")
+    _same_instructions(run, variant)
+    assert variant.cycles < run.cycles
+    _, converged, _, _ = stream
+    assert converged.metrics["smsp__thread_inst_executed.sum"] == 32 * converged.metrics["smsp__inst_executed.sum"]
+    same = variant_run(converged, "divergence")
+    assert same.cycles == converged.cycles
+    assert same.metrics == converged.metrics
+    assert same.stalls == converged.stalls
+    assert not converged.what_if(["divergence"]).row("divergence").measured

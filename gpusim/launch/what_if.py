@@ -20,6 +20,11 @@ What it models
                        carveout left it). A grid smaller than the machine still fills only what it has.
     math_pipes         every math pipe (FMA, ALU, FP64, SFU/XU, tensor) busy ceil(interval / factor) cycles
                        per warp-instruction (1 for "x infinity": one issue per cycle per scheduler remains)
+    divergence         engine switch ``WHATIF_NO_DIVERGENCE_COST``: the two paths of a divergent branch run side
+                       by side, as one converged stream would: after a warp issues for one path the other
+                       goes on top, and its next instruction issues in the same slot when its operands and
+                       pipe are ready (``engine.sm.issue_unit``). The same instructions run, with the same
+                       results; only the paths' serialization goes.
     launch_overhead    ``block_launch_cycles`` = 0 (a block starts the cycle its slot frees; the kernel's
                        launch latency is already outside ``run.cycles``)
     ================== ===================================================================================
@@ -30,8 +35,8 @@ What it models
     not redone). A re-run with no switch reproduces the launch's cycles and metrics exactly (tested).
 
 Simplifications
-    * "No divergence cost" is not offered: gpusim's schedulers issue one warp-instruction per cycle, and a
-      diverged path's cost is issue slots; removing it needs a change of the timed loop's issue step.
+    * "No divergence cost" pairs a branch's two innermost paths; the paths of an enclosing branch wait
+      until those reconverge (as they would on the SIMT stack), and a path's wait after a branch is kept.
     * The snapshot is of the GPU's *latest* timed launch only (memory is bounded to one copy per GPU):
       ``what_if`` on an older run raises ``LaunchError`` naming the fix (``gpu.keep_launch_inputs = "all"``
       keeps every launch's copy, as ``gpusim run --what-if`` does for a program's launches).
@@ -323,6 +328,13 @@ def _full_occupancy(run) -> str:
     return ""
 
 
+def _no_divergence(run) -> str:
+    m = run.metrics
+    if m["smsp__thread_inst_executed.sum"] == 32 * m["smsp__inst_executed.sum"]:
+        return "every warp-instruction ran with all 32 lanes: no warp diverged"
+    return ""
+
+
 def _no_block_launch(run) -> str:
     return "" if run.config.block_launch_cycles else "block_launch_cycles is already 0"
 
@@ -372,6 +384,9 @@ LIMITS = (
     Limit("math_pipes", lambda c, f: f"math pipe throughput {_times(f)}",
           ("smsp__pcsamp_warps_issue_stalled_math_pipe_throttle.sum",),
           switches=lambda f: Switches(pipe_factor=float("inf") if f is None else float(f))),
+    Limit("divergence", lambda c, f: "no divergence cost (a branch's paths run side by side)",
+          ("gpu__time_duration.sum", "smsp__issue_active.avg.pct_of_peak_sustained_active"),
+          switches=lambda f: Switches(engine_bits=T.WHATIF_NO_DIVERGENCE_COST), nothing_to_remove=_no_divergence),
     Limit("launch_overhead", lambda c, f: "no block launch cost (block_launch_cycles 0)",
           ("gpu__time_duration.sum",), overrides=lambda c, f: {"block_launch_cycles": 0},
           nothing_to_remove=_no_block_launch),
