@@ -343,21 +343,20 @@ CHAIN = 16
 
 def _two_paths_ptx() -> str:
     """Lanes with ``tid & diverge`` odd take one path, the others another; each path is CHAIN dependent FMAs.
-    diverge=0: every lane takes the same path (converged); diverge=1: even and odd lanes split. The paths
-    write different registers: the warp's scoreboard is per register, shared by its paths."""
-    odd = "\n".join("  fma.rn.f32 %f2, %f2, 0f3F000000, 0f3F800000;" for _ in range(CHAIN))
-    even = "\n".join("  fma.rn.f32 %f3, %f3, 0f3F400000, 0f40000000;" for _ in range(CHAIN))
+    diverge=0: every lane takes the same path (converged); diverge=1: even and odd lanes split. Both paths
+    write the same register, as compiled code does (the what-if's scoreboard keeps the paths' writes apart)."""
+    odd = "\n".join("  fma.rn.f32 %f1, %f1, 0f3F000000, 0f3F800000;" for _ in range(CHAIN))
+    even = "\n".join("  fma.rn.f32 %f1, %f1, 0f3F400000, 0f40000000;" for _ in range(CHAIN))
     return f""".version 7.8
 .target sm_90
 .address_size 64
 .visible .entry two_paths(.param .u64 out, .param .u32 diverge)
 {{
-  .reg .pred %p<2>; .reg .f32 %f<4>; .reg .b32 %r<4>; .reg .b64 %rd<4>;
+  .reg .pred %p<2>; .reg .f32 %f<2>; .reg .b32 %r<4>; .reg .b64 %rd<4>;
   mov.u32 %r1, %tid.x;
   ld.param.u32 %r2, [diverge];
   and.b32 %r3, %r1, %r2;
-  cvt.rn.f32.u32 %f2, %r1;
-  mov.f32 %f3, %f2;
+  cvt.rn.f32.u32 %f1, %r1;
   setp.eq.u32 %p1, %r3, 0;
   @%p1 bra EVEN;
 {odd}
@@ -365,7 +364,6 @@ def _two_paths_ptx() -> str:
 EVEN:
 {even}
 JOIN:
-  selp.f32 %f1, %f3, %f2, %p1;
   ld.param.u64 %rd1, [out];
   cvta.to.global.u64 %rd1, %rd1;
   mul.wide.u32 %rd2, %r1, 4;
@@ -377,9 +375,9 @@ JOIN:
 
 
 def test_no_divergence_cost_runs_the_two_paths_side_by_side():
-    """One warp, two paths of CHAIN dependent FMAs: run one after the other they cost the second chain's CHAIN - 1 FMA latencies
-    more than the converged warp; side by side, the converged warp's time (each FMA of one path issues in the
-    slot of the other's)."""
+    """One warp, two paths of CHAIN dependent FMAs: run one after the other they cost the second chain's
+    CHAIN - 1 FMA latencies more than the converged warp; side by side, the converged warp's time (each FMA of
+    one path issues in the slot of the other's)."""
     gpu = gpusim.GPU("h100-sxm", sms=1, codegen="none")
     kernel = gpu.load_ptx(_two_paths_ptx())["two_paths"]
     out = gpu.zeros(32, np.float32)
@@ -395,7 +393,8 @@ def test_no_divergence_cost_runs_the_two_paths_side_by_side():
     assert (CHAIN - 1) * fma <= serial <= CHAIN * fma + 2 * gpu.config.branch_latency_cycles   # the second chain
     variant = variant_run(run, "divergence")
     _same_instructions(run, variant)
-    assert abs(variant.cycles - converged.cycles) <= gpu.config.branch_latency_cycles
+    # plus the odd path's closing bra.uni to the join, which the converged (even-path) warp does not run
+    assert converged.cycles <= variant.cycles <= converged.cycles + 2 * gpu.config.branch_latency_cycles
     assert variant.metrics["smsp__issue_active.avg.pct_of_peak_sustained_active"] > \
         run.metrics["smsp__issue_active.avg.pct_of_peak_sustained_active"]
     row = run.what_if(["divergence"]).row("divergence")

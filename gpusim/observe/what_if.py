@@ -148,7 +148,8 @@ def _limit_words(row: WhatIfRow) -> str:
 
 LIMIT_WORDS = {"dram_bandwidth": "DRAM bandwidth", "dram_latency": "DRAM latency", "l2_bandwidth": "L2 bandwidth",
                "shared_bank_conflicts": "shared-memory bank conflict", "coalescing": "uncoalesced-access",
-               "occupancy": "occupancy", "math_pipes": "math pipe throughput", "divergence": "divergence", "launch_overhead": "block launch"}
+               "occupancy": "occupancy", "math_pipes": "math pipe throughput",
+               "divergence": "divergence", "launch_overhead": "block launch"}
 """How a sentence names each limit ("removing the DRAM bandwidth limit ...")."""
 
 

@@ -36,7 +36,7 @@ from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.accounting import record_issue, warp_to
 from gpusim.engine.sm.barrier_unit import arrive_at_barrier
-from gpusim.engine.sm.issue import book_issue, dependencies, memory_timing
+from gpusim.engine.sm.issue import book_issue, dependencies, memory_timing, path_lanes
 from gpusim.engine.sm.schedulers import POLICY_TWO_LEVEL, two_level_admit
 
 
@@ -65,7 +65,7 @@ def finish_issue(ts, m, ms, mp, code, best, stall_before, sm, sub, base_sm, nsp,
     record_issue(ts.issue_trace, ts.issue_trace_n, cycle, best, pc, mem_req, stall_before, m.warp_block[best])
     book_issue(code, ts.isa, ts.pipe_issues, ts.pipe_free, ts.pipe_busy_acc, ts.pipe_busy_t0, ts.reg_ready,
                ts.reg_dep, ts.w_wake, ts.w_reason, ts.w_mem_pending, m.regs, prm[T.TP_CLOCK_MHZ], pc, best, sub,
-               cycle, memory_ready, m.stk_pc[best, m.sp[best]])
+               cycle, memory_ready, m.stk_pc[best, m.sp[best]], path_lanes(prm, m.sp, m.stk_mask, best))
     ts.sched_last[sub] = best
     ts.w_eval[sub * per_sub + quotient(best - base_sm, nsp)] = cycle + 1
     if cycle + 1 < ts.sub_next[sub]:
@@ -86,7 +86,8 @@ def other_path_ready(ts, m, code, w, sub, pc, cycle):
     wake = ts.w_wake[w]
     ts.w_wake[w] = cycle            # the first instruction's own wait (a branch's) is not the other path's
     dependencies(m.sp, m.stk_pc, code, w, ts.w_wake, ts.w_reason, ts.reg_ready, ts.reg_dep, ts.isa,
-                 ts.w_dep_ready, ts.w_dep_state, ts.w_pipe, ts.w_next_pc, ts.w_cached)
+                 ts.w_dep_ready, ts.w_dep_state, ts.w_pipe, ts.w_next_pc, ts.w_cached,
+                 path_lanes(ts.prm, m.sp, m.stk_mask, w))
     ts.w_wake[w] = wake
     ts.w_cached[w] = 0
     pipe = ts.w_pipe[w]
