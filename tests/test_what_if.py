@@ -14,6 +14,7 @@ from gpusim.errors import LaunchError, NoTimingError
 from gpusim.labs.bank_conflicts import ROWS_PER_PASS, TILE
 from gpusim.labs.support import LAB_PROGRAMS_DIR, PROGRAMS_DIR
 from gpusim.launch.what_if import LIMIT_IDS, launch_record, relaunch, variant_run
+from gpusim.observe.what_if import WHAT_IF_SCHEMA_VERSION
 
 INSTRUCTION_METRICS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
                        "smsp__thread_inst_executed_pred_on.sum", "gpusim__flops.sum")
@@ -189,13 +190,13 @@ def test_what_if_rows_sorted_measured_and_exported(stream):
     assert {row.limit for row in wi.rows} == set(LIMIT_IDS)
     assert wi.baseline_cycles == run.cycles
     for row in wi.rows:
-        assert math.isclose(row.speedup, run.cycles / row.cycles)
+        assert math.isclose(row.speedup, run.cycles / min(row.cycles, run.cycles))
         assert row.moved and row.description
     assert not wi.row("shared_bank_conflicts").measured         # the stream has no shared-memory access
     dram = wi.row("dram_bandwidth")
     assert dram.cycles == variant_run(run, "dram_bandwidth").cycles
     data = wi.to_dict()
-    assert data["schema_version"] == 1 and len(data["rows"]) == len(LIMIT_IDS)
+    assert data["schema_version"] == WHAT_IF_SCHEMA_VERSION and len(data["rows"]) == len(LIMIT_IDS)
     assert "removing the" in wi.to_text() or "no single limit" in wi.to_text()
     assert str(wi) == wi.to_text()
     frame = wi.to_pandas()
@@ -416,3 +417,46 @@ def test_no_divergence_cost_moves_a_shipped_divergent_kernel_and_not_a_converged
     assert same.metrics == converged.metrics
     assert same.stalls == converged.stalls
     assert not converged.what_if(["divergence"]).row("divergence").measured
+
+
+def test_a_slower_rerun_counts_as_no_speedup_and_says_why(stream, monkeypatch):
+    """A machine without a limit can still follow the baseline's schedule: a greedy re-run that comes out slower
+    quotes speed-up 1.00, keeps its own cycles and says why; a faster one quotes baseline / its cycles."""
+    import gpusim.launch.what_if as W
+
+    _, run, _, _ = stream
+    slower, faster = run.cycles + 74, run.cycles - 50
+    monkeypatch.setattr(W, "_run_all", lambda record, variants, workers: [(slower, {}), (faster, {})][:len(variants)])
+    wi = run.what_if(["launch_overhead", "dram_latency"])
+    late, early = wi.row("launch_overhead"), wi.row("dram_latency")
+    assert late.cycles == slower and late.speedup == 1.0 and late.measured
+    assert f"{slower:,} cycles, 74 more" in late.note and late.note in wi.to_text()
+    assert early.speedup == run.cycles / faster and early.note == ""
+
+
+def test_every_limit_of_a_shipped_program_quotes_at_least_1():
+    from gpusim.programs.catalog import run_program
+
+    gpu = gpusim.GPU("teaching")
+    run = run_program(PROGRAMS_DIR / "strided_copy.toml", gpu=gpu).runs[0]
+    wi = run.what_if()
+    for row in wi.rows:
+        assert row.speedup >= 1.0
+        assert row.speedup == run.cycles / min(row.cycles, run.cycles)
+        assert (row.cycles > run.cycles) == ("more:" in row.note)
+    assert wi.row("launch_overhead").cycles == variant_run(run, "launch_overhead").cycles
+
+
+def test_variants_share_the_isa_table_only_where_it_is_the_same():
+    """The what-if caches the opcode table by the config fields isa_array reads: for every limit's variant
+    config the cached table is the one isa_array builds from that config."""
+    from gpusim.arch import isa as I
+    from gpusim.launch.what_if import LIMITS, _isa_array
+
+    for name in ("h100-sxm", "teaching", "a100"):
+        config = gpusim.GPU(name).config
+        for limit in LIMITS:
+            variant = config.replace(**limit.overrides(config, None)) if limit.overrides(config, None) else config
+            assert np.array_equal(_isa_array(variant), I.isa_array(variant)), (name, limit.id)
+    changed = gpusim.GPU("h100-sxm", fp32_latency_cycles=9).config
+    assert not np.array_equal(_isa_array(changed), _isa_array(gpusim.GPU("h100-sxm").config))
