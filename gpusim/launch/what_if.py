@@ -44,9 +44,9 @@ Simplifications
       a machine without the limit can always follow the baseline's schedule (wait out the block launch,
       the latency, the bandwidth), so the greedy re-run is one schedule it has and the baseline another.
       The engine's schedulers and queues are greedy, so a re-run can come out slower (strided_copy on
-      "teaching" without block launch cost: blocks of the second wave start 10 cycles earlier and meet the
-      first wave's DRAM queue in another order, 74 cycles slower); the row then keeps the re-run's cycles,
-      says so in its note, and quotes 1.00.
+      "teaching" without block launch cost: blocks of the second wave start earlier and meet the first
+      wave's DRAM queue in another order); the row then keeps the re-run's cycles, says so in its note, and
+      quotes 1.00.
     * Variants run in a process pool (``fork``) when more than one CPU is usable and the work is worth it;
       otherwise one after the other in this process. Results are the same either way.
 """
