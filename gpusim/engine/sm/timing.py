@@ -114,7 +114,8 @@ def run_timed(ts, m, ms, code, budget):
                 if status == STATUS_ERROR:
                     return TIMED_ERROR, cycle
                 finish_issue(ts, m, ms, mp, code, best, stall_before, sm, sub, base_sm, nsp, per_sub, cycle, status)
-                if side_by_side and status == STATUS_OK:
+                top = sp_of[best]    # what-if: only a warp whose top two entries are sibling paths can co-issue
+                if side_by_side and status == STATUS_OK and top > 0 and stk_rpc[best, top] == stk_rpc[best, top - 1]:
                     status, more = issue_other_path(ts, m, ms, mp, code, best, sm, sub, base_sm, nsp, per_sub, cycle)
                     work += more
                     if status == STATUS_ERROR:
