@@ -460,3 +460,12 @@ def test_variants_share_the_isa_table_only_where_it_is_the_same():
             assert np.array_equal(_isa_array(variant), I.isa_array(variant)), (name, limit.id)
     changed = gpusim.GPU("h100-sxm", fp32_latency_cycles=9).config
     assert not np.array_equal(_isa_array(changed), _isa_array(gpusim.GPU("h100-sxm").config))
+
+
+def test_the_pool_takes_only_the_cpus_the_load_leaves(monkeypatch):
+    import gpusim.launch.what_if as W
+
+    monkeypatch.setattr(W, "_usable_cpus", lambda: 16)
+    for load, free in ((0.0, 16), (1.0, 16), (5.5, 11), (17.0, 1), (40.0, 1)):
+        monkeypatch.setattr(W.os, "getloadavg", lambda load=load: (load, load, load))
+        assert W._free_cpus() == free, load
