@@ -14,6 +14,7 @@ from gpusim.errors import LaunchError, NoTimingError
 from gpusim.labs.bank_conflicts import ROWS_PER_PASS, TILE
 from gpusim.labs.support import LAB_PROGRAMS_DIR, PROGRAMS_DIR
 from gpusim.launch.what_if import LIMIT_IDS, launch_record, relaunch, variant_run
+from gpusim.observe.what_if import WHAT_IF_SCHEMA_VERSION
 
 INSTRUCTION_METRICS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
                        "smsp__thread_inst_executed_pred_on.sum", "gpusim__flops.sum")
@@ -189,13 +190,13 @@ def test_what_if_rows_sorted_measured_and_exported(stream):
     assert {row.limit for row in wi.rows} == set(LIMIT_IDS)
     assert wi.baseline_cycles == run.cycles
     for row in wi.rows:
-        assert math.isclose(row.speedup, run.cycles / row.cycles)
+        assert math.isclose(row.speedup, run.cycles / min(row.cycles, run.cycles))
         assert row.moved and row.description
     assert not wi.row("shared_bank_conflicts").measured         # the stream has no shared-memory access
     dram = wi.row("dram_bandwidth")
     assert dram.cycles == variant_run(run, "dram_bandwidth").cycles
     data = wi.to_dict()
-    assert data["schema_version"] == 1 and len(data["rows"]) == len(LIMIT_IDS)
+    assert data["schema_version"] == WHAT_IF_SCHEMA_VERSION and len(data["rows"]) == len(LIMIT_IDS)
     assert "removing the" in wi.to_text() or "no single limit" in wi.to_text()
     assert str(wi) == wi.to_text()
     frame = wi.to_pandas()
@@ -335,3 +336,136 @@ def test_a_texture_kernels_rerun_reproduces_it():
     assert (again.cycles, again.metrics) == (run.cycles, run.metrics)
     assert variant_run(run, "dram_latency").metrics["l1tex__t_requests_pipe_tex_mem_texture.sum"] == \
         run.metrics["l1tex__t_requests_pipe_tex_mem_texture.sum"]
+
+
+CHAIN = 16
+"""dependent FMAs on each path of the two-path kernel below"""
+
+
+def _two_paths_ptx() -> str:
+    """Lanes with ``tid & diverge`` odd take one path, the others another; each path is CHAIN dependent FMAs.
+    diverge=0: every lane takes the same path (converged); diverge=1: even and odd lanes split. Both paths
+    write the same register, as compiled code does (the what-if's scoreboard keeps the paths' writes apart)."""
+    odd = "\n".join("  fma.rn.f32 %f1, %f1, 0f3F000000, 0f3F800000;" for _ in range(CHAIN))
+    even = "\n".join("  fma.rn.f32 %f1, %f1, 0f3F400000, 0f40000000;" for _ in range(CHAIN))
+    return f""".version 7.8
+.target sm_90
+.address_size 64
+.visible .entry two_paths(.param .u64 out, .param .u32 diverge)
+{{
+  .reg .pred %p<2>; .reg .f32 %f<2>; .reg .b32 %r<4>; .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  ld.param.u32 %r2, [diverge];
+  and.b32 %r3, %r1, %r2;
+  cvt.rn.f32.u32 %f1, %r1;
+  setp.eq.u32 %p1, %r3, 0;
+  @%p1 bra EVEN;
+{odd}
+  bra.uni JOIN;
+EVEN:
+{even}
+JOIN:
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.f32 [%rd3], %f1;
+  ret;
+}}
+"""
+
+
+def test_no_divergence_cost_runs_the_two_paths_side_by_side():
+    """One warp, two paths of CHAIN dependent FMAs: run one after the other they cost the second chain's
+    CHAIN - 1 FMA latencies more than the converged warp; side by side, the converged warp's time (each FMA of
+    one path issues in the slot of the other's)."""
+    gpu = gpusim.GPU("h100-sxm", sms=1, codegen="none")
+    kernel = gpu.load_ptx(_two_paths_ptx())["two_paths"]
+    out = gpu.zeros(32, np.float32)
+    converged = gpu.launch(kernel, grid=1, block=32, args=[out, 0])
+    run = gpu.launch(kernel, grid=1, block=32, args=[out, 1])
+    lanes = np.arange(32, dtype=np.float32)
+    expect = lanes.copy()
+    for _ in range(CHAIN):
+        expect = np.where(lanes % 2 == 1, expect * np.float32(0.5) + 1, expect * np.float32(0.75) + 2)
+    np.testing.assert_allclose(out.get(), expect, rtol=1e-6)
+    fma = gpu.config.fp32_latency_cycles
+    serial = run.cycles - converged.cycles
+    assert (CHAIN - 1) * fma <= serial <= CHAIN * fma + 2 * gpu.config.branch_latency_cycles   # the second chain
+    variant = variant_run(run, "divergence")
+    _same_instructions(run, variant)
+    # plus the odd path's closing bra.uni to the join, which the converged (even-path) warp does not run
+    assert converged.cycles <= variant.cycles <= converged.cycles + 2 * gpu.config.branch_latency_cycles
+    assert variant.metrics["smsp__issue_active.avg.pct_of_peak_sustained_active"] > \
+        run.metrics["smsp__issue_active.avg.pct_of_peak_sustained_active"]
+    row = run.what_if(["divergence"]).row("divergence")
+    assert row.measured and row.cycles == variant.cycles
+
+
+def test_no_divergence_cost_moves_a_shipped_divergent_kernel_and_not_a_converged_one(stream):
+    from gpusim.programs.catalog import run_program
+
+    gpu = gpusim.GPU("h100-sxm", sms=1)
+    run = run_program(PROGRAMS_DIR / "divergence.toml", gpu=gpu).runs[0]
+    variant = variant_run(run, "divergence")
+    _same_instructions(run, variant)
+    assert variant.cycles < run.cycles
+    _, converged, _, _ = stream
+    assert converged.metrics["smsp__thread_inst_executed.sum"] == 32 * converged.metrics["smsp__inst_executed.sum"]
+    same = variant_run(converged, "divergence")
+    assert same.cycles == converged.cycles
+    assert same.metrics == converged.metrics
+    assert same.stalls == converged.stalls
+    assert not converged.what_if(["divergence"]).row("divergence").measured
+
+
+def test_a_slower_rerun_counts_as_no_speedup_and_says_why(stream, monkeypatch):
+    """A machine without a limit can still follow the baseline's schedule: a greedy re-run that comes out slower
+    quotes speed-up 1.00, keeps its own cycles and says why; a faster one quotes baseline / its cycles."""
+    import gpusim.launch.what_if as W
+
+    _, run, _, _ = stream
+    slower, faster = run.cycles + 74, run.cycles - 50
+    monkeypatch.setattr(W, "_run_all", lambda record, variants, workers: [(slower, {}), (faster, {})][:len(variants)])
+    wi = run.what_if(["launch_overhead", "dram_latency"])
+    late, early = wi.row("launch_overhead"), wi.row("dram_latency")
+    assert late.cycles == slower and late.speedup == 1.0 and late.measured
+    assert f"{slower:,} cycles, 74 more" in late.note and late.note in wi.to_text()
+    assert early.speedup == run.cycles / faster and early.note == ""
+
+
+def test_every_limit_of_a_shipped_program_quotes_at_least_1():
+    from gpusim.programs.catalog import run_program
+
+    gpu = gpusim.GPU("teaching")
+    run = run_program(PROGRAMS_DIR / "strided_copy.toml", gpu=gpu).runs[0]
+    wi = run.what_if()
+    for row in wi.rows:
+        assert row.speedup >= 1.0
+        assert row.speedup == run.cycles / min(row.cycles, run.cycles)
+        assert (row.cycles > run.cycles) == ("more:" in row.note)
+    assert wi.row("launch_overhead").cycles == variant_run(run, "launch_overhead").cycles
+
+
+def test_variants_share_the_isa_table_only_where_it_is_the_same():
+    """The what-if caches the opcode table by the config fields isa_array reads: for every limit's variant
+    config the cached table is the one isa_array builds from that config."""
+    from gpusim.arch import isa as I
+    from gpusim.launch.what_if import LIMITS, _isa_array
+
+    for name in ("h100-sxm", "teaching", "a100"):
+        config = gpusim.GPU(name).config
+        for limit in LIMITS:
+            variant = config.replace(**limit.overrides(config, None)) if limit.overrides(config, None) else config
+            assert np.array_equal(_isa_array(variant), I.isa_array(variant)), (name, limit.id)
+    changed = gpusim.GPU("h100-sxm", fp32_latency_cycles=9).config
+    assert not np.array_equal(_isa_array(changed), _isa_array(gpusim.GPU("h100-sxm").config))
+
+
+def test_the_pool_takes_only_the_cpus_the_load_leaves(monkeypatch):
+    import gpusim.launch.what_if as W
+
+    monkeypatch.setattr(W, "_usable_cpus", lambda: 16)
+    for load, free in ((0.0, 16), (1.0, 16), (5.5, 11), (17.0, 1), (40.0, 1)):
+        monkeypatch.setattr(W.os, "getloadavg", lambda load=load: (load, load, load))
+        assert W._free_cpus() == free, load

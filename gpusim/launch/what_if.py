@@ -20,6 +20,11 @@ What it models
                        carveout left it). A grid smaller than the machine still fills only what it has.
     math_pipes         every math pipe (FMA, ALU, FP64, SFU/XU, tensor) busy ceil(interval / factor) cycles
                        per warp-instruction (1 for "x infinity": one issue per cycle per scheduler remains)
+    divergence         engine switch ``WHATIF_NO_DIVERGENCE_COST``: the two paths of a divergent branch run side
+                       by side, as one converged stream would: after a warp issues for one path the other
+                       goes on top, and its next instruction issues in the same slot when its operands and
+                       pipe are ready (``engine.sm.issue_unit``). The same instructions run, with the same
+                       results; only the paths' serialization goes.
     launch_overhead    ``block_launch_cycles`` = 0 (a block starts the cycle its slot frees; the kernel's
                        launch latency is already outside ``run.cycles``)
     ================== ===================================================================================
@@ -30,13 +35,20 @@ What it models
     not redone). A re-run with no switch reproduces the launch's cycles and metrics exactly (tested).
 
 Simplifications
-    * "No divergence cost" is not offered: gpusim's schedulers issue one warp-instruction per cycle, and a
-      diverged path's cost is issue slots; removing it needs a change of the timed loop's issue step.
+    * "No divergence cost" pairs a branch's two innermost paths; the paths of an enclosing branch wait
+      until those reconverge (as they would on the SIMT stack), and a path's wait after a branch is kept.
     * The snapshot is of the GPU's *latest* timed launch only (memory is bounded to one copy per GPU):
       ``what_if`` on an older run raises ``LaunchError`` naming the fix (``gpu.keep_launch_inputs = "all"``
       keeps every launch's copy, as ``gpusim run --what-if`` does for a program's launches).
-    * Variants run in a process pool (``fork``) when more than one CPU is usable and the work is worth it;
-      otherwise one after the other in this process. Results are the same either way.
+    * The speed-up of a limit is baseline cycles / min(variant cycles, baseline cycles), >= 1 by construction:
+      a machine without the limit can always follow the baseline's schedule (wait out the block launch,
+      the latency, the bandwidth), so the greedy re-run is one schedule it has and the baseline another.
+      The engine's schedulers and queues are greedy, so a re-run can come out slower (strided_copy on
+      "teaching" without block launch cost: blocks of the second wave start earlier and meet the first
+      wave's DRAM queue in another order); the row then keeps the re-run's cycles, says so in its note, and
+      quotes 1.00.
+    * Variants run in a process pool (``fork``) when more than one CPU is usable and free (the load average)
+      and the work is worth it; otherwise one after the other in this process. Results are the same either way.
 """
 
 from __future__ import annotations
@@ -101,10 +113,37 @@ class Switches:
         return table
 
 
-@functools.lru_cache(maxsize=16)
+@functools.cache
+def isa_fields() -> tuple[str, ...]:
+    """The config fields ``isa.isa_array`` reads: the forms' latency and interval fields, the pipes' lane
+    counts, the sub-partitions and the f16-accumulate rate (tests/test_what_if.py checks the table is the
+    same for every limit's variant config, so the variants may share it)."""
+    names = {"sub_partitions_per_sm", "mma_f16_accumulate_rate_factor"}
+    names |= {name for name in I.PIPE_LANE_FIELDS if name}
+    for form in I.FORMS:
+        names |= {name for name in (form.latency, form.interval) if name}
+    return tuple(sorted(names))
+
+
+_ISA_TABLES: dict[tuple, np.ndarray] = {}
+
+
 def _isa_array(config) -> np.ndarray:
-    """``isa.isa_array`` once per config (a Python loop over the opcode table: a third of a tiny re-run)."""
-    return I.isa_array(config)
+    """``isa.isa_array`` once per set of the values it reads (a Python loop over the opcode table: a third of a
+    tiny re-run; the DRAM, L2 and launch-overhead variants change none of them)."""
+    key = tuple(getattr(config, name) for name in isa_fields())
+    table = _ISA_TABLES.get(key)
+    if table is None:
+        if len(_ISA_TABLES) >= 16:
+            _ISA_TABLES.clear()
+        table = _ISA_TABLES[key] = I.isa_array(config)
+    return table
+
+
+@functools.lru_cache(maxsize=64)
+def _variant_config(config, overrides: tuple):
+    """``config`` with ``overrides`` (sorted items), built and validated once per what-if of a launch."""
+    return config.replace(**dict(overrides)) if overrides else config
 
 
 @dataclass
@@ -269,7 +308,7 @@ def relaunch(record: LaunchRecord, overrides: dict | None = None, switches: Swit
     """Simulate the recorded launch again with config ``overrides`` and engine ``switches``, on copies of its
     recorded memory and L2 (a pool worker runs several variants: each must start from the record); returns
     its Run."""
-    config = record.config.replace(**overrides) if overrides else record.config
+    config = _variant_config(record.config, tuple(sorted((overrides or {}).items())))
     heap, l2 = record.heap, record.l2
     assert heap is not None and record.execute is not None    # a held record (held_record checks)
     if heap.valid is None:
@@ -323,6 +362,13 @@ def _full_occupancy(run) -> str:
     return ""
 
 
+def _no_divergence(run) -> str:
+    m = run.metrics
+    if m["smsp__thread_inst_executed.sum"] == 32 * m["smsp__inst_executed.sum"]:
+        return "every warp-instruction ran with all 32 lanes: no warp diverged"
+    return ""
+
+
 def _no_block_launch(run) -> str:
     return "" if run.config.block_launch_cycles else "block_launch_cycles is already 0"
 
@@ -372,6 +418,9 @@ LIMITS = (
     Limit("math_pipes", lambda c, f: f"math pipe throughput {_times(f)}",
           ("smsp__pcsamp_warps_issue_stalled_math_pipe_throttle.sum",),
           switches=lambda f: Switches(pipe_factor=float("inf") if f is None else float(f))),
+    Limit("divergence", lambda c, f: "no divergence cost (a branch's paths run side by side)",
+          ("gpu__time_duration.sum", "smsp__issue_active.avg.pct_of_peak_sustained_active"),
+          switches=lambda f: Switches(engine_bits=T.WHATIF_NO_DIVERGENCE_COST), nothing_to_remove=_no_divergence),
     Limit("launch_overhead", lambda c, f: "no block launch cost (block_launch_cycles 0)",
           ("gpu__time_duration.sum",), overrides=lambda c, f: {"block_launch_cycles": 0},
           nothing_to_remove=_no_block_launch),
@@ -443,6 +492,17 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def _free_cpus() -> int:
+    """Usable CPUs not already busy (the 1-minute load average, less this process): a pool on cores that other
+    work holds only adds its own cost (forking, collecting results) to the same CPU time (measured: 10.5x a
+    launch's time in a pool of 2 on a 2-core machine at load 4, 8-9x serially)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:       # no load average on this platform
+        load = 0.0
+    return max(1, int(_usable_cpus() - max(0.0, load - 1.0)))
+
+
 def _run_all(record, variants, workers) -> list[tuple[int, dict]]:
     global _PENDING
     if workers <= 1 or len(variants) <= 1:
@@ -462,6 +522,16 @@ def _run_all(record, variants, workers) -> list[tuple[int, dict]]:
             return list(pool.map(_simulate, range(len(variants))))
     finally:
         _PENDING = []
+
+
+def _slower_note(cycles: int, baseline: int) -> str:
+    """Why a variant slower than the baseline counts as speed-up 1 (``what_if``'s construction)."""
+    if cycles <= baseline:
+        return ""
+    return (f"the re-run took {cycles:,} cycles, {cycles - baseline:,} more: starting work earlier or moving it "
+            "faster changed the order it meets the other limits in (the engine's greedy scheduling and "
+            "first-come queues); a machine without the limit can still run the baseline's schedule, so the "
+            "speed-up is 1.00")
 
 
 def what_if(run, limits=None, factor=None, *, workers: int | None = None) -> WhatIf:
@@ -487,14 +557,15 @@ def what_if(run, limits=None, factor=None, *, workers: int | None = None) -> Wha
     variants = [(limit.overrides(config, factor), limit.switches(factor)) for limit, _ in planned]
     if workers is None:
         worth_a_pool = record.wall_seconds * len(variants) > POOL_WORTH_SECONDS and os.name == "posix"
-        workers = min(len(variants), _usable_cpus()) if worth_a_pool else 1
+        workers = min(len(variants), _free_cpus()) if worth_a_pool else 1
     results = _run_all(record, variants, max(1, int(workers)))
     rows = []
     for (limit, _), (cycles, metrics) in zip(planned, results, strict=True):
         rows.append(WhatIfRow(limit=limit.id, description=limit.describe(config, factor), cycles=cycles,
-                              speedup=run.cycles / cycles if cycles else float("inf"),
+                              speedup=run.cycles / min(cycles, run.cycles) if cycles else float("inf"),
                               moved={name: float(metrics.get(name, 0.0)) for name in limit.moved},
-                              baseline={name: float(base.get(name, 0.0)) for name in limit.moved}))
+                              baseline={name: float(base.get(name, 0.0)) for name in limit.moved},
+                              note=_slower_note(cycles, run.cycles)))
     for limit, why in skipped:
         same = {name: float(base.get(name, 0.0)) for name in limit.moved}
         rows.append(WhatIfRow(limit=limit.id, description=limit.describe(config, factor), cycles=int(run.cycles),

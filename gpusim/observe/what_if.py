@@ -16,8 +16,10 @@ from __future__ import annotations
 import html
 from dataclasses import asdict, dataclass, field
 
-WHAT_IF_SCHEMA_VERSION = 1
-"""Version of ``WhatIf.to_dict()``'s layout (bumped when a key changes meaning or goes away)."""
+WHAT_IF_SCHEMA_VERSION = 2
+"""Version of ``WhatIf.to_dict()``'s layout (bumped when a key changes meaning or goes away; 2: a row's
+``speedup`` is baseline / min(variant, baseline) cycles, and a measured row's ``note`` says when the re-run
+was slower)."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,8 @@ class WhatIfRow:
     cycles: int
     """the variant's simulated cycles"""
     speedup: float
-    """baseline cycles / variant cycles (above 1: removing the limit makes the kernel faster)"""
+    """baseline cycles / min(variant cycles, baseline cycles): at least 1 by construction (a machine without
+    the limit can still follow the baseline's schedule); above 1: removing the limit makes the kernel faster"""
     moved: dict[str, float] = field(default_factory=dict)
     """the metric(s) the switch is meant to move: Nsight name -> the variant's value"""
     baseline: dict[str, float] = field(default_factory=dict)
@@ -39,7 +42,8 @@ class WhatIfRow:
     measured: bool = True
     """False when the switch provably changes nothing here and the variant was not simulated"""
     note: str = ""
-    """why it was not simulated (``measured`` False), else empty"""
+    """why it was not simulated (``measured`` False), or why a simulated variant slower than the baseline
+    counts as speed-up 1; else empty"""
 
 
 @dataclass
@@ -113,6 +117,8 @@ class WhatIf:
                               for name, value in row.moved.items())
             if not row.measured:
                 moved = f"not simulated: {row.note}"
+            elif row.note:
+                moved += f" ({row.note})"
             lines.append(f"  {row.speedup:>7.2f}x  {row.cycles:>12,}  {row.description:<{width}}  {moved}")
         lines.append(f"  {self.headline()}.")
         if self.run_seconds:
@@ -148,7 +154,8 @@ def _limit_words(row: WhatIfRow) -> str:
 
 LIMIT_WORDS = {"dram_bandwidth": "DRAM bandwidth", "dram_latency": "DRAM latency", "l2_bandwidth": "L2 bandwidth",
                "shared_bank_conflicts": "shared-memory bank conflict", "coalescing": "uncoalesced-access",
-               "occupancy": "occupancy", "math_pipes": "math pipe throughput", "launch_overhead": "block launch"}
+               "occupancy": "occupancy", "math_pipes": "math pipe throughput",
+               "divergence": "divergence", "launch_overhead": "block launch"}
 """How a sentence names each limit ("removing the DRAM bandwidth limit ...")."""
 
 

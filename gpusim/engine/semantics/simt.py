@@ -110,3 +110,20 @@ def fail(m, kind, pc, w, lane, address):
     m.err[S.E_LANE] = lane
     m.err[S.E_ADDRESS] = address
     return STATUS_ERROR
+
+
+@compiled_only
+def swap_sibling_paths(sps, stk_pc, stk_rpc, stk_mask, w):
+    """What-if "no divergence cost" (``issue_unit.issue_other_path``): when warp ``w``'s top two stack
+    entries are the two unfinished paths of one divergent branch (the same reconvergence pc, which a join
+    entry never shares with the paths above it), swap them so the other path runs next. The lanes, pcs and
+    join are unchanged: only the order the two paths take turns in. Returns True when it swapped."""
+    sp = sps[w]
+    if sp < 1 or stk_rpc[w, sp] != stk_rpc[w, sp - 1] or stk_pc[w, sp - 1] == stk_rpc[w, sp - 1]:
+        return False
+    pc, mask = stk_pc[w, sp], stk_mask[w, sp]
+    stk_pc[w, sp] = stk_pc[w, sp - 1]
+    stk_mask[w, sp] = stk_mask[w, sp - 1]
+    stk_pc[w, sp - 1] = pc
+    stk_mask[w, sp - 1] = mask
+    return True

@@ -24,7 +24,7 @@ from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.accounting import warp_to
 from gpusim.engine.sm.barrier_unit import wait_at_barrier
-from gpusim.engine.sm.issue import busy_before, dependencies, throttle_state
+from gpusim.engine.sm.issue import busy_before, dependencies, path_lanes, throttle_state
 from gpusim.engine.sm.retire import drain_or_retire
 from gpusim.engine.sm.schedulers import POLICY_TWO_LEVEL, priority, two_level_leave
 
@@ -48,7 +48,8 @@ def evaluate_warp(ts, m, code, policy, lazy, w, e, j, sub, cycle):
     (a candidate), a later cycle while it waits, ``INF_CYCLE`` once parked."""
     if ts.w_cached[w] == 0:
         dependencies(m.sp, m.stk_pc, code, w, ts.w_wake, ts.w_reason, ts.reg_ready, ts.reg_dep, ts.isa,
-                     ts.w_dep_ready, ts.w_dep_state, ts.w_pipe, ts.w_next_pc, ts.w_cached)
+                     ts.w_dep_ready, ts.w_dep_state, ts.w_pipe, ts.w_next_pc, ts.w_cached,
+                     path_lanes(ts.prm, m.sp, m.stk_mask, w))
     wake = ts.w_dep_ready[w]
     state = ts.w_dep_state[w]
     pipe = ts.w_pipe[w]

@@ -77,17 +77,35 @@ def busy_before(pipe_free, busy_acc, busy_t0, sub, pipe, t):
 
 
 @compiled_only
-def _reg_wait(reg_ready, reg_dep, w, r, wake, state):
+def _reg_wait(reg_ready, reg_dep, w, r, wake, state, lanes):
     if r >= 0:
         t = reg_ready[w, r]
         if t > wake:
-            return t, dep_state(reg_dep[w, r])
+            dep = reg_dep[w, r]
+            if lanes == -1 or ((dep >> PATH_SHIFT) & lanes) != 0:
+                return t, dep_state(dep & DEP_BITS)
     return wake, state
+
+
+PATH_SHIFT = 8
+DEP_BITS = (1 << PATH_SHIFT) - 1
+"""What-if "no divergence cost" only (``path_lanes``): ``reg_dep`` holds the writing path's lanes above bit
+PATH_SHIFT, and a path waits only for writes by its own lanes (the paths' lanes are disjoint: a write by the
+other path is no dependency). A normal run's ``reg_dep`` holds the plain dependency class."""
+
+
+@compiled_only(inline="always")
+def path_lanes(prm, sp_of, stk_mask, w):
+    """-1 in a normal run; under the what-if ``WHATIF_NO_DIVERGENCE_COST`` the lanes of warp ``w``'s top
+    path, whose register writes and waits its scoreboard then tracks apart from the other path's."""
+    if (prm[T.TP_WHATIF] & T.WHATIF_NO_DIVERGENCE_COST) == 0 or sp_of[w] < 0:
+        return np.int64(-1)
+    return np.int64(stk_mask[w, sp_of[w]])
 
 
 @compiled_only(inline="always")
 def dependencies(sp_of, stk_pc, code, w, w_wake, w_reason, reg_ready, reg_dep, isa, w_dep_ready, w_dep_state,
-                 w_pipe, w_next_pc, w_cached):
+                 w_pipe, w_next_pc, w_cached, lanes):
     """Cache when warp ``w``'s next instruction has its operands (its registers change only when it issues).
 
     Takes arrays, not the state structs: every struct attribute read costs an atomic reference count,
@@ -98,11 +116,12 @@ def dependencies(sp_of, stk_pc, code, w, w_wake, w_reason, reg_ready, reg_dep, i
     for i in range(code[pc, L.F_NSRC]):
         kind = code[pc, L.F_SK0 + 2 * i]
         if kind == L.SK_REG or kind == L.SK_REGNEG:
-            wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_SK0 + 2 * i + 1], wake, state)
-    wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_GUARD], wake, state)
-    wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_ABASE], wake, state)
+            wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_SK0 + 2 * i + 1], wake, state,
+                                       lanes)
+    wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_GUARD], wake, state, lanes)
+    wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_ABASE], wake, state, lanes)
     for i in range(code[pc, L.F_NDST]):
-        wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_DST0 + i], wake, state)
+        wake, state = _reg_wait(reg_ready, reg_dep, w, code[pc, L.F_DST0 + i], wake, state, lanes)
     w_dep_ready[w] = wake
     w_dep_state[w] = state
     w_pipe[w] = isa[code[pc, L.F_ISA], I.I_PIPE]
@@ -304,13 +323,14 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
 
 @compiled_only
 def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, reg_ready, reg_dep,
-               w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready, next_pc):
+               w_wake, w_reason, w_mem_pending, regs, clock_mhz, pc, w, sub, cycle, memory_ready, next_pc, lanes):
     """Book the timing of the instruction at ``pc`` that warp ``w`` issued at ``cycle``: pipe occupancy,
     when its destinations are ready (``memory_ready`` for memory instructions, else the form's latency),
     and any wait it imposes on the warp (branch resolution, memory barrier, nanosleep). ``next_pc``: the
     warp's next instruction after this one executed: a branch taken (to anything but ``pc + 1``) waits its
     form's latency (``bra``: branch_latency_cycles; ``bra.ptxas``, codegen="ptxas": taken_branch_cycles),
-    one not taken the plain ``bra`` form's (branch_latency_cycles)."""
+    one not taken the plain ``bra`` form's (branch_latency_cycles). ``lanes``: ``path_lanes`` (a write over
+    the other path's pending one waits for both, tagged with both paths' lanes)."""
     form = code[pc, L.F_ISA]
     pipe = isa[form, I.I_PIPE]
     latency = isa[form, I.I_LATENCY]
@@ -321,8 +341,11 @@ def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, r
     for i in range(code[pc, L.F_NDST]):
         d = code[pc, L.F_DST0 + i]
         if d >= 0:
-            reg_ready[w, d] = ready
-            reg_dep[w, d] = dep
+            if lanes == -1:
+                reg_ready[w, d] = ready
+                reg_dep[w, d] = dep
+            else:
+                _path_write(reg_ready, reg_dep, w, d, ready, dep, lanes, cycle)
     op = code[pc, L.F_OP]
     w_wake[w] = cycle + 1
     w_reason[w] = ST.NOT_SELECTED
@@ -346,6 +369,17 @@ def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, r
         if memory_ready > cycle + 1:
             w_wake[w] = memory_ready
             w_reason[w] = ST.LONG_SCOREBOARD
+
+
+@compiled_only
+def _path_write(reg_ready, reg_dep, w, d, ready, dep, lanes, cycle):
+    """What-if "no divergence cost": path ``lanes`` writes register ``d``, ready at ``ready``. A pending write
+    by other lanes stays waited for: the register is then ready when both are, for both paths' lanes."""
+    if reg_ready[w, d] > cycle:
+        lanes |= reg_dep[w, d] >> PATH_SHIFT
+        ready = max(ready, reg_ready[w, d])
+    reg_ready[w, d] = ready
+    reg_dep[w, d] = dep | (lanes << PATH_SHIFT)
 
 
 @compiled_only

@@ -33,7 +33,7 @@ from __future__ import annotations
 from gpusim.engine.jit import engine_jit
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.execute import step_fast, step_warp
-from gpusim.engine.semantics.simt import STATUS_ERROR
+from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.clock import (
     TIMED_DEADLOCK,
@@ -47,7 +47,7 @@ from gpusim.engine.sm.clock import (
 )
 from gpusim.engine.sm.dispatch import dispatch_block, dispatch_first_wave, eval_slot
 from gpusim.engine.sm.eligibility import scan_warps
-from gpusim.engine.sm.issue_unit import begin_issue, finish_issue
+from gpusim.engine.sm.issue_unit import begin_issue, finish_issue, issue_other_path
 from gpusim.engine.sm.schedulers import select_warp
 
 __all__ = ["TIMED_DEADLOCK", "TIMED_ERROR", "TIMED_LIMIT", "TIMED_OK", "TIMED_SLICE", "dispatch_block",
@@ -79,6 +79,7 @@ def run_timed(ts, m, ms, code, budget):
     pc_counts, mem_req, valid, mem32, lane_addr = m.pc_counts, m.mem_req, m.valid, m.mem32, m.lane_addr
     heap_bytes = m.launch[S.L_HEAP_BYTES]
     lazy = ts.trace.shape[0] == 0 and ts.issue_trace.shape[0] == 0 and slots // nsp <= 62
+    side_by_side = (prm[T.TP_WHATIF] & T.WHATIF_NO_DIVERGENCE_COST) != 0    # what-if: issue_unit
     if loop[T.LP_STARTED] == 0:
         next_block, age = dispatch_first_wave(ts, m)
         cycle = 0
@@ -113,6 +114,12 @@ def run_timed(ts, m, ms, code, budget):
                 if status == STATUS_ERROR:
                     return TIMED_ERROR, cycle
                 finish_issue(ts, m, ms, mp, code, best, stall_before, sm, sub, base_sm, nsp, per_sub, cycle, status)
+                top = sp_of[best]    # what-if: only a warp whose top two entries are sibling paths can co-issue
+                if side_by_side and status == STATUS_OK and top > 0 and stk_rpc[best, top] == stk_rpc[best, top - 1]:
+                    status, more = issue_other_path(ts, m, ms, mp, code, best, sm, sub, base_sm, nsp, per_sub, cycle)
+                    work += more
+                    if status == STATUS_ERROR:
+                        return TIMED_ERROR, cycle
             next_cycle = min(next_cycle, sm_next_event(ts, sm, nsp, cycle))
         status, cycle, work = advance_clock(ts, cycle, next_cycle, work, budget, next_block, age)
         if status != TIMED_RUNNING:

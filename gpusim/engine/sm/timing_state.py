@@ -115,6 +115,7 @@ N_TP = 24
 # TP_WHATIF bits: each removes one limit of the model (docs/what-if.md)
 WHATIF_NO_BANK_CONFLICTS = 1     # a shared-memory phase takes ceil(distinct words / banks) wavefronts
 WHATIF_PERFECT_COALESCING = 2    # a global/local load or store moves only the sectors its bytes need
+WHATIF_NO_DIVERGENCE_COST = 4    # a divergent branch's two paths issue side by side (issue_unit.issue_other_path)
 
 # (scheduler policy codes: schedulers.POLICY_CODES)
 
