@@ -43,7 +43,8 @@ import types as pytypes
 import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypedDict
 
 import llvmlite
 import numba
@@ -72,8 +73,19 @@ PARALLEL_SPEEDUP = 0.6
 
 _DECORATOR_MODULE = "gpusim.engine.jit"
 _ENGINE: dict[int, Dispatcher] = {}          # id -> every dispatcher the engine decorators made
-_SPLITS: dict[tuple[str, str], object] = {}  # entry (module, qualname) -> its split (register_split)
-_state = {"disabled": False, "warned": False, "session": None, "last_session": None}
+SplitPlan = Callable[..., Iterable[tuple[Dispatcher, tuple]]]
+"""A split (``register_split``): the entry's argument types -> [(dispatcher, argument types), ...]."""
+_SPLITS: dict[tuple[str, str], SplitPlan] = {}  # entry (module, qualname) -> its split (register_split)
+
+
+class _CacheState(TypedDict):
+    disabled: bool                                  # the cache directory is unusable: compile in memory
+    warned: bool                                    # that was said once
+    session: parallel_compile.Session | None        # the helper session of the compile in progress
+    last_session: parallel_compile.Session | None   # the last one (tests look at it)
+
+
+_state: _CacheState = {"disabled": False, "warned": False, "session": None, "last_session": None}
 
 
 def cache_root() -> Path:
@@ -81,8 +93,9 @@ def cache_root() -> Path:
     explicit = os.environ.get("GPUSIM_CACHE_DIR")
     if explicit:
         return Path(explicit).expanduser()
-    if numba_config.CACHE_DIR:
-        return Path(numba_config.CACHE_DIR).expanduser() / "gpusim"
+    numba_cache = getattr(numba_config, "CACHE_DIR", "")    # set from NUMBA_CACHE_DIR when numba's config loads
+    if numba_cache:
+        return Path(numba_cache).expanduser() / "gpusim"
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "gpusim"
@@ -225,6 +238,8 @@ class EngineCache(FunctionCache):
     While a parallel compile runs (``engine/parallel_compile.py``) a miss claims the function, or waits
     for the other process's result and loads that."""
 
+    dispatcher: Any = None     # the numba Dispatcher this cache serves, set by ``register``
+
     _impl_class = _EngineCacheImpl
 
     def _load(self, sig, target_context):
@@ -281,8 +296,10 @@ def register(dispatcher: Dispatcher, cache: bool) -> Dispatcher:
     _ENGINE[id(dispatcher)] = dispatcher
     if cache and not _state["disabled"]:
         try:
-            dispatcher._cache = EngineCache(dispatcher.py_func)
-            dispatcher._cache.dispatcher = dispatcher
+            engine_cache = EngineCache(dispatcher.py_func)
+            engine_cache.dispatcher = dispatcher
+            # numba's own cache hook: a private attribute its stubs do not declare (numba is pinned, hooks tested)
+            dispatcher._cache = engine_cache  # type: ignore[attr-defined]
         except RuntimeError:      # no locator: the directory is unusable (already warned)
             pass
     return dispatcher
@@ -399,7 +416,7 @@ class _Progress(event.Listener):
 
     def _count(self, dispatchers) -> None:
         done = [d for d in dispatchers if id(d) in self.pending]
-        if done:
+        if done and self.notice is not None:
             self.pending.difference_update(id(d) for d in done)
             self.notice.advance(len(done))
 
@@ -438,7 +455,7 @@ def _key(dispatcher: Dispatcher) -> tuple[str, str]:
     return function.__module__, function.__qualname__
 
 
-def register_split(entry: Dispatcher, helper_roots) -> None:
+def register_split(entry: Dispatcher, helper_roots: SplitPlan) -> None:
     """Let a cold compile of ``entry`` hand subtrees to a helper process: ``helper_roots(*arg_types)``
     maps the entry's argument types to ``[(dispatcher, arg_types), ...]``, compiled in that order by the
     helper (start with what the entry's compile reaches first). The module defining ``helper_roots`` is
@@ -455,9 +472,10 @@ def split_roots(entry: Dispatcher, args) -> list[tuple[Dispatcher, tuple]]:
     roots = []
     for dispatcher, sig in split(*args):
         sig = tuple(sig)
-        cache = dispatcher._cache
-        if sig in dispatcher.overloads or (isinstance(cache, EngineCache)
-                                           and cache.in_index(sig, dispatcher.targetctx.codegen())):
+        cache = getattr(dispatcher, "_cache", None)     # numba's private cache hook (see register)
+        # numba's stubs type targetctx as BaseContext, which declares no codegen(); every CPU context has one
+        codegen = dispatcher.targetctx.codegen()  # type: ignore[attr-defined]
+        if sig in dispatcher.overloads or (isinstance(cache, EngineCache) and cache.in_index(sig, codegen)):
             continue
         roots.append((dispatcher, sig))
     return roots

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpusim.arch.isa import N_PIPES
+from gpusim.arch.isa import N_ISA_FIELDS, N_PIPES
 from gpusim.engine.records import Column, Columns, Field, Record, allocate
 from gpusim.engine.memory.shared_banks import make_shared_scratch
 from gpusim.engine.sm.stalls import N_STATES
@@ -152,7 +152,7 @@ LEVEL_NAMES = {LEVEL_SHARED: "shared", LEVEL_L1: "L1", LEVEL_L2: "L2", LEVEL_DRA
 W, SUB, SM = ("W",), ("SUB",), ("NSM",)
 TIMING_STATE = Record("TimingState", "the timed loop's state", (
     Field("prm", "int64", (PRM,), "TP_*", "parameters", given=True),
-    Field("isa", "int64", ("forms", 4), "row", "the opcode table with latencies resolved", given=True),
+    Field("isa", "int64", ("forms", N_ISA_FIELDS), "I_*", "the opcode table with latencies resolved", given=True),
     Field("pipe_interval", "int64", (N_PIPES,), "cycles", "cycles a pipe is busy per warp-instruction",
           given=True),
     Field("w_resident", "int64", W, "flag", "1 while the slot holds a live warp"),
