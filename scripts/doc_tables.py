@@ -209,7 +209,7 @@ def source_problems(rewrite: bool = False) -> list[str]:
         for name in sorted(present - set(wanted)):
             found.append(f"{path}: block state-layout:{name} has no declaration")
 
-        def replace(match: re.Match, wanted: dict = wanted) -> str:
+        def replace(match: re.Match, wanted: dict = wanted, path: str = path) -> str:
             body = wanted.get(match["name"], match["body"])
             if body != match["body"]:
                 found.append(f"{path}: block state-layout:{match['name']} is not generated from its declaration "

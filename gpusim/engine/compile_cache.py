@@ -41,9 +41,9 @@ import shutil
 import sys
 import types as pytypes
 import warnings
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
-from collections.abc import Callable, Iterable
 from typing import Any, TypedDict
 
 import llvmlite

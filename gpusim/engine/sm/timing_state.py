@@ -25,8 +25,8 @@ from typing import NamedTuple
 import numpy as np
 
 from gpusim.arch.isa import N_ISA_FIELDS, N_PIPES
-from gpusim.engine.records import Column, Columns, Field, Record, allocate
 from gpusim.engine.memory.shared_banks import make_shared_scratch
+from gpusim.engine.records import Column, Columns, Field, Record, allocate
 from gpusim.engine.sm.stalls import N_STATES
 
 INF_CYCLE = np.int64(1) << np.int64(62)
