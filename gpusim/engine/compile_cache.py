@@ -15,7 +15,6 @@ and every gpusim module they import, whose constants are frozen into the machine
 numba, llvmlite and Python versions. Inside it a function's files sit at its module's path relative
 to the ``gpusim`` package, so two copies of the same source find the same files, and any edit to any
 of those files starts a fresh stamp directory (the previous few stamps are kept, older ones removed).
-
 If the directory cannot be written, the engine still runs, uncached, after one warning.
 
 On a machine with two or more CPUs a cold compile of an entry point with a registered *split*
@@ -44,7 +43,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import llvmlite
 import numba
@@ -73,19 +72,11 @@ PARALLEL_SPEEDUP = 0.6
 
 _DECORATOR_MODULE = "gpusim.engine.jit"
 _ENGINE: dict[int, Dispatcher] = {}          # id -> every dispatcher the engine decorators made
-SplitPlan = Callable[..., Iterable[tuple[Dispatcher, tuple]]]
-"""A split (``register_split``): the entry's argument types -> [(dispatcher, argument types), ...]."""
+SplitPlan = Callable[..., Iterable[tuple[Dispatcher, tuple]]]   # arg types -> [(dispatcher, arg types), ...]
 _SPLITS: dict[tuple[str, str], SplitPlan] = {}  # entry (module, qualname) -> its split (register_split)
-
-
-class _CacheState(TypedDict):
-    disabled: bool                                  # the cache directory is unusable: compile in memory
-    warned: bool                                    # that was said once
-    session: parallel_compile.Session | None        # the helper session of the compile in progress
-    last_session: parallel_compile.Session | None   # the last one (tests look at it)
-
-
-_state: _CacheState = {"disabled": False, "warned": False, "session": None, "last_session": None}
+# disabled: cache dir unusable (compile in memory); warned: said so; session: the helper's (parallel_compile.Session
+# or None) of the compile in progress; last_session: the one before (tests look at it)
+_state: dict[str, Any] = {"disabled": False, "warned": False, "session": None, "last_session": None}
 
 
 def cache_root() -> Path:
@@ -93,8 +84,7 @@ def cache_root() -> Path:
     explicit = os.environ.get("GPUSIM_CACHE_DIR")
     if explicit:
         return Path(explicit).expanduser()
-    numba_cache = getattr(numba_config, "CACHE_DIR", "")    # set from NUMBA_CACHE_DIR when numba's config loads
-    if numba_cache:
+    if numba_cache := getattr(numba_config, "CACHE_DIR", ""):    # numba's config sets it from NUMBA_CACHE_DIR
         return Path(numba_cache).expanduser() / "gpusim"
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
@@ -239,7 +229,6 @@ class EngineCache(FunctionCache):
     for the other process's result and loads that."""
 
     dispatcher: Any = None     # the numba Dispatcher this cache serves, set by ``register``
-
     _impl_class = _EngineCacheImpl
 
     def _load(self, sig, target_context):
@@ -298,8 +287,7 @@ def register(dispatcher: Dispatcher, cache: bool) -> Dispatcher:
         try:
             engine_cache = EngineCache(dispatcher.py_func)
             engine_cache.dispatcher = dispatcher
-            # numba's own cache hook: a private attribute its stubs do not declare (numba is pinned, hooks tested)
-            dispatcher._cache = engine_cache  # type: ignore[attr-defined]
+            dispatcher._cache = engine_cache  # type: ignore[attr-defined]  # numba's private hook (pinned, tested)
         except RuntimeError:      # no locator: the directory is unusable (already warned)
             pass
     return dispatcher
@@ -473,8 +461,7 @@ def split_roots(entry: Dispatcher, args) -> list[tuple[Dispatcher, tuple]]:
     for dispatcher, sig in split(*args):
         sig = tuple(sig)
         cache = getattr(dispatcher, "_cache", None)     # numba's private cache hook (see register)
-        # numba's stubs type targetctx as BaseContext, which declares no codegen(); every CPU context has one
-        codegen = dispatcher.targetctx.codegen()  # type: ignore[attr-defined]
+        codegen = dispatcher.targetctx.codegen()  # type: ignore[attr-defined]  # numba's stubs: BaseContext
         if sig in dispatcher.overloads or (isinstance(cache, EngineCache) and cache.in_index(sig, codegen)):
             continue
         roots.append((dispatcher, sig))
