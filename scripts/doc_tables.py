@@ -44,7 +44,8 @@ SPEED = ROOT / "benchmarks" / "results" / "speed.json"
 BLOCK = re.compile(r"(<!-- doc-table:(?P<name>[\w-]+) begin[^>]*-->\n)(?P<body>.*?)(<!-- doc-table:(?P=name) end -->)",
                    re.S)
 
-STATE_MODULES = ("gpusim.engine.semantics.state", "gpusim.engine.sm.timing_state")
+STATE_MODULES = ("gpusim.engine.semantics.state", "gpusim.engine.sm.timing_state", "gpusim.engine.memory.memsys",
+                 "gpusim.engine.memory.cache")
 """Modules that declare engine state (gpusim.engine.records): their generated blocks and docs/engine-state.md."""
 SOURCE_BLOCK = re.compile(r"(# <state-layout:(?P<name>[\w-]+) begin>\n)(?P<body>.*?)(# <state-layout:(?P=name) end>)",
                           re.S)

@@ -14,12 +14,14 @@ import pytest
 
 from gpusim.arch.isa import N_ISA_FIELDS, N_PIPES
 from gpusim.engine import records as R
+from gpusim.engine.memory import cache as CACHE
+from gpusim.engine.memory import memsys as MS
 from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.stalls import N_STATES
 from scripts import doc_tables as DOC_TABLES
 
-MODULES = (S, T)
+MODULES = (S, T, MS, CACHE)
 HAND_WRITTEN = {"CP_RING", "RF_MAX"}   # sizes next to a column prefix, not columns
 
 
@@ -91,6 +93,12 @@ def test_column_constants_are_plain_ints_at_their_declared_positions(module):
         assert getattr(module, decl.count) == decl.size >= len(decl.columns)
         stray = {name for name in vars(module) if name.startswith(decl.prefix) and name not in decl.constants()}
         assert stray <= HAND_WRITTEN, f"{sorted(stray)} use the column prefix {decl.prefix} but are not declared"
+
+
+def test_every_declaring_module_is_rendered_by_the_doc_script():
+    assert set(DOC_TABLES.STATE_MODULES) == {m.__name__ for m in MODULES}
+    assert list(MS.COUNTERS) == [c.name.lower() for c in MS.MEMORY_COUNTERS.columns]
+    assert MS.COUNTERS["dram_read_bytes"] == (MS.C_DRAM_READ_BYTES, "bytes", "bytes read from DRAM (L2 sector fills)")
 
 
 def test_kind_values_and_field_indices_are_separate_namespaces():
