@@ -20,12 +20,13 @@ What it models
     of its declaration, so a declaration and its constants cannot drift apart.
 
 Why generated source, not constants made at import time
-    numba folds a module-level ``int`` global into the compiled code as a constant (no load, no speed
-    cost); a constant injected with ``globals()[...] = i`` would fold too, but mypy could not see it, and
-    an ``IntEnum`` member indexes arrays through a cast numba does not fold as reliably. Writing the
-    constants as literal ints keeps both: numba sees plain int globals, bit-identical to hand-written ones,
-    and mypy sees every name. Likewise the records are ``typing.NamedTuple`` classes, which numba types as
-    the named tuples it always did and mypy checks field by field.
+    numba freezes a module-level ``int`` global into the compiled code as a constant (no load, no speed
+    cost). A constant injected at import time with ``globals()[...] = i`` would be frozen too, but mypy
+    could not see it; an ``IntEnum`` member would be typed by numba as an enum member, not an integer, so
+    every index would change type in the compiled code. Literal ints written by the generator keep both
+    properties: numba sees exactly the int globals it saw when they were hand-written (the compiled engine
+    is unchanged), and mypy sees every name. Likewise the records are ``typing.NamedTuple`` classes, which
+    numba types as the same named tuples as before and mypy checks field by field.
 
 Simplifications
     A shape is a tuple of ints, dimension names (resolved by ``allocate`` from a dict the caller builds)
