@@ -148,7 +148,9 @@ def allocate(record: Record, dims: Mapping[str, int], given: Mapping[str, np.nda
         else:
             if f.name in given:
                 raise ValueError(f"{record.name}.{f.name} is allocated from its declaration, not passed")
-            out[f.name] = np.full(shape_of(f, dims), f.fill, dtype=np.dtype(f.dtype))
+            shape, dtype = shape_of(f, dims), np.dtype(f.dtype)
+            # zeros: calloc'd pages, touched only when written (a large, sparsely used array costs no memory)
+            out[f.name] = np.zeros(shape, dtype) if f.fill == 0 else np.full(shape, f.fill, dtype=dtype)
     return out
 
 
