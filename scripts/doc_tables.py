@@ -14,12 +14,18 @@ change to the simulator asks for a rerun of this script), and, under ``-m slow``
 and compares it with what is stored. The speed table of docs/design.md is rendered from
 ``benchmarks/results/speed.json``, which ``python benchmarks/bench_speed.py --record`` writes (wall-clock
 figures of one machine: stamped with the benchmark's own sources, the date and the machine's load).
+
+The engine's state declarations (``STATE_MODULES``, see gpusim/engine/records.py) are rendered the same way,
+from code instead of a measurement: ``--render`` rewrites docs/engine-state.md's block and, in each state
+module, the ``# <state-layout:NAME begin>`` blocks that hold the constants and ``NamedTuple`` classes
+generated from its declarations; ``--check`` (and tests/test_doc_tables.py) fails on a stale one.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import re
 import statistics
@@ -37,6 +43,12 @@ STORE = ROOT / "docs" / "generated" / "doc_tables.json"
 SPEED = ROOT / "benchmarks" / "results" / "speed.json"
 BLOCK = re.compile(r"(<!-- doc-table:(?P<name>[\w-]+) begin[^>]*-->\n)(?P<body>.*?)(<!-- doc-table:(?P=name) end -->)",
                    re.S)
+
+STATE_MODULES = ("gpusim.engine.semantics.state", "gpusim.engine.sm.timing_state", "gpusim.engine.memory.memsys",
+                 "gpusim.engine.memory.cache")
+"""Modules that declare engine state (gpusim.engine.records): their generated blocks and docs/engine-state.md."""
+SOURCE_BLOCK = re.compile(r"(# <state-layout:(?P<name>[\w-]+) begin>\n)(?P<body>.*?)(# <state-layout:(?P=name) end>)",
+                          re.S)
 
 
 def _hash_files(paths: list[Path]) -> str:
@@ -196,6 +208,55 @@ def render_speed(data: dict) -> str:
     return "\n".join(lines)
 
 
+def state_declarations() -> dict[str, list]:
+    """Each state module (its file, relative to the checkout) and the declarations it defines, in order."""
+    from gpusim.engine.records import declarations
+
+    out = {}
+    for name in STATE_MODULES:
+        module = importlib.import_module(name)
+        out[str(Path(module.__file__).resolve().relative_to(ROOT))] = declarations(vars(module))
+    return out
+
+
+def render_engine_state(_data: dict) -> str:
+    from gpusim.engine.records import render_markdown
+
+    parts = []
+    for path, decls in state_declarations().items():
+        parts.append(f"### `{path}`\n")
+        parts += [render_markdown(decl) for decl in decls]
+    return "\n".join(parts).rstrip("\n")
+
+
+def source_problems(rewrite: bool = False) -> list[str]:
+    """Stale ``state-layout`` blocks of the state modules (rewritten when ``rewrite``)."""
+    from gpusim.engine.records import render_source
+
+    found = []
+    for path, decls in state_declarations().items():
+        file = ROOT / path
+        text = file.read_text(encoding="utf-8")
+        wanted = {decl.name: render_source(decl) for decl in decls}
+        present = {m["name"] for m in SOURCE_BLOCK.finditer(text)}
+        for name in sorted(set(wanted) - present):
+            found.append(f"{path} has no block '# <state-layout:{name} begin>' for its declaration {name}")
+        for name in sorted(present - set(wanted)):
+            found.append(f"{path}: block state-layout:{name} has no declaration")
+
+        def replace(match: re.Match, wanted: dict = wanted, path: str = path) -> str:
+            body = wanted.get(match["name"], match["body"])
+            if body != match["body"]:
+                found.append(f"{path}: block state-layout:{match['name']} is not generated from its declaration "
+                             "(run python scripts/doc_tables.py --render)")
+            return match.group(1) + body + match.group(4)
+
+        new = SOURCE_BLOCK.sub(replace, text)
+        if rewrite and new != text:
+            file.write_text(new, encoding="utf-8")
+    return found
+
+
 # ----------------------------------------------------------------------------------------- the registry
 
 
@@ -204,6 +265,7 @@ class Table:
     doc: str
     measure: Callable[[], dict] | None     # None: rendered from benchmarks/results/speed.json
     render: Callable[[dict], str]
+    declared: bool = False                 # rendered from the code's declarations, nothing measured
 
 
 TABLES = {
@@ -215,6 +277,7 @@ TABLES = {
     "tensor-wide-gemms": Table("docs/tensor-cores.md", M.measure_wide_gemms, render_wide_gemms),
     "design-speed": Table("docs/design.md", None, render_speed),
     "kernels-registers": Table("docs/kernels.md", M.measure_registers, render_registers),
+    "engine-state": Table("docs/engine-state.md", None, render_engine_state, declared=True),
 }
 
 
@@ -223,6 +286,8 @@ def load_store() -> dict:
 
 
 def data_of(name: str, store: dict) -> dict | None:
+    if TABLES[name].declared:
+        return {}
     if TABLES[name].measure is None:
         return json.loads(SPEED.read_text(encoding="utf-8")) if SPEED.exists() else None
     entry = store.get(name)
@@ -266,7 +331,9 @@ def problems(store: dict) -> list[str]:
         if body is None:
             found.append(f"{table.doc} has no block doc-table:{name}")
             continue
-        if table.measure is not None:
+        if table.declared:
+            pass
+        elif table.measure is not None:
             entry = store.get(name)
             if entry is None:
                 found.append(f"{name}: not measured (run python scripts/doc_tables.py {name})")
@@ -283,7 +350,7 @@ def problems(store: dict) -> list[str]:
         if expected is not None and body != expected:
             found.append(f"{table.doc}: block {name} is not the rendering of its stored figures (run "
                          "python scripts/doc_tables.py --render)")
-    return found
+    return found + source_problems()
 
 
 def main(argv: list[str]) -> int:
@@ -310,6 +377,7 @@ def main(argv: list[str]) -> int:
             store[name] = {"stamp": stamp, "data": measure()}
             STORE.parent.mkdir(parents=True, exist_ok=True)
             STORE.write_text(json.dumps(store, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    source_problems(rewrite=True)
     for doc in rewrite_docs(store):
         print(f"rewrote {doc}")
     return 0

@@ -15,7 +15,6 @@ and every gpusim module they import, whose constants are frozen into the machine
 numba, llvmlite and Python versions. Inside it a function's files sit at its module's path relative
 to the ``gpusim`` package, so two copies of the same source find the same files, and any edit to any
 of those files starts a fresh stamp directory (the previous few stamps are kept, older ones removed).
-
 If the directory cannot be written, the engine still runs, uncached, after one warning.
 
 On a machine with two or more CPUs a cold compile of an entry point with a registered *split*
@@ -41,6 +40,7 @@ import shutil
 import sys
 import types as pytypes
 import warnings
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -72,8 +72,11 @@ PARALLEL_SPEEDUP = 0.6
 
 _DECORATOR_MODULE = "gpusim.engine.jit"
 _ENGINE: dict[int, Dispatcher] = {}          # id -> every dispatcher the engine decorators made
-_SPLITS: dict[tuple[str, str], object] = {}  # entry (module, qualname) -> its split (register_split)
-_state = {"disabled": False, "warned": False, "session": None, "last_session": None}
+SplitPlan = Callable[..., Iterable[tuple[Dispatcher, tuple]]]   # arg types -> [(dispatcher, arg types), ...]
+_SPLITS: dict[tuple[str, str], SplitPlan] = {}  # entry (module, qualname) -> its split (register_split)
+# disabled: cache dir unusable (compile in memory); warned: said so; session: the helper's (parallel_compile.Session
+# or None) of the compile in progress; last_session: the one before (tests look at it)
+_state: dict[str, Any] = {"disabled": False, "warned": False, "session": None, "last_session": None}
 
 
 def cache_root() -> Path:
@@ -81,8 +84,8 @@ def cache_root() -> Path:
     explicit = os.environ.get("GPUSIM_CACHE_DIR")
     if explicit:
         return Path(explicit).expanduser()
-    if numba_config.CACHE_DIR:
-        return Path(numba_config.CACHE_DIR).expanduser() / "gpusim"
+    if numba_cache := getattr(numba_config, "CACHE_DIR", ""):    # numba's config sets it from NUMBA_CACHE_DIR
+        return Path(numba_cache).expanduser() / "gpusim"
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "gpusim"
@@ -225,6 +228,7 @@ class EngineCache(FunctionCache):
     While a parallel compile runs (``engine/parallel_compile.py``) a miss claims the function, or waits
     for the other process's result and loads that."""
 
+    dispatcher: Any = None     # the numba Dispatcher this cache serves, set by ``register``
     _impl_class = _EngineCacheImpl
 
     def _load(self, sig, target_context):
@@ -281,8 +285,9 @@ def register(dispatcher: Dispatcher, cache: bool) -> Dispatcher:
     _ENGINE[id(dispatcher)] = dispatcher
     if cache and not _state["disabled"]:
         try:
-            dispatcher._cache = EngineCache(dispatcher.py_func)
-            dispatcher._cache.dispatcher = dispatcher
+            engine_cache = EngineCache(dispatcher.py_func)
+            engine_cache.dispatcher = dispatcher
+            dispatcher._cache = engine_cache  # type: ignore[attr-defined]  # numba's private hook (pinned, tested)
         except RuntimeError:      # no locator: the directory is unusable (already warned)
             pass
     return dispatcher
@@ -399,7 +404,7 @@ class _Progress(event.Listener):
 
     def _count(self, dispatchers) -> None:
         done = [d for d in dispatchers if id(d) in self.pending]
-        if done:
+        if done and self.notice is not None:
             self.pending.difference_update(id(d) for d in done)
             self.notice.advance(len(done))
 
@@ -438,7 +443,7 @@ def _key(dispatcher: Dispatcher) -> tuple[str, str]:
     return function.__module__, function.__qualname__
 
 
-def register_split(entry: Dispatcher, helper_roots) -> None:
+def register_split(entry: Dispatcher, helper_roots: SplitPlan) -> None:
     """Let a cold compile of ``entry`` hand subtrees to a helper process: ``helper_roots(*arg_types)``
     maps the entry's argument types to ``[(dispatcher, arg_types), ...]``, compiled in that order by the
     helper (start with what the entry's compile reaches first). The module defining ``helper_roots`` is
@@ -455,9 +460,9 @@ def split_roots(entry: Dispatcher, args) -> list[tuple[Dispatcher, tuple]]:
     roots = []
     for dispatcher, sig in split(*args):
         sig = tuple(sig)
-        cache = dispatcher._cache
-        if sig in dispatcher.overloads or (isinstance(cache, EngineCache)
-                                           and cache.in_index(sig, dispatcher.targetctx.codegen())):
+        cache = getattr(dispatcher, "_cache", None)     # numba's private cache hook (see register)
+        codegen = dispatcher.targetctx.codegen()  # type: ignore[attr-defined]  # numba's stubs: BaseContext
+        if sig in dispatcher.overloads or (isinstance(cache, EngineCache) and cache.in_index(sig, codegen)):
             continue
         roots.append((dispatcher, sig))
     return roots

@@ -42,7 +42,7 @@ class CompileNotice:
             self._bar = _rich_bar(self.stream, self.total)
             if self._bar is not None:
                 self._mode = "rich"
-        if self._mode == "rich":
+        if self._mode == "rich" and self._bar is not None:
             self._bar[0].console.print(header, highlight=False)
             self._bar[0].start()
         elif self._mode == "line":
@@ -60,7 +60,7 @@ class CompileNotice:
 
     def advance(self, count: int = 1) -> None:
         self.done = min(self.done + count, self.total)
-        if self._mode == "rich":
+        if self._mode == "rich" and self._bar is not None:
             progress, task = self._bar
             progress.update(task, completed=self.done)
             progress.refresh()
@@ -75,7 +75,7 @@ class CompileNotice:
     def finish(self) -> float:
         seconds = time.perf_counter() - self.start
         self.done = self.total
-        if self._mode == "rich":
+        if self._mode == "rich" and self._bar is not None:
             progress, task = self._bar
             progress.update(task, completed=self.total)
             progress.stop()

@@ -40,10 +40,10 @@ import threading
 import time
 from pathlib import Path
 
-try:
-    import fcntl
-except ImportError:          # Windows: no flock, so no helper process either
+if sys.platform == "win32":  # Windows: no flock, so no helper process either
     fcntl = None
+else:
+    import fcntl
 
 POLL_SECONDS = 0.02
 """How often a process waiting on the other's claim looks for the result."""
@@ -241,6 +241,7 @@ def start_helper(stamp_dir: Path, request: dict, env: dict, package_parent: Path
         finally:
             log.close()
         _helpers.append(helper)
+        assert helper.stdin is not None          # stdin=PIPE
         try:
             helper.stdin.write(pickle.dumps(request))
             helper.stdin.close()

@@ -68,16 +68,30 @@ import numpy as np
 
 from gpusim.engine.bits import quotient, trailing_zeros64
 from gpusim.engine.jit import compiled_only, engine_jit
+from gpusim.engine.records import Column, Columns
 from gpusim.errors import ConfigError
 
+META = Columns("cache-meta", "cache meta", "META_", "N_META", "a cache's geometry and flags (make_cache; "
+               "the constants are generated from this declaration, gpusim/engine/records.py)", (
+    Column("LINE_BYTES", "bytes", "line size"),
+    Column("SECTOR_BYTES", "bytes", "sector size"),
+    Column("SETS_PER_PARTITION", "sets", "sets of one partition"),
+    Column("PARTITIONS", "partitions", "partitions (per SM for L1, per slice for L2)"),
+    Column("USE_CLOCK", "count", "LRU clock: counts uses, stamps each used way"),
+    Column("INTERLEAVE", "partitions", "partitions that share out the address space (interleaved cache), else 1"),
+    Column("EVER_DIRTY", "flag", "1 once a write has marked a sector dirty (never, in a write-through cache)"),
+))
+
+# <state-layout:cache-meta begin>
 META_LINE_BYTES = 0
 META_SECTOR_BYTES = 1
 META_SETS_PER_PARTITION = 2
 META_PARTITIONS = 3
 META_USE_CLOCK = 4
-META_INTERLEAVE = 5  # partitions that share out the address space (interleaved cache), else 1
-META_EVER_DIRTY = 6  # 1 once a write has marked a sector dirty (never, in a write-through cache)
+META_INTERLEAVE = 5
+META_EVER_DIRTY = 6
 N_META = 7
+# <state-layout:cache-meta end>
 
 NOT_PRESENT = -1
 NO_LINE = -1

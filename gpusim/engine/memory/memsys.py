@@ -60,7 +60,9 @@ State
     servers   tuple of float64 next-free arrays, indices SRV_*: L1TEX pipeline [sms], interconnect port [sms],
               L2 slice [slices], DRAM channel [channels], L2 atomic unit [slices]
     params    int64[N_INT_PARAMS] (P_*), rates float64[N_RATE_PARAMS] (R_*): see ``make_memsys_params``
-    counters  int64[N_COUNTERS] (C_*): meanings in COUNTERS
+    counters  int64[N_COUNTERS] (C_*)
+    The columns are declared once below (``PARAMS``, ``RATES``, ``SERVERS``, ``MEMORY_COUNTERS``; see
+    gpusim/engine/records.py): their constants are generated blocks, their tables are in docs/engine-state.md.
 
 Simplifications
     * Request traffic and response data share one interconnect reservation per sector, made when the sector
@@ -87,9 +89,54 @@ from gpusim.engine.memory.cache import (
     xor_fold_hash,
 )
 from gpusim.engine.memory.servers import make_servers, server_queue_delay, server_reserve
+from gpusim.engine.records import Column, Columns
 from gpusim.errors import ConfigError
 
-# ---------------------------------------------------------------- integer parameters (params array)
+PARAMS = Columns("memsys-params", "ms.params", "P_", "N_INT_PARAMS", "integer parameters of the memory system "
+                 "(make_memsys_params)", (
+    Column("SECTOR_BYTES", "bytes", "sector size"),
+    Column("LINE_BYTES", "bytes", "cache line size"),
+    Column("L1_LATENCY_CYCLES", "cycles", "load-to-use latency of an L1 hit"),
+    Column("L2_LATENCY_CYCLES", "cycles", "load-to-use latency of an L2 hit"),
+    Column("DRAM_LATENCY_CYCLES", "cycles", "load-to-use latency of a DRAM access"),
+    Column("L2_SLICES", "slices", "L2 slices"),
+    Column("DRAM_CHANNELS", "channels", "DRAM channels"),
+    Column("DRAM_INTERLEAVE_BYTES", "bytes", "address interleave between DRAM channels"),
+    Column("MSHRS_PER_SM", "MSHRs", "miss status holding registers per SM"),
+    Column("L1_TAGS_PER_CYCLE", "lines/cycle", "L1TEX tag-stage lookups (128 B lines) per cycle per SM"),
+))
+RATES = Columns("memsys-rates", "ms.rates", "R_", "N_RATE_PARAMS", "rates of the memory system's servers (float64)", (
+    Column("L1_BYTES_PER_CYCLE_PER_SM", "bytes/cycle", "L1 data path of one SM"),
+    Column("ICNT_BYTES_PER_CYCLE_PER_SM", "bytes/cycle", "interconnect port of one SM"),
+    Column("L2_BYTES_PER_CYCLE_PER_SLICE", "bytes/cycle", "one L2 slice"),
+    Column("DRAM_BYTES_PER_CYCLE_PER_CHANNEL", "bytes/cycle", "one DRAM channel, effective: peak share times "
+           "dram_efficiency"),
+    Column("ATOMIC_OPS_PER_CYCLE_PER_SLICE", "operations/cycle", "the atomic unit of one L2 slice"),
+))
+SERVERS = Columns("memsys-servers", "ms.servers", "SRV_", "N_SERVERS", "the servers tuple: float64 next-free "
+                  "instants of each server", (
+    Column("L1_PATH", "cycle [sms]", "L1TEX pipeline (tag and data stages) of each SM"),
+    Column("ICNT", "cycle [sms]", "interconnect port of each SM"),
+    Column("L2_SLICE", "cycle [slices]", "each L2 slice"),
+    Column("DRAM_CHANNEL", "cycle [channels]", "each DRAM channel"),
+    Column("L2_ATOMIC", "cycle [slices]", "the atomic unit of each L2 slice"),
+))
+MEMORY_COUNTERS = Columns("memsys-counters", "ms.counters", "C_", "N_COUNTERS", "counters of the memory system "
+                          "(Run.counters, by the lower-case column name)", (
+    Column("L1_HIT_SECTORS", "sectors", "load sectors found in L1 (including pending fills)"),
+    Column("L1_MISS_SECTORS", "sectors", "load sectors sent on to L2 (misses and L1 bypass)"),
+    Column("L1_STORE_SECTORS", "sectors", "store sectors passing through L1 (write-through)"),
+    Column("L2_SECTORS", "sectors", "sector requests arriving at L2 slices: loads, stores, atomics"),
+    Column("L2_HIT_SECTORS", "sectors", "load and atomic sectors found in L2"),
+    Column("L2_MISS_SECTORS", "sectors", "load and atomic sectors read from DRAM"),
+    Column("L2_STORE_SECTORS", "sectors", "store sectors written into L2"),
+    Column("L2_ATOMIC_OPS", "operations", "lane operations executed by L2 atomic units"),
+    Column("DRAM_READ_BYTES", "bytes", "bytes read from DRAM (L2 sector fills)"),
+    Column("DRAM_WRITE_BYTES", "bytes", "bytes written to DRAM (dirty L2 evictions)"),
+    Column("MSHR_WAIT_CYCLES", "cycles", "sum over requests of issue delay for a free MSHR"),
+))
+
+# <state-layout:memsys-params begin>
 P_SECTOR_BYTES = 0
 P_LINE_BYTES = 1
 P_L1_LATENCY_CYCLES = 2
@@ -101,23 +148,27 @@ P_DRAM_INTERLEAVE_BYTES = 7
 P_MSHRS_PER_SM = 8
 P_L1_TAGS_PER_CYCLE = 9
 N_INT_PARAMS = 10
+# <state-layout:memsys-params end>
 
-# ---------------------------------------------------------------- rates (rates array)
+# <state-layout:memsys-rates begin>
 R_L1_BYTES_PER_CYCLE_PER_SM = 0
 R_ICNT_BYTES_PER_CYCLE_PER_SM = 1
 R_L2_BYTES_PER_CYCLE_PER_SLICE = 2
-R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL = 3  # effective: peak share times dram_efficiency
+R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL = 3
 R_ATOMIC_OPS_PER_CYCLE_PER_SLICE = 4
 N_RATE_PARAMS = 5
+# <state-layout:memsys-rates end>
 
-# ---------------------------------------------------------------- servers tuple
+# <state-layout:memsys-servers begin>
 SRV_L1_PATH = 0
 SRV_ICNT = 1
 SRV_L2_SLICE = 2
 SRV_DRAM_CHANNEL = 3
 SRV_L2_ATOMIC = 4
+N_SERVERS = 5
+# <state-layout:memsys-servers end>
 
-# ---------------------------------------------------------------- counters (declared once: unit, meaning)
+# <state-layout:memsys-counters begin>
 C_L1_HIT_SECTORS = 0
 C_L1_MISS_SECTORS = 1
 C_L1_STORE_SECTORS = 2
@@ -130,20 +181,10 @@ C_DRAM_READ_BYTES = 8
 C_DRAM_WRITE_BYTES = 9
 C_MSHR_WAIT_CYCLES = 10
 N_COUNTERS = 11
+# <state-layout:memsys-counters end>
 
-COUNTERS = {
-    "l1_hit_sectors": (C_L1_HIT_SECTORS, "sectors", "load sectors found in L1 (including pending fills)"),
-    "l1_miss_sectors": (C_L1_MISS_SECTORS, "sectors", "load sectors sent on to L2 (misses and L1 bypass)"),
-    "l1_store_sectors": (C_L1_STORE_SECTORS, "sectors", "store sectors passing through L1 (write-through)"),
-    "l2_sectors": (C_L2_SECTORS, "sectors", "sector requests arriving at L2 slices: loads, stores, atomics"),
-    "l2_hit_sectors": (C_L2_HIT_SECTORS, "sectors", "load and atomic sectors found in L2"),
-    "l2_miss_sectors": (C_L2_MISS_SECTORS, "sectors", "load and atomic sectors read from DRAM"),
-    "l2_store_sectors": (C_L2_STORE_SECTORS, "sectors", "store sectors written into L2"),
-    "l2_atomic_ops": (C_L2_ATOMIC_OPS, "operations", "lane operations executed by L2 atomic units"),
-    "dram_read_bytes": (C_DRAM_READ_BYTES, "bytes", "bytes read from DRAM (L2 sector fills)"),
-    "dram_write_bytes": (C_DRAM_WRITE_BYTES, "bytes", "bytes written to DRAM (dirty L2 evictions)"),
-    "mshr_wait_cycles": (C_MSHR_WAIT_CYCLES, "cycles", "sum over requests of issue delay for a free MSHR"),
-}
+COUNTERS = {c.name.lower(): (i, c.unit, c.meaning) for i, c in enumerate(MEMORY_COUNTERS.columns)}
+"""Run.counters name -> (index in ms.counters, unit, meaning), from MEMORY_COUNTERS."""
 
 
 def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles: int, l2_latency_cycles: int,

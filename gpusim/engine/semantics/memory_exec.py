@@ -61,14 +61,14 @@ def _word_access(regs, mem32, valid, lane_addr, mem_req, row, w, mask, is_load):
     mem_req[S.MR_MASK] = mask
     mem_req[S.MR_BYTES] = 4
     if is_load:
-        mem_req[S.MR_KIND] = S.MR_LOAD
+        mem_req[S.MR_KIND] = S.MK_LOAD
         d = row[L.F_DST0]
         if d >= 0:
             for lane in range(32):
                 if (mask >> lane) & 1:
                     regs[w, d, lane] = np.uint64(mem32[lane_addr[lane] >> 2])
         return
-    mem_req[S.MR_KIND] = S.MR_STORE
+    mem_req[S.MR_KIND] = S.MK_STORE
     kind = row[L.F_SK0]
     value = row[L.F_SK0 + 1]
     for lane in range(32):
@@ -139,7 +139,7 @@ def exec_memory(m, row, pc, w, mask):
     if m.launch[S.L_RACECHECK] != 0 and op != c.OP_ATOM and op != c.OP_RED:
         race_instruction(m, row, w, pc, bslot, mask, size, vec, op == c.OP_ST)
     if op == c.OP_LD:
-        req[S.MR_KIND] = S.MR_LOAD
+        req[S.MR_KIND] = S.MK_LOAD
         sign64 = (row[L.F_MODS] & L.MEM_DST64) != 0 and c.TYPE_SIGNED[ty] == 1
         for lane in range(32):
             if (mask >> lane) & 1:
@@ -154,7 +154,7 @@ def exec_memory(m, row, pc, w, mask):
                             value |= np.uint64(0xFFFFFFFF00000000)
                         m.regs[w, d, lane] = value
     elif op == c.OP_ST:
-        req[S.MR_KIND] = S.MR_STORE
+        req[S.MR_KIND] = S.MK_STORE
         for lane in range(32):
             if (mask >> lane) & 1:
                 lane_space = np.int64(m.snap[lane])
@@ -163,7 +163,7 @@ def exec_memory(m, row, pc, w, mask):
                     value = read_src(m, row, k, w, lane)
                     write_element(m, lane_space, m.lane_addr[lane] + k * size, size, bslot, row_index, value)
     else:
-        req[S.MR_KIND] = S.MR_ATOMIC
+        req[S.MR_KIND] = S.MK_ATOMIC
         _atomic_lanes(m, row, op, ty, size, bslot, w, mask)
     return STATUS_OK
 

@@ -235,7 +235,7 @@ def exec_ldmatrix(m, row, pc, w, store):
             if d >= 0:
                 for lane in range(32):
                     m.regs[w, d, lane] = np.uint64(m.tensor_scratch[j * 32 + lane])
-    _memory_summary(m, L.SP_SHARED, S.MR_STORE if store else S.MR_LOAD, (1 << n_rows) - 1, 16)
+    _memory_summary(m, L.SP_SHARED, S.MK_STORE if store else S.MK_LOAD, (1 << n_rows) - 1, 16)
     return STATUS_OK
 
 
@@ -272,7 +272,7 @@ def exec_cp_async(m, row, pc, w, mask):
                 if soff >= 0 and byte < np.int64(read_src(m, row, 1, w, lane) & LOW32):
                     value = read_element(m, L.SP_GLOBAL, soff + byte, 1, bslot, 0)
                 write_element(m, L.SP_SHARED, doff + byte, 1, bslot, 0, value)
-    _memory_summary(m, L.SP_GLOBAL, S.MR_LOAD if any_read != 0 else 0, any_read, size)
+    _memory_summary(m, L.SP_GLOBAL, S.MK_LOAD if any_read != 0 else 0, any_read, size)
     if any_read != 0:
         m.mem_req[S.MR_ASYNC] = S.ASYNC_COPY | (S.ASYNC_NO_L1 if (row[L.F_TC_FLAGS] & L.TC_BYPASS_L1) != 0 else 0)
     return STATUS_OK
@@ -352,7 +352,7 @@ def exec_wmma_memory(m, row, pc, w, store):
                 if d >= 0:
                     m.regs[w, d, lane] = word
     n, chunk = _wmma_timing_request(m, row, first_ldm, first_offset, rows, cols, esize)
-    _memory_summary(m, first_space, S.MR_STORE if store else S.MR_LOAD, (1 << n) - 1, chunk)
+    _memory_summary(m, first_space, S.MK_STORE if store else S.MK_LOAD, (1 << n) - 1, chunk)
     return STATUS_OK
 
 
@@ -420,9 +420,9 @@ def tensor_op(m, row, pc, w, mask):
     if op == c.OP_WMMA_MMA:
         exec_wmma_mma(m, row, w)
     elif op == c.OP_CP_COMMIT:
-        m.mem_req[S.MR_KIND] = S.MR_ASYNC_COMMIT
+        m.mem_req[S.MR_KIND] = S.MK_ASYNC_COMMIT
     elif op == c.OP_CP_WAIT:
-        m.mem_req[S.MR_KIND] = S.MR_ASYNC_WAIT
+        m.mem_req[S.MR_KIND] = S.MK_ASYNC_WAIT
         m.mem_req[S.MR_SIZE] = row[L.F_AUX]
         m.mem_req[S.MR_VEC] = 1 if (row[L.F_TC_FLAGS] & L.TC_WAIT_ALL) != 0 else 0
     return STATUS_OK

@@ -312,7 +312,7 @@ def exec_texture(m, row, pc, w, mask):
             return count
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_GLOBAL
-    req[S.MR_KIND] = S.MR_TEXTURE      # timed even with no texel read (all border): the TEX stage's latency
+    req[S.MR_KIND] = S.MK_TEXTURE      # timed even with no texel read (all border): the TEX stage's latency
     req[S.MR_SIZE] = texel_bytes
     req[S.MR_VEC] = 1
     req[S.MR_MASK] = mask

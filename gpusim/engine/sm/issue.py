@@ -141,7 +141,7 @@ def memory_timing(mp, ms, w, sm, sub, pc, cycle):
 
     ``mp`` is the ``MemoryPath``: only the arrays this path touches (a call's arguments are copied
     array by array, so passing the whole timing state and Machine would cost more than the work)."""
-    if mp.mem_req[S.MR_KIND] >= S.MR_ASYNC_COMMIT:      # cp.async.commit_group / wait_group (issue 14)
+    if mp.mem_req[S.MR_KIND] >= S.MK_ASYNC_COMMIT:      # cp.async.commit_group / wait_group (issue 14)
         return async_copy_groups(mp.cp_state, mp.mem_req, w, cycle)
     counters = ms.counters
     l1_misses = counters[MS.C_L1_MISS_SECTORS]
@@ -193,12 +193,12 @@ def _shared_timing(mp, sm, sub, pc, cycle, kind, mask, nbytes, active):
     mp.last_sectors[0] = wavefronts
     mp.pc_mem[pc, T.PM_WAVEFRONTS] += wavefronts
     mp.pc_mem[pc, T.PM_IDEAL_WAVEFRONTS] += ideal
-    if kind == S.MR_LOAD:
+    if kind == S.MK_LOAD:
         mp.ctr[T.TC_SHLD_REQ] += 1
         mp.ctr[T.TC_SHLD_WAVEFRONTS] += wavefronts
         mp.ctr[T.TC_SHLD_IDEAL] += ideal
         return start + prm[T.TP_SHARED_LAT] + wavefronts - 1
-    if kind == S.MR_STORE:
+    if kind == S.MK_STORE:
         mp.ctr[T.TC_SHST_REQ] += 1
         mp.ctr[T.TC_SHST_WAVEFRONTS] += wavefronts
         mp.ctr[T.TC_SHST_IDEAL] += ideal
@@ -257,7 +257,7 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
     if space == L.SP_PARAM:
         mp.last_sectors[0] = 0
         return cycle + mp.pipe_interval[I.PIPE_ALU]
-    if kind == S.MR_TEXTURE:
+    if kind == S.MK_TEXTURE:
         return _texture_timing(mp, ms, sm, sub, pc, cycle)
     # global and local: per-lane addresses as the memory system sees them
     addrs = mp.addrs
@@ -272,14 +272,14 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
             addrs[lane] = warp_base + (off // 4) * 128 + lane * 4 + off % 4
     n = coalesce(addrs, mask, nbytes, prm[T.TP_SECTOR], prm[T.TP_LINE], mp.sectors)
     ideal = _ceil_div(active * nbytes, prm[T.TP_SECTOR])
-    if (prm[T.TP_WHATIF] & T.WHATIF_PERFECT_COALESCING) != 0 and (kind == S.MR_LOAD or kind == S.MR_STORE):
+    if (prm[T.TP_WHATIF] & T.WHATIF_PERFECT_COALESCING) != 0 and (kind == S.MK_LOAD or kind == S.MK_STORE):
         n = perfect_coalescing(n, ideal)
     mp.pc_mem[pc, T.PM_REQUESTS] += 1
     mp.last_sectors[0] = n
     mp.pc_mem[pc, T.PM_SECTORS] += n
     mp.pc_mem[pc, T.PM_IDEAL_SECTORS] += ideal
     is_local = space == L.SP_LOCAL
-    if kind == S.MR_LOAD:
+    if kind == S.MK_LOAD:
         if is_local:
             mp.ctr[T.TC_LLD_REQ] += 1
             mp.ctr[T.TC_LLD_SECTORS] += n
@@ -300,7 +300,7 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
             mp.ctr[T.TC_LG_THROTTLE_CYCLES] += wait
             hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_LSU, cycle, cycle + wait)
         return done
-    if kind == S.MR_STORE:
+    if kind == S.MK_STORE:
         if is_local:
             mp.ctr[T.TC_LST_REQ] += 1
             mp.ctr[T.TC_LST_SECTORS] += n
@@ -392,8 +392,8 @@ def async_copy_groups(cp_state, req, w, cycle):
     waits for all. ``cp_state[w]``: CP_* columns, then a ring of the last CP_RING committed groups'
     arrival cycles (older ones folded into CP_FLOOR)."""
     kind = req[S.MR_KIND]
-    wait_all = kind == S.MR_ASYNC_WAIT and req[S.MR_VEC] != 0
-    if kind == S.MR_ASYNC_COMMIT or wait_all:
+    wait_all = kind == S.MK_ASYNC_WAIT and req[S.MR_VEC] != 0
+    if kind == S.MK_ASYNC_COMMIT or wait_all:
         count = cp_state[w, T.CP_COUNT]
         slot = T.CP_RING0 + count % T.CP_RING
         if count >= T.CP_RING and cp_state[w, slot] > cp_state[w, T.CP_FLOOR]:
@@ -401,7 +401,7 @@ def async_copy_groups(cp_state, req, w, cycle):
         cp_state[w, slot] = cp_state[w, T.CP_OPEN]
         cp_state[w, T.CP_OPEN] = 0
         cp_state[w, T.CP_COUNT] = count + 1
-        if kind == S.MR_ASYNC_COMMIT:
+        if kind == S.MK_ASYNC_COMMIT:
             return cycle
     keep = 0 if wait_all else req[S.MR_SIZE]
     count = cp_state[w, T.CP_COUNT]
