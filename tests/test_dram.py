@@ -226,7 +226,8 @@ def test_loaded_latency_grows_with_load_and_throughput_saturates():
 def test_ideal_timing_is_a_constant_rate_server():
     geometry, timing = make_dram_params(
         channels=1, bank_groups=1, banks_per_group=1, burst_bytes=32, row_bytes=256, interleave_bytes=256,
-        queue_depth=1, address_map="row:bank:column:bankgroup", clock_mhz=1000.0, bytes_per_cycle_per_channel=8.0,
+        queue_depth=1, write_batch=1, address_map="row:bank:column:bankgroup", clock_mhz=1000.0,
+        bytes_per_cycle_per_channel=8.0,
         trcd_ns=0.0, trp_ns=0.0, tras_ns=0.0, tccd_s_bursts=1.0, tccd_l_bursts=1.0, twtr_ns=0.0, trtw_ns=0.0,
         trefi_ns=0.0, trfc_ns=0.0, latency_cycles=100)
     state = make_dram_state(geometry)

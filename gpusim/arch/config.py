@@ -194,8 +194,9 @@ class GPUConfig:
     dram_trefi_ns: float = _spec("memory", "ns", "refresh interval of each bank (tREFI; 0: no refresh)",
                                  minimum=0)
     dram_trfc_ns: float = _spec("memory", "ns", "one bank's refresh (per-bank tRFC)", minimum=0)
-    dram_queue_depth: int = _spec("memory", "requests", "scheduler window per channel (FR-FCFS) and write "
-                                  "buffer")
+    dram_queue_depth: int = _spec("memory", "requests", "scheduler window per channel (FR-FCFS)")
+    dram_writes_per_turnaround: int = _spec("memory", "writes", "writes a channel drains per pair of bus "
+                                            "turnarounds (its write buffer's watermark span)")
     interconnect_bytes_per_cycle_per_sm: float = _spec("memory", "bytes/cycle", "SM-to-L2 port per SM")
     mshrs_per_sm: int = _spec("memory", "sectors", "outstanding L1 miss sectors per SM")
     atomic_l2_ops_per_cycle_per_slice: float = _spec("memory", "ops/cycle", "global atomics an L2 slice "

@@ -17,8 +17,8 @@ What it models
     are spaced by ``tCCD_S`` (never closer than one burst on the data bus) and those of one bank group by
     ``tCCD_L``. Each bank is refreshed once every ``tREFI`` for ``tRFC`` (per-bank refresh, staggered over the
     banks of a channel); a refresh closes the bank's row and a command that falls in the window waits for its
-    end. Writes are buffered and drained in batches (``write_batch`` writes: the low-to-high watermark span
-    of a controller's write queue); each drain turns the bus around twice (read-to-write ``tRTW``, then
+    end. Writes are buffered and drained in batches (``write_batch`` writes, the span between a controller's
+    write-queue watermarks); each drain turns the bus around twice (read-to-write ``tRTW``, then
     write-to-read ``tWTR``).
 
     The scheduler is FR-FCFS over a bounded window: a request whose row is the one a queued (not yet served)
@@ -97,10 +97,6 @@ BK_ROW, BK_ACT, BK_READY, BK_REFRESH = 0, 1, 2, 3
 BK_FIELDS = 4
 Q_FIELDS = 3
 
-WRITE_DRAIN_FRACTION = 0.6
-"""Writes drained per bus turnaround as a share of the queue: Ramulator 2's controller enters write mode at
-80 % of its write buffer and leaves at 20 % (``wr_high_watermark`` / ``wr_low_watermark``)."""
-
 ROUNDING_TOLERANCE_CYCLES = 1e-6
 
 
@@ -116,7 +112,7 @@ def parse_address_map(text: str) -> list[int]:
 
 
 def make_dram_params(*, channels: int, bank_groups: int, banks_per_group: int, burst_bytes: int,
-                     row_bytes: int, interleave_bytes: int, queue_depth: int, address_map: str,
+                     row_bytes: int, interleave_bytes: int, queue_depth: int, write_batch: int, address_map: str,
                      clock_mhz: float, bytes_per_cycle_per_channel: float, trcd_ns: float, trp_ns: float,
                      tras_ns: float, tccd_s_bursts: float, tccd_l_bursts: float, twtr_ns: float, trtw_ns: float,
                      trefi_ns: float, trfc_ns: float, latency_cycles: int):
@@ -136,7 +132,7 @@ def make_dram_params(*, channels: int, bank_groups: int, banks_per_group: int, b
     geometry[G_ROW_BURSTS] = row_bytes // burst_bytes
     geometry[G_INTERLEAVE_BYTES] = interleave_bytes
     geometry[G_QUEUE_DEPTH] = queue_depth
-    geometry[G_WRITE_BATCH] = max(1, int(WRITE_DRAIN_FRACTION * queue_depth))
+    geometry[G_WRITE_BATCH] = write_batch
     try:
         geometry[G_MAP:G_MAP + 4] = parse_address_map(address_map)
     except ValueError as error:
@@ -170,6 +166,7 @@ def ideal_dram_params(*, channels: int, burst_bytes: int, interleave_bytes: int,
     server at its peak rate and every access costs ``latency_cycles``. For tests of the levels above."""
     return make_dram_params(channels=channels, bank_groups=1, banks_per_group=1, burst_bytes=burst_bytes,
                             row_bytes=interleave_bytes, interleave_bytes=interleave_bytes, queue_depth=1,
+                            write_batch=1,
                             address_map="row:bank:column:bankgroup", clock_mhz=clock_mhz,
                             bytes_per_cycle_per_channel=bytes_per_cycle_per_channel, trcd_ns=0.0, trp_ns=0.0,
                             tras_ns=0.0, tccd_s_bursts=1.0, tccd_l_bursts=1.0, twtr_ns=0.0, trtw_ns=0.0,
@@ -182,6 +179,7 @@ def dram_params_from_config(config, interleave_bytes: int):
         channels=config.dram_channels, bank_groups=config.dram_bank_groups,
         banks_per_group=config.dram_banks_per_group, burst_bytes=config.sector_bytes,
         row_bytes=config.dram_row_bytes, interleave_bytes=interleave_bytes, queue_depth=config.dram_queue_depth,
+        write_batch=config.dram_writes_per_turnaround,
         address_map=config.dram_address_map, clock_mhz=config.core_clock_mhz,
         bytes_per_cycle_per_channel=config.dram_bytes_per_cycle_per_channel, trcd_ns=config.dram_trcd_ns,
         trp_ns=config.dram_trp_ns, tras_ns=config.dram_tras_ns, tccd_s_bursts=config.dram_tccd_s_bursts,
