@@ -55,9 +55,14 @@ class Dram:
         self.columns_per_row = c.dram_row_bytes // INTERLEAVE     # interleave blocks per row
 
     def address(self, *, group=0, bank=0, row=0, block=0, burst=0):
-        """The address of a burst, built from the config's map 'row:column:bank:bankgroup'."""
+        """The address of a burst in bank ``bank`` of bank group ``group``, built from the config's map
+        'row:column:bank:bankgroup' and the rotation of the bank by the row (dram docstring)."""
         assert self.config.dram_address_map == "row:column:bank:bankgroup"
-        index = ((row * self.columns_per_row + block) * self.banks_per_group + bank) * self.groups + group
+        banks = self.groups * self.banks_per_group
+        logical_group, logical_bank = divmod((group * self.banks_per_group + bank - row) % banks,
+                                             self.banks_per_group)
+        index = ((row * self.columns_per_row + block) * self.banks_per_group + logical_bank) * self.groups \
+            + logical_group
         return index * INTERLEAVE + burst * self.config.sector_bytes
 
     def access(self, address, arrival, write=False):
@@ -83,9 +88,13 @@ def test_timing_is_the_config_converted_to_core_cycles():
 
 def test_address_map_decodes_by_the_configured_fields():
     dram = Dram()
+    banks = dram.groups * dram.banks_per_group
     for group, bank, row, block in [(0, 0, 0, 0), (3, 2, 7, 1), (7, 3, 12345, 3)]:
         address = dram.address(group=group, bank=bank, row=row, block=block, burst=5)
         assert tuple(dram_decode(address, dram.geometry)) == (0, group, group * dram.banks_per_group + bank, row)
+    # rows at a power-of-two pitch in the same logical bank land in different banks
+    pitch = dram.config.dram_row_bytes * banks
+    assert len({dram_decode(k * pitch, dram.geometry)[2] for k in range(banks)}) == banks
     assert parse_address_map("row:bankgroup:bank:column") == [0, 2, 1, 3]     # least significant first
     for wrong in ["row:bank:column", "column:row:bank:bankgroup", "row:bank:bank:column"]:
         with pytest.raises(ConfigError, match="dram_address_map"):
@@ -236,11 +245,15 @@ def test_ideal_timing_is_a_constant_rate_server():
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_derived_efficiency_is_the_refresh_and_tccd_bound(name):
+def test_derived_efficiency_is_the_bus_and_activation_bound(name):
     c = load_config(name)
-    expected = min(1.0, 1.0 / c.dram_tccd_s_bursts) * (1 - c.dram_trfc_ns / c.dram_trefi_ns)
-    assert c.dram_efficiency == pytest.approx(expected)
-    assert 0.9 < c.dram_efficiency < 1.0
+    burst_ns = c.sector_bytes / (c.dram_bandwidth_gbs / c.dram_channels)
+    activations = c.dram_bank_groups * c.dram_banks_per_group * (c.dram_row_bytes / c.sector_bytes) * burst_ns \
+        / (c.dram_tras_ns + c.dram_trp_ns)
+    assert c.dram_efficiency == pytest.approx(min(1.0, 1.0 / c.dram_tccd_s_bursts) * min(1.0, activations))
+    # a part with one bank of 256-byte rows is activation-bound: eight bursts per tRAS + tRP
+    small = load_config(name, dram_bank_groups=1, dram_banks_per_group=1, dram_row_bytes=256)
+    assert small.dram_efficiency == pytest.approx(8 * burst_ns / (c.dram_tras_ns + c.dram_trp_ns))
 
 
 def test_impossible_dram_fields_are_config_errors():

@@ -283,12 +283,18 @@ class GPUConfig:
 
     @property
     def dram_efficiency(self) -> float:
-        """Share of peak a read stream can sustain by the DRAM timing (derived, not a config field): the
-        data bus carries a burst every max(1, tCCD_S) burst times, except that each bank is away refreshing
-        tRFC of every tREFI: ``min(1, 1 / tCCD_S) x (1 - tRFC / tREFI)``. Row activations are taken as hidden
-        by bank parallelism. The simulator's streams land at or below it (scheduling, hashing, writes)."""
-        refresh = 1.0 - self.dram_trfc_ns / self.dram_trefi_ns if self.dram_trefi_ns > 0 else 1.0
-        return min(1.0, 1.0 / self.dram_tccd_s_bursts) * refresh
+        """Share of peak a sequential read stream can sustain by the DRAM timing (derived, not a config field):
+        the data bus carries a burst every max(1, tCCD_S) burst times, and a channel opens at most one row per
+        bank every tRAS + tRP, each row giving row_bytes / sector_bytes bursts:
+        ``min(1, 1 / tCCD_S) x min(1, banks x row bursts x burst time / (tRAS + tRP))``. Per-bank refresh is
+        hidden by the other banks. The simulator measures its own figure (hashing, conflicts between streams,
+        write turnarounds), at or below this one."""
+        burst_ns = self.sector_bytes / (self.dram_bandwidth_gbs / self.dram_channels)
+        banks = self.dram_bank_groups * self.dram_banks_per_group
+        row_bursts = self.dram_row_bytes // self.sector_bytes
+        cycle_ns = self.dram_tras_ns + self.dram_trp_ns
+        activation = min(1.0, banks * row_bursts * burst_ns / cycle_ns) if cycle_ns > 0 else 1.0
+        return min(1.0, 1.0 / self.dram_tccd_s_bursts) * activation
 
     @property
     def peak_fp32_flops(self) -> float:

@@ -9,7 +9,9 @@ What it models
     * inside the channel, from the channel-local address ``(block // channels) * interleave + offset``:
       the bursts of one interleave block are consecutive columns of one row; above them the fields named by
       the address map (``MAP_FIELDS``, least significant first: the rest of the column, the bank group, the
-      bank, the row) in mixed radix.
+      bank, the row) in mixed radix; the bank (bank group x banks + bank) is then rotated by the row number,
+      a permutation-based interleaving (Zhang, Zhu and Zhang, MICRO 2000) so that power-of-two strides do
+      not pile onto one bank.
 
     Each bank holds one open row (open-page policy). A column access to the open row is a *row hit*; to a
     closed bank it pays an activation (ACT then ``tRCD``); to a bank with another row open a *conflict*
@@ -241,7 +243,11 @@ def dram_decode(addr, geometry):
             group = value
         elif code == F_BANK:
             bank = value
-    return channel, group, group * geometry[G_BANKS_PER_GROUP] + bank, row
+    # permutation-based interleaving: the bank is rotated by the row number, so addresses a row apart (in the
+    # same bank and column) fall in different banks and bank groups
+    banks = geometry[G_BANK_GROUPS] * geometry[G_BANKS_PER_GROUP]
+    rotated = (group * geometry[G_BANKS_PER_GROUP] + bank + row) % banks
+    return channel, rotated // geometry[G_BANKS_PER_GROUP], rotated, row
 
 
 @compiled_only(inline="always")
