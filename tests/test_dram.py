@@ -179,13 +179,14 @@ def test_refresh_blocks_its_window_and_closes_the_row():
     bank = 5
     group, bank_in_group = divmod(bank, dram.banks_per_group)      # bank index = group * banks_per_group + bank
     address = dram.address(group=group, bank=bank_in_group, row=3)
-    window = t[T_REFI] * bank / banks + t[T_REFI]                   # the bank's second refresh
+    window = t[T_REFI] * (1 + bank / banks)                          # the bank's first refresh
+    assert dram.access(dram.address(group=group, bank=bank_in_group, row=9), 1.0) < t[T_RCD] + 2 * t[T_BURST]
     dram.access(address, window - 10 * t[T_RAS])                   # opens row 3 before the refresh
     inside = window + t[T_RFC] / 2
     done = dram.access(address, inside)
     # the refresh closed row 3: the access waits for the window's end, then activates again
     assert done == pytest.approx(window + t[T_RFC] + t[T_RCD] + t[T_BURST])
-    assert dram.counts() == (0, 2, 0)
+    assert dram.counts() == (0, 2, 1)
 
 
 def test_fr_fcfs_serves_queued_row_hits_before_reopening():

@@ -18,8 +18,9 @@ What it models
     (PRE no earlier than ``tRAS`` after that row's ACT, ``tRP``, ACT, ``tRCD``). Column commands of a channel
     are spaced by ``tCCD_S`` (never closer than one burst on the data bus) and those of one bank group by
     ``tCCD_L``. Each bank is refreshed once every ``tREFI`` for ``tRFC`` (per-bank refresh, staggered over the
-    banks of a channel); a refresh closes the bank's row and a command that falls in the window waits for its
-    end. Writes are buffered and drained in batches (``write_batch`` writes, the span between a controller's
+    banks of a channel, the first round one ``tREFI`` after the launch starts: a launch begins as if a round
+    had just ended, so short kernels see none); a refresh closes the bank's row and a command that falls in
+    the window waits for its end. Writes are buffered and drained in batches (``write_batch`` writes, the span between a controller's
     write-queue watermarks); each drain turns the bus around twice (read-to-write ``tRTW``, then
     write-to-read ``tWTR``).
 
@@ -255,9 +256,9 @@ def _refresh_check(bank_state, slot, bank_index, banks, t, timing):
     """Apply per-bank refresh to a command wanted at ``t``: returns the cycle it may issue (the end of the
     refresh window when ``t`` falls in one). A refresh since the bank's last command closes its row."""
     refi = timing[T_REFI]
-    if refi <= 0:
+    phase = refi * (1.0 + bank_index / banks)      # first refresh one interval after the launch starts
+    if refi <= 0 or t < phase:
         return t
-    phase = refi * bank_index / banks
     index = np.floor((t - phase) / refi)
     start = phase + index * refi
     if index > bank_state[slot + BK_REFRESH]:
