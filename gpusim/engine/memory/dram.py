@@ -20,9 +20,9 @@ What it models
     ``tCCD_L``. Each bank is refreshed once every ``tREFI`` for ``tRFC`` (per-bank refresh, staggered over the
     banks of a channel, the first round one ``tREFI`` after the launch starts: a launch begins as if a round
     had just ended, so short kernels see none); a refresh closes the bank's row and a command that falls in
-    the window waits for its end. Writes are buffered and drained in batches (``write_batch`` writes, the span between a controller's
-    write-queue watermarks); each drain turns the bus around twice (read-to-write ``tRTW``, then
-    write-to-read ``tWTR``).
+    the window waits for its end. Writes are buffered and drained in batches (``write_batch`` writes, the
+    span between a controller's write-queue watermarks); each drain turns the bus around twice
+    (read-to-write ``tRTW``, then write-to-read ``tWTR``).
 
     The scheduler is FR-FCFS over a bounded window: a request whose row is the one a queued (not yet served)
     request of the same bank opens is served right after it as a row hit instead of closing and reopening
