@@ -217,7 +217,7 @@ def dram_channel_of(addr, interleave_bytes, channels):
     return xor_fold_hash(quotient(addr, interleave_bytes)) % channels
 
 
-@engine_jit
+@engine_jit(inline="always")
 def dram_decode(addr, geometry):
     """``(channel, bank group, bank within the channel, row)`` of a byte address (see the module docstring)."""
     interleave = geometry[G_INTERLEAVE_BYTES]
@@ -289,19 +289,20 @@ def _take_slot(state, index, arrival, period):
     return start
 
 
-@compiled_only
+@compiled_only(inline="always")
 def _column_ready(channel_state, bank_state, queue, geometry, timing, channel, bank, row, arrival):
     """The cycle bank ``bank`` of ``channel`` can take the column command for ``row``, after any refresh,
     precharge and activation; updates the bank's row state and the channel's row-outcome counters."""
     banks = geometry[G_BANK_GROUPS] * geometry[G_BANKS_PER_GROUP]
     slot = (channel * banks + bank) * BK_FIELDS
     ch = channel * CH_FIELDS
+    if bank_state[slot + BK_ROW] == row:         # open since its ACT + tRCD, unless a refresh closed it
+        ready = _refresh_check(bank_state, slot, bank, banks, np.float64(arrival), timing)
+        if bank_state[slot + BK_ROW] == row:
+            channel_state[ch + CH_ROW_HITS] += 1
+            return max(bank_state[slot + BK_ACT] + timing[T_RCD], ready)
     start = max(np.float64(arrival), bank_state[slot + BK_READY])
     start = _refresh_check(bank_state, slot, bank, banks, start, timing)
-    if bank_state[slot + BK_ROW] == row:         # open since its ACT + tRCD
-        channel_state[ch + CH_ROW_HITS] += 1
-        return max(bank_state[slot + BK_ACT] + timing[T_RCD],
-                   _refresh_check(bank_state, slot, bank, banks, arrival, timing))
     depth = geometry[G_QUEUE_DEPTH]
     queued = _queued_row_cycle(queue, channel * depth * Q_FIELDS, depth, bank, row, arrival)
     if queued >= 0:
