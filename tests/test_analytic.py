@@ -138,13 +138,18 @@ def test_mwp_cwp_compute_case_is_issue_time(streaming_and_compute_runs):
     assert prediction.comp_cycles == pytest.approx(comp)
     expected = (prediction.memory_latency_cycles + comp * prediction.warps_per_sm) * prediction.repetitions
     assert prediction.cycles == pytest.approx(expected)
-    # streaming: the DRAM bandwidth share, not the warp count, limits the overlapping warps
+    # streaming: a bandwidth share (DRAM or L2) or the departure rate, not the warp count, limits the
+    # overlapping warps
     streaming = mwp_cwp(streaming_and_compute_runs[0])
     config = streaming_and_compute_runs[0].config
     dram = streaming_and_compute_runs[0].metrics
     bytes_per_warp = (dram["dram__bytes_read.sum"] + dram["dram__bytes_write.sum"]) / (64 * 8)
     per_warp_rate = bytes_per_warp / streaming.memory_latency_cycles
-    assert streaming.mwp == pytest.approx(config.dram_bytes_per_cycle * config.dram_efficiency / per_warp_rate)
+    dram_share = config.dram_bytes_per_cycle * config.dram_efficiency / per_warp_rate
+    assert streaming.mwp_peak_bandwidth <= dram_share * (1 + 1e-9)      # the DRAM share or a tighter L2 one
+    departure = streaming.memory_latency_cycles / streaming.departure_delay_cycles
+    assert streaming.mwp_without_bandwidth == pytest.approx(departure)
+    assert streaming.mwp == pytest.approx(min(streaming.mwp_peak_bandwidth, departure))
     assert streaming.mwp < streaming.warps_per_sm
 
 

@@ -33,8 +33,8 @@ CHIPS = {
     "v100": ("7.0", 80, 15.7, 125, 900, 6, 128),
     "rtx4090": ("8.9", 128, 82.6, 165, 1008, 72, 128),
 }
-SOURCE_KEYS = (r"\b(PG|BPG|OCC|VTG|MT4G|TK|GSIM|ASIM|AZ|GL|NV)\b"
-               r"|gpu-specs|CUDA Graphs blog|estimate|simulation limit|ptxas control bits"
+SOURCE_KEYS = (r"\b(PG|BPG|OCC|VTG|MT4G|TK|GSIM|ASIM|AZ|GL|NV|DS3)\b|R2-(HBM2|HBM3|GDDR6)\b|Ramulator 2"
+               r"|gpu-specs|CUDA Graphs blog|estimate|calibrated|simulation limit|ptxas control bits"
                r"|forums\.developer\.nvidia\.com")
 
 
@@ -158,7 +158,8 @@ def _write_variant(tmp_path: Path, replace_line: str | None = None, with_line: s
     ("shared_carveouts_kb", "shared_carveouts_kb = [0, 4, 8]", "largest carveout"),
     ("dram_latency_cycles", "dram_latency_cycles = 0", "positive"),
     ("dram_bandwidth_gbs", "dram_bandwidth_gbs = -1.0", "positive"),
-    ("dram_efficiency", "dram_efficiency = 1.5", "at most 1.0"),
+    ("dram_trfc_ns", "dram_trfc_ns = 5000.0", "shorter than dram_trefi_ns"),
+    ("dram_address_map", 'dram_address_map = "bank:row"', "'row' first"),
     ("compute_capability", 'compute_capability = "seven"', "major.minor"),
     ("max_threads_per_block", "max_threads_per_block = 1024", "would not fit"),
 ])
@@ -233,13 +234,13 @@ def test_slice_keeps_each_sm_share():
     share = 8 / 132
     assert (part.sms, part.chip_sms, part.dram_bytes) == (8, 132, full.dram_bytes)
     assert part.l2_slices == max(1, math.floor(80 * share + 0.5))
-    assert part.dram_channels == max(1, math.floor(80 * share + 0.5))
+    assert part.dram_channels == max(1, math.floor(full.dram_channels * share + 0.5))
     assert part.l2_bytes == part.l2_slices * full.l2_bytes // full.l2_slices
     assert part.dram_bandwidth_gbs == pytest.approx(full.dram_bandwidth_gbs * share)
     assert part.l2_bytes_per_cycle / part.sms == pytest.approx(full.l2_bytes_per_cycle / full.sms)
     assert part.peak_fp32_flops == pytest.approx(full.peak_fp32_flops * share)
     back = part.replace(sms=132)
-    assert (back.l2_slices, back.dram_channels, back.l2_bytes) == (80, 80, full.l2_bytes)
+    assert (back.l2_slices, back.dram_channels, back.l2_bytes) == (80, full.dram_channels, full.l2_bytes)
     assert back.dram_bandwidth_gbs == pytest.approx(full.dram_bandwidth_gbs)
 
 

@@ -1,8 +1,11 @@
 """The global-memory path: isolated accesses cost exactly the configured load-to-use latencies, contention
-adds on top, and streams run at the configured rates (expected values derived from the parameters)."""
+adds on top, and streams run at the configured rates (expected values derived from the parameters).
+
+These tests use the ideal DRAM of ``dram.ideal_dram_params`` (no bank, row or refresh timing): a channel
+streams at its peak and every access costs ``DRAM_LATENCY``. The bank model is tested in test_dram.py."""
 
 import heapq
-from math import ceil, floor
+from math import ceil
 
 import numpy as np
 import pytest
@@ -40,19 +43,19 @@ class Memory:
     """One memory system plus helpers that call the engine functions with it."""
 
     def __init__(self, *, sms=2, l2_slices=4, l2_bytes=1 << 20, l2_assoc=16, dram_channels=4,
-                 dram_bandwidth_gbs=64.0, clock_mhz=1000.0, dram_efficiency=0.5, mshrs_per_sm=256,
+                 dram_bandwidth_gbs=32.0, clock_mhz=1000.0, mshrs_per_sm=256,
                  l1_rate=FAST, icnt_rate=FAST, l2_rate=FAST, atomic_rate=1.0, l1_tags=TAGS):
         self.params, self.rates = make_memsys_params(
             sector_bytes=SECTOR, line_bytes=LINE, l1_latency_cycles=L1_LATENCY,
             l2_latency_cycles=L2_LATENCY, dram_latency_cycles=DRAM_LATENCY, l1_bytes_per_cycle_per_sm=l1_rate,
             l2_slices=l2_slices, l2_bytes_per_cycle=l2_rate, dram_bandwidth_gbs=dram_bandwidth_gbs,
-            dram_efficiency=dram_efficiency, dram_channels=dram_channels, clock_mhz=clock_mhz,
+            dram_channels=dram_channels, clock_mhz=clock_mhz,
             interconnect_bytes_per_cycle_per_sm=icnt_rate, mshrs_per_sm=mshrs_per_sm,
             atomic_l2_ops_per_cycle_per_slice=atomic_rate, l1_tags_per_cycle=l1_tags)
         self.l1, self.l2, self.servers, self.mshr, self.counters = make_memsys_state(
             sms=sms, l1_bytes_per_sm=64 * 1024, l1_assoc=4, l2_bytes=l2_bytes, l2_assoc=l2_assoc,
-            l2_slices=l2_slices, sector_bytes=SECTOR, line_bytes=LINE, dram_channels=dram_channels,
-            mshrs_per_sm=mshrs_per_sm)
+            l2_slices=l2_slices, sector_bytes=SECTOR, line_bytes=LINE, mshrs_per_sm=mshrs_per_sm,
+            params=self.params)
 
     def load(self, sectors, now, sm=0, use_l1=True, data_bytes=-1):
         array = np.asarray(sectors, dtype=np.int64)
@@ -106,13 +109,14 @@ def test_hit_on_in_flight_fill_waits_for_the_fill():
 def test_stream_through_one_channel_runs_at_its_rate():
     memory = Memory(l2_slices=1, dram_channels=1, mshrs_per_sm=4096)  # enough MSHRs not to throttle
     rate = memory.rates[R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL]
-    assert rate == pytest.approx(64.0 * 1e9 / 1000e6 * 0.5)
+    assert rate == pytest.approx(32.0 * 1e9 / 1000e6)    # the peak: 32 GB/s at 1 GHz, one channel
     requests = 200
     completions = [memory.load([line * LINE + k * SECTOR for k in range(4)], 0)[0]
                    for line in range(requests)]
-    # sector i of the stream starts its DRAM transfer at floor(i * 32 / rate)
+    # sector i of the stream crosses the bus during [i, i + 1) * 32 / rate; its data is usable the fixed
+    # latency (DRAM_LATENCY - one burst) after that, rounded up to a whole cycle
     total_sectors = 4 * requests
-    assert completions[-1] == floor((total_sectors - 1) * SECTOR / rate) + DRAM_LATENCY
+    assert completions[-1] == ceil(total_sectors * SECTOR / rate - SECTOR / rate + DRAM_LATENCY - 1e-9)
     assert memory.counters[C_DRAM_READ_BYTES] == total_sectors * SECTOR
 
 
@@ -264,7 +268,7 @@ def test_counters_declared_once_with_units():
 
 def test_impossible_parameters_are_config_errors():
     with pytest.raises(ConfigError):
-        Memory(dram_efficiency=1.5)
+        Memory(dram_bandwidth_gbs=-1.0)
     with pytest.raises(ConfigError):
         Memory(l2_slices=0)
 

@@ -4,6 +4,7 @@ The microbenchmarks (tests/timing_kernels.py) isolate one latency or throughput 
 two sizes cancel fixed start-up costs, so the expectations are exact where the model is exact.
 """
 
+import math
 from math import gcd
 
 import numpy as np
@@ -79,16 +80,31 @@ def test_pointer_chase_l2_hit_costs_the_l2_latency_plus_address_arithmetic(codeg
 
 @CODEGEN
 def test_pointer_chase_dram_access_costs_the_dram_latency_plus_address_arithmetic(codegen):
+    """Each hop reads a new 256-byte block, in address order, on one DRAM channel (refresh off here; its cost
+    is tested in test_dram.py). The channel-local block b lies in row b // per_row of the bank its position
+    b % per_row selects, the first `banks` positions in different banks (address map row:column:bank:bankgroup
+    with the bank rotated by the row): the first block of a row in each bank opens it (a conflict, the full DRAM
+    latency, or tRP less when the bank was still closed), the rest are row hits (tRP + tRCD less)."""
     stride_words = 64                              # a new 256-byte block each hop: always a cold miss
     hops = (100, 300)
     cycles = []
     for count in hops:
-        gpu = gpusim.GPU(H100, sms=1, codegen=codegen)   # a fresh GPU: cold L2
+        gpu = gpusim.GPU(H100, sms=1, codegen=codegen, dram_trefi_ns=0.0)   # a fresh GPU: cold L2
         entries = (count + 1) * stride_words
         table = gpu.to_device(((np.arange(entries) + stride_words) % entries).astype(np.uint32))
         cycles.append(_chase(gpu, table, count).cycles)
+    c = gpu.config
+    assert c.dram_channels == 1 and c.dram_address_map == "row:column:bank:bankgroup"
+    banks = c.dram_bank_groups * c.dram_banks_per_group
+    per_row = banks * c.dram_row_bytes // (stride_words * 4)        # blocks per row index
+    per_ns = c.core_clock_mhz / 1000
+    conflict = c.dram_latency_cycles
+    empty = math.ceil(conflict - c.dram_trp_ns * per_ns)
+    hit = math.ceil(conflict - (c.dram_trp_ns + c.dram_trcd_ns) * per_ns)
+    costs = [hit if block % per_row >= banks else (empty if block < per_row else conflict)
+             for block in range(hops[0], hops[1])]
     slope = (cycles[1] - cycles[0]) / (hops[1] - hops[0])
-    assert slope == gpu.config.dram_latency_cycles + _hop_overhead(gpu.config, codegen)
+    assert slope == pytest.approx(sum(costs) / len(costs) + _hop_overhead(c, codegen), abs=1e-9)
 
 
 def test_h100_latencies_land_on_published_measurements():
@@ -219,7 +235,9 @@ def test_rows_read_16_bytes_at_a_time_fetch_each_sector_from_dram_once(sms, pitc
     slack = 0 if gpu.config.l2_slices == 1 else data.nbytes // 1000
     assert data.nbytes <= run.metrics["dram__bytes_read.sum"] <= data.nbytes + slack
     pct = run.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"]
-    assert 80 <= pct <= 100 * gpu.config.dram_efficiency + 1
+    # every sector read twice would halve the rate; the 1024 rows each SM streams at once also share the DRAM
+    # banks (row conflicts between them cost up to a quarter of the peak at a 2 KiB pitch)
+    assert 50 <= pct <= 100 * gpu.config.dram_efficiency + 1
 
 def test_compute_bound_kernel_reaches_ninety_percent_of_issue_peak():
     from benchmarks.kernels import FFMA_LOOP

@@ -172,11 +172,33 @@ class GPUConfig:
     l2_bytes_per_cycle: float = _spec("memory", "bytes/cycle", "L2 bandwidth of all slices together")
     dram_bytes: int = _spec("memory", "bytes", "device memory capacity (not scaled by slicing)")
     dram_bandwidth_gbs: float = _spec("memory", "GB/s (1e9 B/s)", "peak DRAM bandwidth (of the slice)")
-    dram_efficiency: float = _spec("memory", "fraction", "share of peak a channel sustains when streaming")
-    dram_channels: int = _spec("memory", "channels", "independent DRAM channels, addresses hashed across")
+    dram_channels: int = _spec("memory", "channels", "independent DRAM channels (pseudo-channels on HBM), "
+                               "addresses hashed across")
     chip_dram_channels: int = _spec("memory", "channels", "DRAM channels of the whole chip (set by the "
                                     "loader)", loader_set=True)
-    dram_latency_cycles: int = _spec("memory", "cycles", "global load to use on a DRAM access (unloaded)")
+    dram_latency_cycles: int = _spec("memory", "cycles", "global load to use on a DRAM access (unloaded, a row "
+                                     "conflict: what a pointer chase measures)")
+    # DRAM banks, rows and timing (engine/memory/dram.py); column spacings in bursts (one sector each)
+    dram_bank_groups: int = _spec("memory", "bank groups", "bank groups per channel (all stack IDs together)")
+    dram_banks_per_group: int = _spec("memory", "banks", "banks per bank group")
+    dram_row_bytes: int = _spec("memory", "bytes", "row (page) of one bank of a channel")
+    dram_address_map: str = _spec("memory", "", "fields of the channel-local address, most significant "
+                                  "first, row first: e.g. 'row:bank:column:bankgroup'", minimum=None)
+    dram_trcd_ns: float = _spec("memory", "ns", "ACT to column command (tRCD)", minimum=0)
+    dram_trp_ns: float = _spec("memory", "ns", "PRE to ACT (tRP)", minimum=0)
+    dram_tras_ns: float = _spec("memory", "ns", "ACT to PRE of the same bank (tRAS)", minimum=0)
+    dram_tccd_s_bursts: float = _spec("memory", "bursts", "column to column, different bank groups (tCCD_S), "
+                                      "in burst times")
+    dram_tccd_l_bursts: float = _spec("memory", "bursts", "column to column, same bank group (tCCD_L), in "
+                                      "burst times")
+    dram_twtr_ns: float = _spec("memory", "ns", "bus turnaround write to read (tWTR)", minimum=0)
+    dram_trtw_ns: float = _spec("memory", "ns", "bus turnaround read to write (tRTW)", minimum=0)
+    dram_trefi_ns: float = _spec("memory", "ns", "refresh interval of each bank (tREFI; 0: no refresh)",
+                                 minimum=0)
+    dram_trfc_ns: float = _spec("memory", "ns", "one bank's refresh (per-bank tRFC)", minimum=0)
+    dram_queue_depth: int = _spec("memory", "requests", "scheduler window per channel (FR-FCFS)")
+    dram_writes_per_turnaround: int = _spec("memory", "writes", "writes a channel drains per pair of bus "
+                                            "turnarounds (its write buffer's watermark span)")
     interconnect_bytes_per_cycle_per_sm: float = _spec("memory", "bytes/cycle", "SM-to-L2 port per SM")
     mshrs_per_sm: int = _spec("memory", "sectors", "outstanding L1 miss sectors per SM")
     atomic_l2_ops_per_cycle_per_slice: float = _spec("memory", "ops/cycle", "global atomics an L2 slice "
@@ -260,6 +282,21 @@ class GPUConfig:
     @property
     def dram_bytes_per_cycle_per_channel(self) -> float:
         return self.dram_bytes_per_cycle / self.dram_channels
+
+    @property
+    def dram_efficiency(self) -> float:
+        """Share of peak a sequential read stream can sustain by the DRAM timing (derived, not a config field):
+        the data bus carries a burst every max(1, tCCD_S) burst times, and a channel opens at most one row per
+        bank every tRAS + tRP, each row giving row_bytes / sector_bytes bursts:
+        ``min(1, 1 / tCCD_S) x min(1, banks x row bursts x burst time / (tRAS + tRP))``. Per-bank refresh is
+        hidden by the other banks. The simulator measures its own figure (hashing, conflicts between streams,
+        write turnarounds), at or below this one."""
+        burst_ns = self.sector_bytes / (self.dram_bandwidth_gbs / self.dram_channels)
+        banks = self.dram_bank_groups * self.dram_banks_per_group
+        row_bursts = self.dram_row_bytes // self.sector_bytes
+        cycle_ns = self.dram_tras_ns + self.dram_trp_ns
+        activation = min(1.0, banks * row_bursts * burst_ns / cycle_ns) if cycle_ns > 0 else 1.0
+        return min(1.0, 1.0 / self.dram_tccd_s_bursts) * activation
 
     @property
     def peak_fp32_flops(self) -> float:
@@ -514,6 +551,23 @@ def _build(values: dict[str, Any], file: str) -> GPUConfig:
     return GPUConfig(**values)
 
 
+def _validate_dram(v: dict[str, Any], fail: Any) -> None:
+    """The DRAM fields: address map, row size, refresh and a latency that covers a row conflict."""
+    names = [part.strip() for part in v["dram_address_map"].split(":")]
+    if sorted(names) != ["bank", "bankgroup", "column", "row"] or names[0] != "row":
+        fail("dram_address_map", "expected bank, bankgroup, column and row once each, separated by ':', most "
+             f"significant first with 'row' first (e.g. 'row:bank:column:bankgroup'); got {v['dram_address_map']!r}")
+    if v["dram_row_bytes"] % 256:
+        fail("dram_row_bytes", f"must be a multiple of the 256-byte channel interleave, got {v['dram_row_bytes']}")
+    if v["dram_trefi_ns"] > 0 and not v["dram_trfc_ns"] < v["dram_trefi_ns"]:
+        fail("dram_trfc_ns", f"must be shorter than dram_trefi_ns ({v['dram_trefi_ns']}); got {v['dram_trfc_ns']}")
+    burst_ns = v["sector_bytes"] / (v["dram_bandwidth_gbs"] / v["dram_channels"])
+    conflict_cycles = (v["dram_trp_ns"] + v["dram_trcd_ns"] + burst_ns) * v["core_clock_mhz"] / 1000
+    if v["dram_latency_cycles"] < conflict_cycles:
+        fail("dram_latency_cycles", f"a row conflict alone (tRP + tRCD + a burst) takes {conflict_cycles:.1f} "
+             f"cycles; got {v['dram_latency_cycles']}")
+
+
 def _validate(values: dict[str, Any], file: str) -> None:
     """Every value possible, every relation between fields consistent; else ConfigError naming the field."""
     def fail(field_name: str, message: str) -> None:
@@ -559,8 +613,7 @@ def _validate(values: dict[str, Any], file: str) -> None:
     if v["two_level_active_warps"] > v["max_warps_per_sm"] // v["sub_partitions_per_sm"]:
         fail("two_level_active_warps", "exceeds the warps one scheduler holds "
              "(max_warps_per_sm / sub_partitions_per_sm)")
-    if v["dram_efficiency"] > 1.0:
-        fail("dram_efficiency", f"a fraction of peak, at most 1.0; got {v['dram_efficiency']}")
+    _validate_dram(v, fail)
     for name in ("sector_bytes", "line_bytes"):
         if v[name] & (v[name] - 1):
             fail(name, f"must be a power of two, got {v[name]}")

@@ -16,9 +16,9 @@ What it models
     * A miss takes an MSHR of its SM, crosses the SM's interconnect port (a server) to the L2 slice chosen
       by an XOR-folded hash of the line address, queues at the slice (a server) and looks the sector up.
       An L2 hit completes ``l2_latency_cycles`` after that.
-    * An L2 miss queues at the DRAM channel chosen by a hash of the address (interleaved every
-      ``dram_interleave_bytes``), served at the channel's peak rate times ``dram_efficiency``, and completes
-      ``dram_latency_cycles`` after its channel slot. The sector is then filled into L2 and L1 with that
+    * An L2 miss is a column access at the DRAM channel chosen by a hash of the address (interleaved every
+      ``dram_interleave_bytes``), timed by the bank / row-buffer / refresh / bus model of ``dram``; its data
+      is usable the fixed DRAM latency after its burst. The sector is then filled into L2 and L1 with that
       completion cycle, so later requests to it wait for the same data instead of refetching it.
 
     Set indices are hashed (``cache``: digit sum of the line index; an L2 slice indexes its sets by the
@@ -57,8 +57,9 @@ MSHRs
 State
     l1        cache state with one partition per SM (``make_memsys_state``)
     l2        cache state with one partition per L2 slice
-    servers   tuple of float64 next-free arrays, indices SRV_*: L1TEX pipeline [sms], interconnect port [sms],
-              L2 slice [slices], DRAM channel [channels], L2 atomic unit [slices]
+    servers   tuple of float64 arrays, indices SRV_*: next-free of the L1TEX pipeline [sms], interconnect port
+              [sms], L2 slice [slices], L2 atomic unit [slices]; the DRAM state of ``dram.make_dram_state``
+              (channels, banks, bank groups, scheduler window)
     params    int64[N_INT_PARAMS] (P_*), rates float64[N_RATE_PARAMS] (R_*): see ``make_memsys_params``
     counters  int64[N_COUNTERS] (C_*)
     The columns are declared once below (``PARAMS``, ``RATES``, ``SERVERS``, ``MEMORY_COUNTERS``; see
@@ -68,7 +69,7 @@ Simplifications
     * Request traffic and response data share one interconnect reservation per sector, made when the sector
       leaves the SM; the return trip is inside the fixed latency.
     * Every sector of a request arrives at the first server at the issue cycle; servers serialise them.
-    * DRAM has no row-buffer or bank model; ``dram_efficiency`` stands for all of it.
+    * DRAM timing (banks, row buffers, refresh, turnaround, scheduling) is ``dram``'s; see its docstring.
     * A line evicted while its fill is in flight is not refetched for the requests already waiting on it.
 """
 
@@ -88,9 +89,21 @@ from gpusim.engine.memory.cache import (
     make_cache,
     xor_fold_hash,
 )
+from gpusim.engine.memory.dram import (
+    N_GEOMETRY,
+    N_TIMING,
+    dram_access,
+    dram_channel_of,  # noqa: F401 -- re-exported: callers and tests find it beside l2_slice_of
+    dram_completion_cycle,
+    ideal_dram_params,
+    make_dram_state,
+)
 from gpusim.engine.memory.servers import make_servers, server_queue_delay, server_reserve
 from gpusim.engine.records import Column, Columns
 from gpusim.errors import ConfigError
+
+DRAM_INTERLEAVE_BYTES = 256
+"""Bytes of consecutive addresses one DRAM channel serves before the hash moves to another."""
 
 PARAMS = Columns("memsys-params", "ms.params", "P_", "N_INT_PARAMS", "integer parameters of the memory system "
                  "(make_memsys_params)", (
@@ -104,22 +117,27 @@ PARAMS = Columns("memsys-params", "ms.params", "P_", "N_INT_PARAMS", "integer pa
     Column("DRAM_INTERLEAVE_BYTES", "bytes", "address interleave between DRAM channels"),
     Column("MSHRS_PER_SM", "MSHRs", "miss status holding registers per SM"),
     Column("L1_TAGS_PER_CYCLE", "lines/cycle", "L1TEX tag-stage lookups (128 B lines) per cycle per SM"),
-))
+    Column("DRAM_GEOMETRY", "-", "first of dram.N_GEOMETRY entries: the DRAM geometry (dram.make_dram_params)"),
+), width=10 + N_GEOMETRY)
 RATES = Columns("memsys-rates", "ms.rates", "R_", "N_RATE_PARAMS", "rates of the memory system's servers (float64)", (
     Column("L1_BYTES_PER_CYCLE_PER_SM", "bytes/cycle", "L1 data path of one SM"),
     Column("ICNT_BYTES_PER_CYCLE_PER_SM", "bytes/cycle", "interconnect port of one SM"),
     Column("L2_BYTES_PER_CYCLE_PER_SLICE", "bytes/cycle", "one L2 slice"),
-    Column("DRAM_BYTES_PER_CYCLE_PER_CHANNEL", "bytes/cycle", "one DRAM channel, effective: peak share times "
-           "dram_efficiency"),
+    Column("DRAM_BYTES_PER_CYCLE_PER_CHANNEL", "bytes/cycle", "one DRAM channel's peak: one burst per burst "
+           "time on its data bus"),
     Column("ATOMIC_OPS_PER_CYCLE_PER_SLICE", "operations/cycle", "the atomic unit of one L2 slice"),
-))
+    Column("DRAM_TIMING", "-", "first of dram.N_TIMING entries: the DRAM timing (dram.make_dram_params)"),
+), width=5 + N_TIMING)
 SERVERS = Columns("memsys-servers", "ms.servers", "SRV_", "N_SERVERS", "the servers tuple: float64 next-free "
                   "instants of each server", (
     Column("L1_PATH", "cycle [sms]", "L1TEX pipeline (tag and data stages) of each SM"),
     Column("ICNT", "cycle [sms]", "interconnect port of each SM"),
     Column("L2_SLICE", "cycle [slices]", "each L2 slice"),
-    Column("DRAM_CHANNEL", "cycle [channels]", "each DRAM channel"),
+    Column("DRAM_CHANNEL", "float64 [channels x dram.CH_FIELDS]", "DRAM channel state (dram.make_dram_state)"),
     Column("L2_ATOMIC", "cycle [slices]", "the atomic unit of each L2 slice"),
+    Column("DRAM_BANKS", "float64 [channels x banks x dram.BK_FIELDS]", "DRAM bank state: open row, timing"),
+    Column("DRAM_GROUPS", "cycle [channels x bank groups]", "next column slot of each bank group"),
+    Column("DRAM_QUEUE", "float64 [channels x depth x dram.Q_FIELDS]", "each channel's scheduler window"),
 ))
 MEMORY_COUNTERS = Columns("memsys-counters", "ms.counters", "C_", "N_COUNTERS", "counters of the memory system "
                           "(Run.counters, by the lower-case column name)", (
@@ -147,7 +165,8 @@ P_DRAM_CHANNELS = 6
 P_DRAM_INTERLEAVE_BYTES = 7
 P_MSHRS_PER_SM = 8
 P_L1_TAGS_PER_CYCLE = 9
-N_INT_PARAMS = 10
+P_DRAM_GEOMETRY = 10
+N_INT_PARAMS = 22
 # <state-layout:memsys-params end>
 
 # <state-layout:memsys-rates begin>
@@ -156,7 +175,8 @@ R_ICNT_BYTES_PER_CYCLE_PER_SM = 1
 R_L2_BYTES_PER_CYCLE_PER_SLICE = 2
 R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL = 3
 R_ATOMIC_OPS_PER_CYCLE_PER_SLICE = 4
-N_RATE_PARAMS = 5
+R_DRAM_TIMING = 5
+N_RATE_PARAMS = 16
 # <state-layout:memsys-rates end>
 
 # <state-layout:memsys-servers begin>
@@ -165,7 +185,10 @@ SRV_ICNT = 1
 SRV_L2_SLICE = 2
 SRV_DRAM_CHANNEL = 3
 SRV_L2_ATOMIC = 4
-N_SERVERS = 5
+SRV_DRAM_BANKS = 5
+SRV_DRAM_GROUPS = 6
+SRV_DRAM_QUEUE = 7
+N_SERVERS = 8
 # <state-layout:memsys-servers end>
 
 # <state-layout:memsys-counters begin>
@@ -189,15 +212,16 @@ COUNTERS = {c.name.lower(): (i, c.unit, c.meaning) for i, c in enumerate(MEMORY_
 
 def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles: int, l2_latency_cycles: int,
                        dram_latency_cycles: int, l1_bytes_per_cycle_per_sm: float, l2_slices: int,
-                       l2_bytes_per_cycle: float, dram_bandwidth_gbs: float, dram_efficiency: float,
+                       l2_bytes_per_cycle: float, dram_bandwidth_gbs: float,
                        dram_channels: int, clock_mhz: float, interconnect_bytes_per_cycle_per_sm: float,
                        mshrs_per_sm: int, atomic_l2_ops_per_cycle_per_slice: float, l1_tags_per_cycle: int,
-                       dram_interleave_bytes: int = 256):
+                       dram_interleave_bytes: int = DRAM_INTERLEAVE_BYTES, dram=None):
     """Pack config fields into ``(params int64[N_INT_PARAMS], rates float64[N_RATE_PARAMS])``.
 
     ``l2_bytes_per_cycle`` is the whole L2's rate (split evenly over slices); ``dram_bandwidth_gbs`` the
     peak of all channels in 1e9 bytes/s, converted to bytes per core cycle at ``clock_mhz`` and split evenly
-    over channels, then scaled by ``dram_efficiency`` (0 < e <= 1).
+    over channels. ``dram`` is the ``(geometry, timing)`` of ``dram.make_dram_params`` (None: an ideal DRAM,
+    ``dram.ideal_dram_params``, whose channels stream at their peak and answer in ``dram_latency_cycles``).
     """
     positive = {"sector_bytes": sector_bytes, "line_bytes": line_bytes, "l2_slices": l2_slices,
                 "dram_channels": dram_channels, "mshrs_per_sm": mshrs_per_sm, "clock_mhz": clock_mhz,
@@ -210,8 +234,6 @@ def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles:
     for name, value in positive.items():
         if not value > 0:
             raise ConfigError(f"must be > 0, got {value}", field=name)
-    if not 0 < dram_efficiency <= 1:
-        raise ConfigError(f"must be in (0, 1], got {dram_efficiency}", field="dram_efficiency")
     if not 0 < l1_latency_cycles <= l2_latency_cycles <= dram_latency_cycles:
         raise ConfigError("latencies must satisfy 0 < l1 <= l2 <= dram, got "
                           f"{l1_latency_cycles}, {l2_latency_cycles}, {dram_latency_cycles}",
@@ -228,24 +250,37 @@ def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles:
     params[P_MSHRS_PER_SM] = mshrs_per_sm
     params[P_L1_TAGS_PER_CYCLE] = l1_tags_per_cycle
     dram_bytes_per_cycle = dram_bandwidth_gbs * 1e9 / (clock_mhz * 1e6)
+    if dram is None:
+        dram = ideal_dram_params(channels=dram_channels, burst_bytes=sector_bytes,
+                                 interleave_bytes=dram_interleave_bytes, clock_mhz=clock_mhz,
+                                 bytes_per_cycle_per_channel=dram_bytes_per_cycle / dram_channels,
+                                 latency_cycles=dram_latency_cycles)
+    params[P_DRAM_GEOMETRY:] = dram[0]
     rates = np.zeros(N_RATE_PARAMS, dtype=np.float64)
     rates[R_L1_BYTES_PER_CYCLE_PER_SM] = l1_bytes_per_cycle_per_sm
     rates[R_ICNT_BYTES_PER_CYCLE_PER_SM] = interconnect_bytes_per_cycle_per_sm
     rates[R_L2_BYTES_PER_CYCLE_PER_SLICE] = l2_bytes_per_cycle / l2_slices
-    rates[R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL] = dram_bytes_per_cycle / dram_channels * dram_efficiency
+    rates[R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL] = dram_bytes_per_cycle / dram_channels
     rates[R_ATOMIC_OPS_PER_CYCLE_PER_SLICE] = atomic_l2_ops_per_cycle_per_slice
+    rates[R_DRAM_TIMING:] = dram[1]
     return params, rates
 
 
+def make_memsys_servers(*, sms: int, l2_slices: int, params):
+    """The ``servers`` tuple of an idle memory system (``params`` from ``make_memsys_params``)."""
+    channels, banks, groups, queue = make_dram_state(params[P_DRAM_GEOMETRY:])
+    return (make_servers(sms), make_servers(sms), make_servers(l2_slices), channels, make_servers(l2_slices),
+            banks, groups, queue)
+
+
 def make_memsys_state(*, sms: int, l1_bytes_per_sm: int, l1_assoc: int, l2_bytes: int, l2_assoc: int,
-                      l2_slices: int, sector_bytes: int, line_bytes: int, dram_channels: int,
-                      mshrs_per_sm: int):
-    """Build ``(l1, l2, servers, mshr_free_cycle, counters)`` for a GPU of ``sms`` SMs, all empty and idle."""
+                      l2_slices: int, sector_bytes: int, line_bytes: int, mshrs_per_sm: int, params):
+    """Build ``(l1, l2, servers, mshr_free_cycle, counters)`` for a GPU of ``sms`` SMs, all empty and idle
+    (``params`` from ``make_memsys_params``: it sizes the DRAM state)."""
     l1 = make_cache(l1_bytes_per_sm, line_bytes, sector_bytes, l1_assoc, partitions=sms)
     l2 = make_cache(l2_bytes // l2_slices, line_bytes, sector_bytes, l2_assoc, partitions=l2_slices,
                     interleaved=True)
-    servers = (make_servers(sms), make_servers(sms), make_servers(l2_slices), make_servers(dram_channels),
-               make_servers(l2_slices))
+    servers = make_memsys_servers(sms=sms, l2_slices=l2_slices, params=params)
     mshr_free_cycle = np.zeros((sms, mshrs_per_sm), dtype=np.int64)
     counters = np.zeros(N_COUNTERS, dtype=np.int64)
     return l1, l2, servers, mshr_free_cycle, counters
@@ -258,22 +293,25 @@ def l2_slice_of(line_addr, line_bytes, slices):
     return xor_fold_hash(quotient(line_addr, line_bytes)) % slices
 
 
-@engine_jit(inline="always")
-def dram_channel_of(addr, interleave_bytes, channels):
-    """DRAM channel serving an address: XOR-folded ``interleave_bytes`` block index modulo channels."""
-    return xor_fold_hash(quotient(addr, interleave_bytes)) % channels
+@compiled_only(inline="always")
+def _dram(sector_addr, arrival_cycle, is_write, servers, params, rates):
+    """One column access at the DRAM (``dram.dram_access``); returns when its burst has crossed the bus."""
+    return dram_access(servers[SRV_DRAM_CHANNEL], servers[SRV_DRAM_BANKS], servers[SRV_DRAM_GROUPS],
+                       servers[SRV_DRAM_QUEUE], params[P_DRAM_GEOMETRY:], rates[R_DRAM_TIMING:], sector_addr,
+                       arrival_cycle, is_write)
 
 
 @compiled_only
 def _write_back(evicted_line, evicted_dirty_sectors, arrival_cycle, servers, params, rates, counters):
-    """Send a dirty L2 victim's sectors to its DRAM channel (occupies bandwidth; nobody waits for it)."""
+    """Send a dirty L2 victim's dirty sectors to DRAM as writes (they occupy banks and the bus; nobody
+    waits for them). ``evicted_dirty_sectors`` is the count; they are written as the line's first sectors
+    (same row and channel block as the sectors that were dirty: a line never spans an interleave block)."""
     if evicted_line < 0 or evicted_dirty_sectors == 0:
         return
-    write_bytes = evicted_dirty_sectors * params[P_SECTOR_BYTES]
-    channel = dram_channel_of(evicted_line, params[P_DRAM_INTERLEAVE_BYTES], params[P_DRAM_CHANNELS])
-    server_reserve(servers[SRV_DRAM_CHANNEL], channel, arrival_cycle, write_bytes,
-                   rates[R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL])
-    counters[C_DRAM_WRITE_BYTES] += write_bytes
+    sector_bytes = params[P_SECTOR_BYTES]
+    for sector in range(evicted_dirty_sectors):
+        _dram(evicted_line + sector * sector_bytes, arrival_cycle, True, servers, params, rates)
+    counters[C_DRAM_WRITE_BYTES] += evicted_dirty_sectors * sector_bytes
 
 
 @compiled_only(inline="always")
@@ -301,12 +339,9 @@ def _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, s
         counters[C_L2_HIT_SECTORS] += 1
         return max(served_cycle + params[P_L2_LATENCY_CYCLES], ready_cycle), l2_way
     counters[C_L2_MISS_SECTORS] += 1
-    sector_bytes = params[P_SECTOR_BYTES]
-    channel = dram_channel_of(sector_addr, params[P_DRAM_INTERLEAVE_BYTES], params[P_DRAM_CHANNELS])
-    dram_start = served_cycle + server_queue_delay(servers[SRV_DRAM_CHANNEL], channel, served_cycle,
-                                                   sector_bytes, rates[R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL])
-    counters[C_DRAM_READ_BYTES] += sector_bytes
-    completion = dram_start + params[P_DRAM_LATENCY_CYCLES]
+    bus_done = _dram(sector_addr, served_cycle, False, servers, params, rates)
+    counters[C_DRAM_READ_BYTES] += params[P_SECTOR_BYTES]
+    completion = dram_completion_cycle(served_cycle, bus_done, rates[R_DRAM_TIMING:])
     l2_way, evicted_line, evicted_dirty = cache_fill_way(l2, l2_set, l2_way, line_addr, sector, completion)
     _write_back(evicted_line, evicted_dirty, served_cycle, servers, params, rates, counters)
     return completion, l2_way

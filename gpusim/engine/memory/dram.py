@@ -1,0 +1,359 @@
+"""DRAM channels with banks, row buffers, refresh and read/write turnaround, behind a per-channel scheduler.
+
+What it models
+    A DRAM request is one column access of ``burst_bytes`` (a 32 B sector: HBM2 pseudo-channel BL4 x 64 bit,
+    HBM3 BL8 x 32 bit, GDDR6 BL16 x 16 bit). Its address picks
+
+    * a channel (a pseudo-channel on HBM): the XOR-folded index of its ``interleave_bytes`` block modulo the
+      channel count, as the L2 picks slices (``dram_channel_of``);
+    * inside the channel, from the channel-local address ``(block // channels) * interleave + offset``:
+      the bursts of one interleave block are consecutive columns of one row; above them the fields named by
+      the address map (``MAP_FIELDS``, least significant first: the rest of the column, the bank group, the
+      bank, the row) in mixed radix; the bank (bank group x banks + bank) is then rotated by the row number,
+      a permutation-based interleaving (Zhang, Zhu and Zhang, MICRO 2000) so that power-of-two strides do
+      not pile onto one bank.
+
+    Each bank holds one open row (open-page policy). A column access to the open row is a *row hit*; to a
+    closed bank it pays an activation (ACT then ``tRCD``); to a bank with another row open a *conflict*
+    (PRE no earlier than ``tRAS`` after that row's ACT, ``tRP``, ACT, ``tRCD``). Column commands of a channel
+    are spaced by ``tCCD_S`` (never closer than one burst on the data bus) and those of one bank group by
+    ``tCCD_L``. Each bank is refreshed once every ``tREFI`` for ``tRFC`` (per-bank refresh, staggered over the
+    banks of a channel, the first round one ``tREFI`` after the launch starts: a launch begins as if a round
+    had just ended, so short kernels see none); a refresh closes the bank's row and a command that falls in
+    the window waits for its end. Writes are buffered and drained in batches (``write_batch`` writes, the
+    span between a controller's write-queue watermarks); each drain turns the bus around twice
+    (read-to-write ``tRTW``, then write-to-read ``tWTR``).
+
+    The scheduler is FR-FCFS over a bounded window: a request whose row is the one a queued (not yet served)
+    request of the same bank opens is served right after it as a row hit instead of closing and reopening
+    the row (the channel remembers its last ``queue_depth`` requests).
+
+Latency convention
+    ``dram_latency_cycles`` is the unloaded load-to-use latency of a *row conflict*, what a pointer chase
+    over a large array measures on an open-page controller. The fixed part (controller, PHY, CAS latency,
+    return path) is that minus ``tRP + tRCD + burst``; an isolated access to an idle bank is ``tRP`` faster
+    and an isolated row hit ``tRP + tRCD`` faster. Queueing at banks, bank groups and the bus adds on top,
+    so loaded latency grows with load.
+
+State (float64 arrays, allocated by ``make_dram_state``, passed in the memory system's ``servers`` tuple)
+    channels   [channels * CH_FIELDS]: CH_BUS_FREE (next column slot), CH_WRITES (writes since the last
+               drain), CH_QUEUE_HEAD, CH_ROW_HITS / CH_ROW_EMPTY / CH_ROW_CONFLICTS (request counts)
+    banks      [channels * banks * BK_FIELDS]: BK_ROW (open row, -1 closed), BK_ACT (cycle of its ACT),
+               BK_READY (cycle of the bank's last column command), BK_REFRESH (index of the last refresh)
+    groups     [channels * bank_groups]: next column slot of each bank group (``tCCD_L`` apart)
+    queue      [channels * queue_depth * 3]: ring of (bank, row, column cycle) of the channel's last requests
+
+Choices and simplifications
+    * Time is in float64 core cycles (DRAM timings converted from ns at the core clock), deterministic for a
+      fixed call order. Requests are timed when the engine calls, in call order.
+    * Column slots are *work-conserving*: a request takes the channel's (and bank group's) next slot at or
+      after its arrival; when its bank is not ready until later it uses the bus later, and the slot it
+      reserved counts as used by a request a reordering scheduler would have moved into it. The bus thus
+      never carries more than one burst per slot on average, and a request waiting for its bank (a refresh,
+      an activation) does not hold up requests to other banks.
+    * Row commands are not limited by tRRD / tFAW, nor reads by tRTP; write recovery (tWR) is not modelled.
+    * Refresh is per bank; the all-bank refresh of parts that only have that is not modelled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.engine.bits import quotient
+from gpusim.engine.jit import compiled_only, engine_jit
+from gpusim.engine.memory.cache import xor_fold_hash
+from gpusim.errors import ConfigError
+
+# ---------------------------------------------------------------- geometry (int64 array)
+G_CHANNELS = 0
+G_BANK_GROUPS = 1
+G_BANKS_PER_GROUP = 2
+G_BURST_BYTES = 3
+G_ROW_BURSTS = 4          # column accesses per row
+G_INTERLEAVE_BYTES = 5    # channel interleave block (consecutive columns of one row)
+G_QUEUE_DEPTH = 6
+G_WRITE_BATCH = 7
+G_MAP = 8                 # G_MAP .. G_MAP + 3: field codes, least significant first
+N_GEOMETRY = 12
+
+F_COLUMN, F_BANKGROUP, F_BANK, F_ROW = 0, 1, 2, 3
+MAP_FIELDS = {"column": F_COLUMN, "bankgroup": F_BANKGROUP, "bank": F_BANK, "row": F_ROW}
+
+# ---------------------------------------------------------------- timing (float64 array, core cycles)
+T_RCD = 0
+T_RP = 1
+T_RAS = 2
+T_BURST = 3
+T_CCD_S = 4
+T_CCD_L = 5
+T_WTR = 6
+T_RTW = 7
+T_REFI = 8                # 0: no refresh
+T_RFC = 9
+T_FIXED = 10              # dram_latency_cycles - (tRP + tRCD + burst)
+N_TIMING = 11
+
+# ---------------------------------------------------------------- state fields
+CH_BUS_FREE, CH_WRITES, CH_QUEUE_HEAD, CH_ROW_HITS, CH_ROW_EMPTY, CH_ROW_CONFLICTS = 0, 1, 2, 3, 4, 5
+CH_FIELDS = 6
+BK_ROW, BK_ACT, BK_READY, BK_REFRESH = 0, 1, 2, 3
+BK_FIELDS = 4
+Q_FIELDS = 3
+
+ROUNDING_TOLERANCE_CYCLES = 1e-6
+
+
+def parse_address_map(text: str) -> list[int]:
+    """Field codes, least significant first, of an address map written most significant first, e.g.
+    ``"row:bank:column:bankgroup"``. Raises ValueError unless it names each field once with ``row`` first."""
+    names = [part.strip() for part in text.split(":")]
+    if sorted(names) != sorted(MAP_FIELDS) or names[0] != "row":
+        raise ValueError(f"expected the fields {', '.join(sorted(MAP_FIELDS))} once each, separated by ':', "
+                         f"most significant first and 'row' first (e.g. 'row:bank:column:bankgroup'); "
+                         f"got {text!r}")
+    return [MAP_FIELDS[name] for name in reversed(names)]
+
+
+def make_dram_params(*, channels: int, bank_groups: int, banks_per_group: int, burst_bytes: int,
+                     row_bytes: int, interleave_bytes: int, queue_depth: int, write_batch: int, address_map: str,
+                     clock_mhz: float, bytes_per_cycle_per_channel: float, trcd_ns: float, trp_ns: float,
+                     tras_ns: float, tccd_s_bursts: float, tccd_l_bursts: float, twtr_ns: float, trtw_ns: float,
+                     trefi_ns: float, trfc_ns: float, latency_cycles: int):
+    """``(geometry int64[N_GEOMETRY], timing float64[N_TIMING])`` from the config's DRAM fields.
+
+    The burst lasts ``burst_bytes / bytes_per_cycle_per_channel`` core cycles (the channel's peak rate); the
+    column spacings are given in bursts, so they scale with the rate; the rest converts from ns."""
+    if row_bytes % interleave_bytes or interleave_bytes % burst_bytes:
+        raise ConfigError(f"the row ({row_bytes} B) must be a whole number of interleave blocks "
+                         f"({interleave_bytes} B), each a whole number of bursts ({burst_bytes} B)",
+                          field="dram_row_bytes")
+    geometry = np.zeros(N_GEOMETRY, dtype=np.int64)
+    geometry[G_CHANNELS] = channels
+    geometry[G_BANK_GROUPS] = bank_groups
+    geometry[G_BANKS_PER_GROUP] = banks_per_group
+    geometry[G_BURST_BYTES] = burst_bytes
+    geometry[G_ROW_BURSTS] = row_bytes // burst_bytes
+    geometry[G_INTERLEAVE_BYTES] = interleave_bytes
+    geometry[G_QUEUE_DEPTH] = queue_depth
+    geometry[G_WRITE_BATCH] = write_batch
+    try:
+        geometry[G_MAP:G_MAP + 4] = parse_address_map(address_map)
+    except ValueError as error:
+        raise ConfigError(str(error), field="dram_address_map") from None
+    cycles_per_ns = clock_mhz / 1000.0
+    burst = burst_bytes / bytes_per_cycle_per_channel
+    timing = np.zeros(N_TIMING, dtype=np.float64)
+    timing[T_RCD] = trcd_ns * cycles_per_ns
+    timing[T_RP] = trp_ns * cycles_per_ns
+    timing[T_RAS] = tras_ns * cycles_per_ns
+    timing[T_BURST] = burst
+    timing[T_CCD_S] = max(1.0, tccd_s_bursts) * burst
+    timing[T_CCD_L] = max(1.0, tccd_l_bursts) * burst
+    timing[T_WTR] = twtr_ns * cycles_per_ns
+    timing[T_RTW] = trtw_ns * cycles_per_ns
+    timing[T_REFI] = trefi_ns * cycles_per_ns
+    timing[T_RFC] = trfc_ns * cycles_per_ns
+    timing[T_FIXED] = latency_cycles - (timing[T_RP] + timing[T_RCD] + burst)
+    if timing[T_FIXED] < 0:
+        raise ConfigError(f"a row conflict alone takes tRP + tRCD + a burst = "
+                         f"{timing[T_RP] + timing[T_RCD] + burst:.1f} cycles, more than the DRAM latency "
+                         f"{latency_cycles}", field="dram_latency_cycles")
+    if timing[T_REFI] > 0 and not timing[T_RFC] < timing[T_REFI]:
+        raise ConfigError(f"tRFC ({trfc_ns} ns) must be shorter than tREFI ({trefi_ns} ns)", field="dram_trfc_ns")
+    return geometry, timing
+
+
+def ideal_dram_params(*, channels: int, burst_bytes: int, interleave_bytes: int, clock_mhz: float,
+                      bytes_per_cycle_per_channel: float, latency_cycles: int):
+    """A DRAM with no bank, row or refresh timing (one bank per channel, every timing 0): each channel is a
+    server at its peak rate and every access costs ``latency_cycles``. For tests of the levels above."""
+    return make_dram_params(channels=channels, bank_groups=1, banks_per_group=1, burst_bytes=burst_bytes,
+                            row_bytes=interleave_bytes, interleave_bytes=interleave_bytes, queue_depth=1,
+                            write_batch=1,
+                            address_map="row:bank:column:bankgroup", clock_mhz=clock_mhz,
+                            bytes_per_cycle_per_channel=bytes_per_cycle_per_channel, trcd_ns=0.0, trp_ns=0.0,
+                            tras_ns=0.0, tccd_s_bursts=1.0, tccd_l_bursts=1.0, twtr_ns=0.0, trtw_ns=0.0,
+                            trefi_ns=0.0, trfc_ns=0.0, latency_cycles=latency_cycles)
+
+
+def dram_params_from_config(config, interleave_bytes: int):
+    """``make_dram_params`` for a GPUConfig (its ``dram_*`` fields; the burst is one sector)."""
+    return make_dram_params(
+        channels=config.dram_channels, bank_groups=config.dram_bank_groups,
+        banks_per_group=config.dram_banks_per_group, burst_bytes=config.sector_bytes,
+        row_bytes=config.dram_row_bytes, interleave_bytes=interleave_bytes, queue_depth=config.dram_queue_depth,
+        write_batch=config.dram_writes_per_turnaround,
+        address_map=config.dram_address_map, clock_mhz=config.core_clock_mhz,
+        bytes_per_cycle_per_channel=config.dram_bytes_per_cycle_per_channel, trcd_ns=config.dram_trcd_ns,
+        trp_ns=config.dram_trp_ns, tras_ns=config.dram_tras_ns, tccd_s_bursts=config.dram_tccd_s_bursts,
+        tccd_l_bursts=config.dram_tccd_l_bursts, twtr_ns=config.dram_twtr_ns, trtw_ns=config.dram_trtw_ns,
+        trefi_ns=config.dram_trefi_ns, trfc_ns=config.dram_trfc_ns, latency_cycles=config.dram_latency_cycles)
+
+
+def make_dram_state(geometry):
+    """``(channels, banks, groups, queue)`` float64 state arrays of idle channels with every bank closed."""
+    channels = int(geometry[G_CHANNELS])
+    groups = int(geometry[G_BANK_GROUPS])
+    banks = groups * int(geometry[G_BANKS_PER_GROUP])
+    channel_state = np.zeros(channels * CH_FIELDS, dtype=np.float64)
+    bank_state = np.zeros(channels * banks * BK_FIELDS, dtype=np.float64)
+    bank_state[BK_ROW::BK_FIELDS] = -1.0
+    bank_state[BK_REFRESH::BK_FIELDS] = -1.0
+    group_state = np.zeros(channels * groups, dtype=np.float64)
+    queue = np.full(channels * int(geometry[G_QUEUE_DEPTH]) * Q_FIELDS, -1.0, dtype=np.float64)
+    return channel_state, bank_state, group_state, queue
+
+
+def dram_counters(channel_state) -> dict[str, int]:
+    """Requests per row-buffer outcome, summed over channels: ``row_hits``, ``row_empty``, ``row_conflicts``."""
+    return {"row_hits": int(channel_state[CH_ROW_HITS::CH_FIELDS].sum()),
+            "row_empty": int(channel_state[CH_ROW_EMPTY::CH_FIELDS].sum()),
+            "row_conflicts": int(channel_state[CH_ROW_CONFLICTS::CH_FIELDS].sum())}
+
+
+@engine_jit(inline="always")
+def dram_channel_of(addr, interleave_bytes, channels):
+    """DRAM channel serving an address: XOR-folded ``interleave_bytes`` block index modulo channels."""
+    return xor_fold_hash(quotient(addr, interleave_bytes)) % channels
+
+
+@engine_jit(inline="always")
+def dram_decode(addr, geometry):
+    """``(channel, bank group, bank within the channel, row)`` of a byte address (see the module docstring)."""
+    interleave = geometry[G_INTERLEAVE_BYTES]
+    channels = geometry[G_CHANNELS]
+    block = quotient(addr, interleave)
+    channel = xor_fold_hash(block) % channels
+    bursts_per_block = interleave // geometry[G_BURST_BYTES]
+    rest = quotient(block, channels)            # the channel-local index of the block
+    group = bank = row = np.int64(0)
+    for position in range(4):
+        code = geometry[G_MAP + position]
+        if code == F_COLUMN:
+            size = geometry[G_ROW_BURSTS] // bursts_per_block
+        elif code == F_BANKGROUP:
+            size = geometry[G_BANK_GROUPS]
+        elif code == F_BANK:
+            size = geometry[G_BANKS_PER_GROUP]
+        else:
+            row = rest                          # the row is the most significant field: all that is left
+            break
+        value = rest % size
+        rest = rest // size
+        if code == F_BANKGROUP:
+            group = value
+        elif code == F_BANK:
+            bank = value
+    # permutation-based interleaving: the bank is rotated by the row number, so addresses a row apart (in the
+    # same bank and column) fall in different banks and bank groups
+    banks = geometry[G_BANK_GROUPS] * geometry[G_BANKS_PER_GROUP]
+    rotated = (group * geometry[G_BANKS_PER_GROUP] + bank + row) % banks
+    return channel, rotated // geometry[G_BANKS_PER_GROUP], rotated, row
+
+
+@compiled_only(inline="always")
+def _refresh_check(bank_state, slot, bank_index, banks, t, timing):
+    """Apply per-bank refresh to a command wanted at ``t``: returns the cycle it may issue (the end of the
+    refresh window when ``t`` falls in one). A refresh since the bank's last command closes its row."""
+    refi = timing[T_REFI]
+    phase = refi * (1.0 + bank_index / banks)      # first refresh one interval after the launch starts
+    if refi <= 0 or t < phase:
+        return t
+    index = np.floor((t - phase) / refi)
+    start = phase + index * refi
+    if index > bank_state[slot + BK_REFRESH]:
+        bank_state[slot + BK_REFRESH] = index
+        bank_state[slot + BK_ROW] = -1.0
+    if t < start + timing[T_RFC]:
+        return start + timing[T_RFC]
+    return t
+
+
+@compiled_only(inline="always")
+def _queued_row_cycle(queue, base, depth, bank, row, arrival):
+    """Column cycle of a request in the channel's window to ``bank``/``row`` still waiting at ``arrival``
+    (served after it arrives), or -1: FR-FCFS would serve a request to that row right after it."""
+    found = -1.0
+    for entry in range(depth):
+        at = base + entry * Q_FIELDS
+        if queue[at] == bank and queue[at + 1] == row and queue[at + 2] > arrival:
+            found = max(found, queue[at + 2])
+    return found
+
+
+@compiled_only(inline="always")
+def _take_slot(state, index, arrival, period):
+    """Take the next slot of a work-conserving column server at or after ``arrival``; return its start."""
+    start = max(arrival, state[index])
+    state[index] = start + period
+    return start
+
+
+@compiled_only(inline="always")
+def _column_ready(channel_state, bank_state, queue, geometry, timing, channel, bank, row, arrival):
+    """The cycle bank ``bank`` of ``channel`` can take the column command for ``row``, after any refresh,
+    precharge and activation; updates the bank's row state and the channel's row-outcome counters."""
+    banks = geometry[G_BANK_GROUPS] * geometry[G_BANKS_PER_GROUP]
+    slot = (channel * banks + bank) * BK_FIELDS
+    ch = channel * CH_FIELDS
+    if bank_state[slot + BK_ROW] == row:         # open since its ACT + tRCD, unless a refresh closed it
+        ready = _refresh_check(bank_state, slot, bank, banks, np.float64(arrival), timing)
+        if bank_state[slot + BK_ROW] == row:
+            channel_state[ch + CH_ROW_HITS] += 1
+            return max(bank_state[slot + BK_ACT] + timing[T_RCD], ready)
+    start = max(np.float64(arrival), bank_state[slot + BK_READY])
+    start = _refresh_check(bank_state, slot, bank, banks, start, timing)
+    depth = geometry[G_QUEUE_DEPTH]
+    queued = _queued_row_cycle(queue, channel * depth * Q_FIELDS, depth, bank, row, arrival)
+    if queued >= 0:
+        channel_state[ch + CH_ROW_HITS] += 1
+        return queued
+    if bank_state[slot + BK_ROW] >= 0:
+        channel_state[ch + CH_ROW_CONFLICTS] += 1
+        precharge = max(start, bank_state[slot + BK_ACT] + timing[T_RAS])
+        activate = _refresh_check(bank_state, slot, bank, banks, precharge + timing[T_RP], timing)
+    else:
+        channel_state[ch + CH_ROW_EMPTY] += 1
+        activate = start
+    bank_state[slot + BK_ROW] = row
+    bank_state[slot + BK_ACT] = activate
+    return activate + timing[T_RCD]
+
+
+@engine_jit
+def dram_access(channel_state, bank_state, group_state, queue, geometry, timing, addr, arrival_cycle, is_write):
+    """Time one column access (a burst) to ``addr`` arriving at the channel's controller at ``arrival_cycle``.
+
+    Returns the instant (float core cycles) its burst has crossed the data bus; the load-to-use completion
+    is that plus ``timing[T_FIXED]`` (see ``dram_completion_cycle``)."""
+    channel, group, bank, row = dram_decode(addr, geometry)
+    ch = channel * CH_FIELDS
+    arrival = np.float64(arrival_cycle)
+    if is_write:
+        channel_state[ch + CH_WRITES] += 1
+        if channel_state[ch + CH_WRITES] >= geometry[G_WRITE_BATCH]:
+            channel_state[ch + CH_WRITES] = 0
+            channel_state[ch + CH_BUS_FREE] = max(arrival, channel_state[ch + CH_BUS_FREE]) \
+                + timing[T_RTW] + timing[T_WTR]
+    ready = _column_ready(channel_state, bank_state, queue, geometry, timing, channel, bank, row, arrival)
+    bus_slot = _take_slot(channel_state, ch + CH_BUS_FREE, arrival, timing[T_CCD_S])
+    group_slot = _take_slot(group_state, channel * geometry[G_BANK_GROUPS] + group, arrival, timing[T_CCD_L])
+    column = max(ready, max(bus_slot, group_slot))
+    banks = geometry[G_BANK_GROUPS] * geometry[G_BANKS_PER_GROUP]
+    slot = (channel * banks + bank) * BK_FIELDS
+    bank_state[slot + BK_READY] = max(bank_state[slot + BK_READY], column)
+    depth = geometry[G_QUEUE_DEPTH]
+    head = np.int64(channel_state[ch + CH_QUEUE_HEAD])
+    at = (channel * depth + head) * Q_FIELDS
+    queue[at] = bank
+    queue[at + 1] = row
+    queue[at + 2] = column
+    channel_state[ch + CH_QUEUE_HEAD] = (head + 1) % depth
+    return column + timing[T_BURST]
+
+
+@engine_jit(inline="always")
+def dram_completion_cycle(arrival_cycle, bus_done, timing):
+    """Whole cycle a read's data is usable: the fixed latency after its burst, rounded up."""
+    return max(np.int64(arrival_cycle),
+               np.int64(np.ceil(bus_done + timing[T_FIXED] - ROUNDING_TOLERANCE_CYCLES)))
