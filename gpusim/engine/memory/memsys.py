@@ -44,15 +44,14 @@ Stores and atomics
 
 MSHRs
     Each SM has ``mshrs_per_sm`` slots, state ``mshr_free_cycle`` int64[sms, mshrs_per_sm] holding the cycle
-    each slot's sector completes (a slot is free once that cycle is reached), kept as an 8-ary min-heap
-    per SM so that the slot freeing earliest is at index 0 (taking it costs log8(slots), not a scan). A
-    sector that misses in L1 takes the slot that frees earliest; if even that one is still busy the sector
-    waits for it, which also delays the sectors after it. A hit on a pending fill needs no slot (it
-    merges). The wait also holds the SM's L1TEX pipeline (in order: requests behind a stalled miss wait
-    too), as before the tag stage was modelled. The loads return the total cycles the request's issue was
-    held back this way so the caller can charge ``lg_throttle``. A ``cp.async`` (LDGSTS) request occupies
-    slots exactly like a load's misses: it needs no registers, so only the MSHRs (and the ``cp.async``
-    group waits) bound how much a warp keeps in flight.
+    each slot's sector completes (a slot is free once that cycle is reached), kept as a min-heap per SM
+    (``l1tex.replace_earliest_mshr``). A sector that misses in L1 takes the slot that frees earliest; if
+    even that one is still busy the sector waits for it, which also delays the sectors after it. A hit on a
+    pending fill needs no slot (it merges). The wait also holds the SM's L1TEX pipeline (in order: requests
+    behind a stalled miss wait too). The loads return the total cycles the request's issue was held back
+    this way so the caller can charge ``lg_throttle``. A ``cp.async`` (LDGSTS) request occupies slots exactly
+    like a load's misses: it needs no registers, so only the MSHRs (and the ``cp.async`` group waits) bound
+    how much a warp keeps in flight.
 
 State
     l1        cache state with one partition per SM (``make_memsys_state``)
@@ -98,6 +97,7 @@ from gpusim.engine.memory.dram import (
     ideal_dram_params,
     make_dram_state,
 )
+from gpusim.engine.memory.l1tex import l1tex_slot, replace_earliest_mshr
 from gpusim.engine.memory.servers import make_servers, server_queue_delay, server_reserve
 from gpusim.engine.records import Column, Columns
 from gpusim.errors import ConfigError
@@ -347,33 +347,6 @@ def _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, s
     return completion, l2_way
 
 
-MSHR_HEAP_ARITY = 8   # children per node: a node's children are one host cache line of int64 cycles
-
-
-@engine_jit
-def replace_earliest_mshr(mshr_free_cycle, sm, busy_until):
-    """SM ``sm``'s slots form an 8-ary min-heap of free cycles (root: the slot that frees earliest; node
-    i's children are 8i+1 .. 8i+8). Give the earliest slot to a sector that holds it until
-    ``busy_until``: replace the root, sift down. Eight children per node make the heap of 1024 slots four
-    levels deep instead of ten, which matters when the heaps of 132 SMs do not fit the host's caches."""
-    heap = mshr_free_cycle[sm]
-    size = heap.shape[0]
-    i = 0
-    while True:
-        first = MSHR_HEAP_ARITY * i + 1
-        if first >= size:
-            break
-        child = first
-        for candidate in range(first + 1, min(first + MSHR_HEAP_ARITY, size)):
-            if heap[candidate] < heap[child]:
-                child = candidate
-        if heap[child] >= busy_until:
-            break
-        heap[i] = heap[child]
-        i = child
-    heap[i] = busy_until
-
-
 @compiled_only
 def l1tex_reserve(sector_addrs, n, sm, arrival_cycle, data_bytes, servers, params, rates):
     """Pass one warp request through SM ``sm``'s L1TEX pipeline, arriving at ``arrival_cycle``.
@@ -398,12 +371,6 @@ def l1tex_reserve(sector_addrs, n, sm, arrival_cycle, data_bytes, servers, param
     occupancy = max(np.float64(tag_cycles), data_bytes / rates[R_L1_BYTES_PER_CYCLE_PER_SM])
     start, _ = server_reserve(servers[SRV_L1_PATH], sm, arrival_cycle, occupancy, 1.0)
     return start, occupancy
-
-
-@engine_jit(inline="always")
-def _l1tex_slot(start, occupancy, index, n):
-    """Cycle sector ``index`` of ``n`` leaves the L1TEX pipeline: spread evenly over the request's occupancy."""
-    return start + np.int64(index * occupancy / n)
 
 
 @engine_jit
@@ -435,7 +402,7 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
             line_addr = sector_line
             l1_set = cache_set_index(l1, sm, line_addr)
             l1_way = cache_find(l1, l1_set, line_addr) if use_l1 else np.int64(-1)
-        path_cycle = _l1tex_slot(start, occupancy, index, n) + mshr_wait
+        path_cycle = l1tex_slot(start, occupancy, index, n) + mshr_wait
         if use_l1:
             hit, ready_cycle = cache_lookup_way(l1, l1_set, l1_way, sector, path_cycle)
             if hit:
@@ -484,7 +451,7 @@ def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, count
             l1_set = cache_set_index(l1, sm, line_addr)
             l1_way = cache_find(l1, l1_set, line_addr)
             l2_slice, l2_set, l2_way = _l2_place(line_addr, l2, params)
-        path_cycle = _l1tex_slot(start, occupancy, index, n)
+        path_cycle = l1tex_slot(start, occupancy, index, n)
         cache_write_way(l1, l1_set, l1_way, line_addr, sector, path_cycle, False, False)
         counters[C_L1_STORE_SECTORS] += 1
         leave_cycle = path_cycle + server_queue_delay(servers[SRV_ICNT], sm, path_cycle, sector_bytes,
