@@ -5,7 +5,7 @@ These tests use the ideal DRAM of ``dram.ideal_dram_params`` (no bank, row or re
 streams at its peak and every access costs ``DRAM_LATENCY``. The bank model is tested in test_dram.py."""
 
 import heapq
-from math import ceil
+from math import ceil, floor
 
 import numpy as np
 import pytest
