@@ -415,6 +415,7 @@ class _StandInRun:
     cycles = 10
     seconds = 1e-8
     metrics: dict = {}
+    sampling = None  # a Run carries its sampling record (None: GPU(sampling="off"))
 
 
 class _StandInGPU:

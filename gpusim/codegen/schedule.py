@@ -274,7 +274,7 @@ def _list(segment: list, config, graph, height: list, limits: Pressure | None, e
             pick = chained[0]
         else:
             pick = max(now, key=lambda i: (height[i], -i))
-            if live is not None and live.size + live.delta(pick) > limits.budget:
+            if live is not None and limits is not None and live.size + live.delta(pick) > limits.budget:
                 pick = _relieve(ready, live, height, limits.budget, (succs, npred) if enabling else None)
         if live is not None:
             live.place(pick)

@@ -113,7 +113,7 @@ def pointer_operands(code: np.ndarray, widths: list[int]) -> set[int]:
 
 def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, Range]:
     """Register -> its live :class:`Range`, for registers that take a general register."""
-    n = code.shape[0]
+    n = int(code.shape[0])
     param = parameter_registers(code) - pointer_operands(code, widths)
     uses_defs = []
     first_hard: dict[int, int] = {}
@@ -170,8 +170,8 @@ def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, Range]:
     out = {}
     for r, mask in masks.items():
         if r in param:                  # a constant-bank operand until its first use that needs a register
-            hard = 2 * first_hard.get(r, n)
-            mask = mask >> hard << hard
+            cut = 2 * first_hard.get(r, n)
+            mask = mask >> cut << cut
         if mask:
             out[r] = Range(((mask & -mask).bit_length() - 1) // 2, (mask.bit_length() - 1) // 2, mask)
     return out
