@@ -239,19 +239,12 @@ def _unrolled(kernel, block, b, plan, factor):
         return [_clone(i_add, add), _clone(setp_inst, cmp), dataclasses.replace(bra, row=jump, target=target_block)]
 
     main = Block()
+    steps = {at for at, _ in inductions.values()}
+    kept = [k for k, inst in enumerate(insts[:-1]) if k != plan["setp"] and not (
+        k in steps and int(inst.row[L.F_DST0]) in inductions and k == inductions[int(inst.row[L.F_DST0])][0]
+        and inst.row[L.F_NDST] == 1)]
     for j in range(factor):
-        mapping = {} if j == 0 else {r: _new_reg(kernel, f"{names[r]}$u{j}") for r in sorted(temps)}
-        for k, inst in enumerate(insts[:-1]):
-            if k == plan["setp"] or int(inst.row[L.F_DST0]) in inductions and k == inductions[
-                    int(inst.row[L.F_DST0])][0] and inst.row[L.F_NDST] == 1:
-                continue
-            row = inst.row.copy()
-            base = int(row[L.F_ABASE])
-            if int(row[L.F_OP]) in _MEM and base in inductions:
-                at, step = inductions[base]
-                row[L.F_AOFF] = int(row[L.F_AOFF]) + (j + (1 if k > at else 0)) * step
-            _rename(row, mapping)
-            main.insts.append(_clone(inst, row))
+        _emit_copy(kernel, insts, kept, j, temps, names, inductions, main)
     for _, (at, step) in sorted(inductions.items(), key=lambda item: item[1][0]):
         row = insts[at].row.copy()
         for s in range(int(row[L.F_NSRC])):
@@ -397,18 +390,9 @@ def _fully_unrolled(kernel, block, plan) -> Block:
     names = kernel.program.reg_names + kernel.extra_regs
     skip = {plan["setp"], len(insts) - 1} | {at for at, _ in inductions.values()}
     out = Block()
+    kept = [k for k in range(len(insts)) if k not in skip]
     for j in range(plan["trips"]):
-        mapping = {} if j == 0 else {r: _new_reg(kernel, f"{names[r]}$u{j}") for r in sorted(temps)}
-        for k, inst in enumerate(insts):
-            if k in skip:
-                continue
-            row = inst.row.copy()
-            base = int(row[L.F_ABASE])
-            if int(row[L.F_OP]) in _MEM and base in inductions:
-                at, step = inductions[base]
-                row[L.F_AOFF] = int(row[L.F_AOFF]) + (j + (1 if k > at else 0)) * step
-            _rename(row, mapping)
-            out.insts.append(_clone(inst, row))
+        _emit_copy(kernel, insts, kept, j, temps, names, inductions, out)
     for r, (at, step) in sorted(inductions.items(), key=lambda item: item[1][0]):
         if r in plan["fresh"]:
             continue
@@ -418,3 +402,19 @@ def _fully_unrolled(kernel, block, plan) -> Block:
                 row[L.F_SK0 + 2 * s + 1] = _imm(plan["trips"] * step, c.TYPE_BYTES[int(row[L.F_TY])])
         out.insts.append(_clone(insts[at], row))
     return out
+
+
+def _emit_copy(kernel, insts: list, kept: list[int], j: int, temps, names, inductions: dict, out) -> None:
+    """Append copy ``j`` of the loop body's instructions ``kept`` to ``out``: copies after the first write
+    fresh names for the body's temporaries, and memory offsets off an induction pointer move by ``j`` steps
+    (one more for an access after the pointer's own step)."""
+    mapping = {} if j == 0 else {r: _new_reg(kernel, f"{names[r]}$u{j}") for r in sorted(temps)}
+    for k in kept:
+        inst = insts[k]
+        row = inst.row.copy()
+        base = int(row[L.F_ABASE])
+        if int(row[L.F_OP]) in _MEM and base in inductions:
+            at, step = inductions[base]
+            row[L.F_AOFF] = int(row[L.F_AOFF]) + (j + (1 if k > at else 0)) * step
+        _rename(row, mapping)
+        out.insts.append(_clone(inst, row))
