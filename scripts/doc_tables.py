@@ -45,7 +45,7 @@ BLOCK = re.compile(r"(<!-- doc-table:(?P<name>[\w-]+) begin[^>]*-->\n)(?P<body>.
                    re.S)
 
 STATE_MODULES = ("gpusim.engine.semantics.state", "gpusim.engine.sm.timing_state", "gpusim.engine.memory.memsys",
-                 "gpusim.engine.memory.cache")
+                 "gpusim.engine.memory.cache", "gpusim.engine.memory.dram")
 """Modules that declare engine state (gpusim.engine.records): their generated blocks and docs/engine-state.md."""
 SOURCE_BLOCK = re.compile(r"(# <state-layout:(?P<name>[\w-]+) begin>\n)(?P<body>.*?)(# <state-layout:(?P=name) end>)",
                           re.S)

@@ -15,13 +15,14 @@ import pytest
 from gpusim.arch.isa import N_ISA_FIELDS, N_PIPES
 from gpusim.engine import records as R
 from gpusim.engine.memory import cache as CACHE
+from gpusim.engine.memory import dram as DRAM
 from gpusim.engine.memory import memsys as MS
 from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.stalls import N_STATES
 from scripts import doc_tables as DOC_TABLES
 
-MODULES = (S, T, MS, CACHE)
+MODULES = (S, T, MS, CACHE, DRAM)
 HAND_WRITTEN = {"CP_RING", "RF_MAX"}   # sizes next to a column prefix, not columns
 
 

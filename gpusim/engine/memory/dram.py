@@ -41,7 +41,10 @@ State (float64 arrays, allocated by ``make_dram_state``, passed in the memory sy
     banks      [channels * banks * BK_FIELDS]: BK_ROW (open row, -1 closed), BK_ACT (cycle of its ACT),
                BK_READY (cycle of the bank's last column command), BK_REFRESH (index of the last refresh)
     groups     [channels * bank_groups]: next column slot of each bank group (``tCCD_L`` apart)
-    queue      [channels * queue_depth * 3]: ring of (bank, row, column cycle) of the channel's last requests
+    queue      [channels * queue_depth * Q_FIELDS]: ring of (bank, row, column cycle) of the channel's last requests
+    The geometry, timing and state fields are declared once below (``GEOMETRY``, ``TIMING``, ``CHANNEL``, ``BANK``,
+    ``QUEUE``; see gpusim/engine/records.py): their constants are generated blocks, their tables are in
+    docs/engine-state.md.
 
 Choices and simplifications
     * Time is in float64 core cycles (DRAM timings converted from ns at the core clock), deterministic for a
@@ -62,24 +65,87 @@ import numpy as np
 from gpusim.engine.bits import quotient
 from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.memory.cache import xor_fold_hash
+from gpusim.engine.records import Column, Columns, Kind, Kinds
 from gpusim.errors import ConfigError
 
-# ---------------------------------------------------------------- geometry (int64 array)
+GEOMETRY = Columns("dram-geometry", "geometry (ms.params[P_DRAM_GEOMETRY:])", "G_", "N_GEOMETRY",
+                   "DRAM geometry (make_dram_params), int64", (
+    Column("CHANNELS", "channels", "channels (pseudo-channels on HBM)"),
+    Column("BANK_GROUPS", "groups", "bank groups per channel"),
+    Column("BANKS_PER_GROUP", "banks", "banks per bank group"),
+    Column("BURST_BYTES", "bytes", "bytes of one column access (a sector)"),
+    Column("ROW_BURSTS", "bursts", "column accesses per row"),
+    Column("INTERLEAVE_BYTES", "bytes", "channel interleave block (consecutive columns of one row)"),
+    Column("QUEUE_DEPTH", "requests", "scheduler window per channel"),
+    Column("WRITE_BATCH", "writes", "writes drained per bus turnaround"),
+    Column("MAP", "field codes", "first of 4 address-map field codes (F_*), least significant first"),
+), width=12)
+MAP_FIELD_CODES = Kinds("dram-map-fields", "geometry[G_MAP .. G_MAP + 3]", "F_",
+                        "address-map fields (parse_address_map)", (
+    Kind("COLUMN", 0, "column within the row"),
+    Kind("BANKGROUP", 1, "bank group"),
+    Kind("BANK", 2, "bank within the bank group"),
+    Kind("ROW", 3, "row"),
+))
+TIMING = Columns("dram-timing", "timing (ms.rates[R_DRAM_TIMING:])", "T_", "N_TIMING",
+                 "DRAM timing in core cycles (make_dram_params), float64", (
+    Column("RCD", "cycles", "ACT to column command"),
+    Column("RP", "cycles", "precharge"),
+    Column("RAS", "cycles", "ACT to precharge, least"),
+    Column("BURST", "cycles", "one burst at the channel's peak rate"),
+    Column("CCD_S", "cycles", "column commands in different bank groups"),
+    Column("CCD_L", "cycles", "column commands in one bank group"),
+    Column("WTR", "cycles", "write to read turnaround"),
+    Column("RTW", "cycles", "read to write turnaround"),
+    Column("REFI", "cycles", "refresh interval (0: no refresh)"),
+    Column("RFC", "cycles", "refresh duration"),
+    Column("FIXED", "cycles", "dram_latency_cycles - (tRP + tRCD + burst): the path outside the DRAM"),
+))
+CHANNEL = Columns("dram-channel", "channels[channel * CH_FIELDS + CH_*]", "CH_", "CH_FIELDS",
+                  "state of each DRAM channel, float64", (
+    Column("BUS_FREE", "cycle", "next free column slot of the channel's bus"),
+    Column("WRITES", "writes", "writes buffered since the last drain"),
+    Column("QUEUE_HEAD", "entry", "next entry of the channel's scheduler ring"),
+    Column("ROW_HITS", "requests", "requests that found their row open"),
+    Column("ROW_EMPTY", "requests", "requests that found their bank closed"),
+    Column("ROW_CONFLICTS", "requests", "requests that found another row open"),
+))
+BANK = Columns("dram-bank", "banks[(channel * banks + bank) * BK_FIELDS + BK_*]", "BK_", "BK_FIELDS",
+               "state of each DRAM bank, float64", (
+    Column("ROW", "row", "open row, -1: closed"),
+    Column("ACT", "cycle", "cycle of the bank's last ACT"),
+    Column("READY", "cycle", "cycle of the bank's last column command"),
+    Column("REFRESH", "refresh", "index of the bank's last refresh, -1: none yet"),
+))
+QUEUE = Columns("dram-queue", "queue[(channel * depth + entry) * Q_FIELDS + Q_*]", "Q_", "Q_FIELDS",
+                "one entry of a channel's scheduler ring (its last requests), float64", (
+    Column("BANK", "bank", "bank of the request"),
+    Column("ROW", "row", "row of the request"),
+    Column("COLUMN", "cycle", "cycle of its column command"),
+))
+
+# <state-layout:dram-geometry begin>
 G_CHANNELS = 0
 G_BANK_GROUPS = 1
 G_BANKS_PER_GROUP = 2
 G_BURST_BYTES = 3
-G_ROW_BURSTS = 4          # column accesses per row
-G_INTERLEAVE_BYTES = 5    # channel interleave block (consecutive columns of one row)
+G_ROW_BURSTS = 4
+G_INTERLEAVE_BYTES = 5
 G_QUEUE_DEPTH = 6
 G_WRITE_BATCH = 7
-G_MAP = 8                 # G_MAP .. G_MAP + 3: field codes, least significant first
+G_MAP = 8
 N_GEOMETRY = 12
+# <state-layout:dram-geometry end>
 
-F_COLUMN, F_BANKGROUP, F_BANK, F_ROW = 0, 1, 2, 3
+# <state-layout:dram-map-fields begin>
+F_COLUMN = 0
+F_BANKGROUP = 1
+F_BANK = 2
+F_ROW = 3
+# <state-layout:dram-map-fields end>
 MAP_FIELDS = {"column": F_COLUMN, "bankgroup": F_BANKGROUP, "bank": F_BANK, "row": F_ROW}
 
-# ---------------------------------------------------------------- timing (float64 array, core cycles)
+# <state-layout:dram-timing begin>
 T_RCD = 0
 T_RP = 1
 T_RAS = 2
@@ -88,17 +154,36 @@ T_CCD_S = 4
 T_CCD_L = 5
 T_WTR = 6
 T_RTW = 7
-T_REFI = 8                # 0: no refresh
+T_REFI = 8
 T_RFC = 9
-T_FIXED = 10              # dram_latency_cycles - (tRP + tRCD + burst)
+T_FIXED = 10
 N_TIMING = 11
+# <state-layout:dram-timing end>
 
-# ---------------------------------------------------------------- state fields
-CH_BUS_FREE, CH_WRITES, CH_QUEUE_HEAD, CH_ROW_HITS, CH_ROW_EMPTY, CH_ROW_CONFLICTS = 0, 1, 2, 3, 4, 5
+# <state-layout:dram-channel begin>
+CH_BUS_FREE = 0
+CH_WRITES = 1
+CH_QUEUE_HEAD = 2
+CH_ROW_HITS = 3
+CH_ROW_EMPTY = 4
+CH_ROW_CONFLICTS = 5
 CH_FIELDS = 6
-BK_ROW, BK_ACT, BK_READY, BK_REFRESH = 0, 1, 2, 3
+# <state-layout:dram-channel end>
+
+# <state-layout:dram-bank begin>
+BK_ROW = 0
+BK_ACT = 1
+BK_READY = 2
+BK_REFRESH = 3
 BK_FIELDS = 4
+# <state-layout:dram-bank end>
+
+# <state-layout:dram-queue begin>
+Q_BANK = 0
+Q_ROW = 1
+Q_COLUMN = 2
 Q_FIELDS = 3
+# <state-layout:dram-queue end>
 
 ROUNDING_TOLERANCE_CYCLES = 1e-6
 
@@ -276,8 +361,8 @@ def _queued_row_cycle(queue, base, depth, bank, row, arrival):
     found = -1.0
     for entry in range(depth):
         at = base + entry * Q_FIELDS
-        if queue[at] == bank and queue[at + 1] == row and queue[at + 2] > arrival:
-            found = max(found, queue[at + 2])
+        if queue[at + Q_BANK] == bank and queue[at + Q_ROW] == row and queue[at + Q_COLUMN] > arrival:
+            found = max(found, queue[at + Q_COLUMN])
     return found
 
 
@@ -345,9 +430,9 @@ def dram_access(channel_state, bank_state, group_state, queue, geometry, timing,
     depth = geometry[G_QUEUE_DEPTH]
     head = np.int64(channel_state[ch + CH_QUEUE_HEAD])
     at = (channel * depth + head) * Q_FIELDS
-    queue[at] = bank
-    queue[at + 1] = row
-    queue[at + 2] = column
+    queue[at + Q_BANK] = bank
+    queue[at + Q_ROW] = row
+    queue[at + Q_COLUMN] = column
     channel_state[ch + CH_QUEUE_HEAD] = (head + 1) % depth
     return column + timing[T_BURST]
 
