@@ -24,7 +24,7 @@ from gpusim.engine.semantics.memops import (
     write_element,
 )
 from gpusim.engine.semantics.operands import read_src
-from gpusim.engine.semantics.racecheck import race_instruction
+from gpusim.engine.semantics.racecheck import ACCESS_ATOMIC, race_access, race_instruction
 from gpusim.engine.semantics.simt import STATUS_OK, fail
 
 U64_0 = np.uint64(0)
@@ -164,18 +164,22 @@ def exec_memory(m, row, pc, w, mask):
                     write_element(m, lane_space, m.lane_addr[lane] + k * size, size, bslot, row_index, value)
     else:
         req[S.MR_KIND] = S.MK_ATOMIC
-        _atomic_lanes(m, row, op, ty, size, bslot, w, mask)
+        _atomic_lanes(m, row, pc, op, ty, size, bslot, w, mask)
     return STATUS_OK
 
 
 @compiled_only
-def _atomic_lanes(m, row, op, ty, size, bslot, w, mask):
-    """exec_memory's pass 2 for atom / red: each lane's read-modify-write, in lane order."""
+def _atomic_lanes(m, row, pc, op, ty, size, bslot, w, mask):
+    """exec_memory's pass 2 for atom / red: each lane's read-modify-write, in lane order (racecheck sees a
+    shared-memory one as an atomic access)."""
     aux = row[L.F_AUX]
     d0 = row[L.F_DST0] if op == c.OP_ATOM else -1
+    racing = m.launch[S.L_RACECHECK] != 0
     for lane in range(32):
         if (mask >> lane) & 1:
             lane_space = np.int64(m.snap[lane])
+            if racing and lane_space == L.SP_SHARED:
+                race_access(m, w, lane, pc, bslot, m.lane_addr[lane], size, ACCESS_ATOMIC, U64_0)
             row_index = w * 32 + lane
             old = read_element(m, lane_space, m.lane_addr[lane], size, bslot, row_index)
             b = read_src(m, row, 0, w, lane)

@@ -19,10 +19,19 @@ A hazard is kept once per (kind, earlier pc, later pc) with the first pair of th
 count of the accesses that found it (``race_found``, ``RF_*`` of ``state``). The shadow of a block slot is
 cleared when a new block uses it (``race_bstamp``), a warp slot's epoch when a new warp does (``race_warp``).
 
+Every instruction that touches shared memory is tracked: ``ld``/``st`` (each lane's bytes), ``atom``/``red``
+on shared memory, ``ldmatrix``/``stmatrix`` (the 16-byte rows a read reads, each 2-byte element a write
+writes, by the lane that gives the row address or holds the register), ``cp.async`` (its destination
+bytes, written when the copy is issued: a read of them by another warp before a barrier is a race whatever
+``cp.async.wait_group`` the copying warp does) and wmma fragment loads and stores (each element, by the lane
+whose fragment holds it). An atomic is recorded as a write marked atomic (``_ATOMIC`` in the thread field):
+two atomics never race with each other, while an atomic and a plain access of the same byte by another warp
+with no barrier between do (the PTX memory model's data race: an atomic after a plain write or a plain write
+after an atomic is a WAW, an atomic after a read a WAR, a read after an atomic a RAW).
+
 Simplifications: named barriers with a thread count advance the epoch of the warps that take part only, as
 if they were block-wide: in a kernel whose warps pass different numbers of such barriers (producer/consumer
-warp groups), a hazard can be missed or an ordered pair reported; shared-memory atomics, ``cp.async``,
-``ldmatrix`` and wmma/mma fragment loads and stores are not tracked; intra-warp hazards (two lanes of one
+warp groups), a hazard can be missed or an ordered pair reported; intra-warp hazards (two lanes of one
 instruction) are not reported.
 """
 
@@ -37,7 +46,12 @@ from gpusim.engine.semantics.operands import read_src
 
 U64_ZERO = np.uint64(0)
 
-_TID_MASK = 0xFFF
+ACCESS_READ = 0
+ACCESS_WRITE = 1
+ACCESS_ATOMIC = 2
+
+_TID_MASK = 0x7FF                    # thread index + 1 (<= 1024)
+_ATOMIC = 0x800                      # in the thread field: the access was an atomic
 _PC_SHIFT = 12
 _PC_MASK = 0xFFFFFFFF
 _EPOCH_SHIFT = 44
@@ -109,6 +123,13 @@ def _other(record, epoch, warp):
 
 
 @compiled_only
+def _racing_write(record, epoch, warp, atomic):
+    """Whether the write ``record`` races with an access at ``epoch`` by ``warp`` (``atomic``: that access
+    is an atomic, and two atomics do not race)."""
+    return _other(record, epoch, warp) and not (atomic and (record & _ATOMIC) != 0)
+
+
+@compiled_only
 def _same_value(m, bslot, offset, nbytes, value):
     """Whether storing ``value`` (``nbytes`` little-endian bytes) at ``offset`` leaves the bytes as they are."""
     for i in range(nbytes):
@@ -118,26 +139,28 @@ def _same_value(m, bslot, offset, nbytes, value):
 
 
 @compiled_only
-def race_access(m, w, lane, pc, bslot, offset, nbytes, writing, value):
-    """Check and record an access of ``nbytes`` shared bytes at ``offset`` by lane ``lane`` of warp slot ``w``
-    (see the module docstring); ``value`` is what a write stores (before it is stored)."""
+def race_access(m, w, lane, pc, bslot, offset, nbytes, access, value):
+    """Check and record an access (``ACCESS_*``) of ``nbytes`` shared bytes at ``offset`` by lane ``lane`` of
+    warp slot ``w`` (see the module docstring); ``value`` is what a write stores (before it is stored)."""
     block = m.warp_block[w]
     shadow = m.race_shadow
     if m.race_bstamp[bslot] != block + 1:
         shadow[bslot, :, :] = 0
         m.race_bstamp[bslot] = block + 1
     epoch = warp_epoch(m, w)
-    same = writing and _same_value(m, bslot, offset, min(nbytes, 8), value)
+    atomic = access == ACCESS_ATOMIC
+    writing = access != ACCESS_READ
+    same = access == ACCESS_WRITE and _same_value(m, bslot, offset, min(nbytes, 8), value)
     warp = m.warp_index[w]
     tid = warp * 32 + lane
-    me = _pack(tid, pc, epoch)
+    me = _pack(tid, pc, epoch) | (_ATOMIC if atomic else 0)
     raw = war = waw = False
     for b in range(offset, min(offset + nbytes, shadow.shape[1])):
         write = shadow[bslot, b, 0]
         r0 = shadow[bslot, b, 1]
         r1 = shadow[bslot, b, 2]
         if writing:
-            if not waw and _other(write, epoch, warp):
+            if not waw and _racing_write(write, epoch, warp, atomic):
                 waw = True
                 _record(m, S.RACE_WAW_SAME if same else S.RACE_WAW, write, pc, tid, block, b)
             if not war and (_other(r0, epoch, warp) or _other(r1, epoch, warp)):
@@ -164,10 +187,10 @@ def race_instruction(m, row, w, pc, bslot, mask, size, vec, writing):
     for lane in range(32):
         if (mask >> lane) & 1 and np.int64(m.snap[lane]) == L.SP_SHARED:
             if not writing:
-                race_access(m, w, lane, pc, bslot, m.lane_addr[lane], size * vec, False, U64_ZERO)
+                race_access(m, w, lane, pc, bslot, m.lane_addr[lane], size * vec, ACCESS_READ, U64_ZERO)
                 continue
             for k in range(vec):
-                race_access(m, w, lane, pc, bslot, m.lane_addr[lane] + k * size, size, True,
+                race_access(m, w, lane, pc, bslot, m.lane_addr[lane] + k * size, size, ACCESS_WRITE,
                             read_src(m, row, k, w, lane))
 
 

@@ -36,6 +36,7 @@ from gpusim.engine.semantics.alu_round import format_bits_to_f64
 from gpusim.engine.semantics.alu_tensor_types import fp8_value
 from gpusim.engine.semantics.memops import error_kind, read_element, resolve, write_element
 from gpusim.engine.semantics.operands import read_src
+from gpusim.engine.semantics.racecheck import ACCESS_READ, ACCESS_WRITE, race_access
 from gpusim.engine.semantics.simt import STATUS_OK, fail
 
 U64_ZERO = np.uint64(0)
@@ -210,6 +211,10 @@ def exec_ldmatrix(m, row, pc, w, store):
         if space < 0:
             return fail(m, error_kind(offset), pc, w, lane, address)
         m.lane_addr[lane] = offset
+    racing = m.launch[S.L_RACECHECK] != 0
+    if racing and not store:
+        for lane in range(n_rows):
+            race_access(m, w, lane, pc, bslot, m.lane_addr[lane], 16, ACCESS_READ, U64_ZERO)
     for lane in range(32):
         for j in range(count):
             value = U64_ZERO
@@ -224,6 +229,8 @@ def exec_ldmatrix(m, row, pc, w, store):
                 if store:
                     word = read_src(m, row, j, w, lane)
                     half_bits = (word >> np.uint64(16 * half)) & np.uint64(0xFFFF)
+                    if racing:
+                        race_access(m, w, lane, pc, bslot, address, 2, ACCESS_WRITE, half_bits)
                     write_element(m, L.SP_SHARED, address, 2, bslot, 0, half_bits)
                 else:
                     value |= read_element(m, L.SP_SHARED, address, 2, bslot, 0) << np.uint64(16 * half)
@@ -263,6 +270,7 @@ def exec_cp_async(m, row, pc, w, mask):
                     return fail(m, error_kind(soff), pc, w, lane, src)
                 m.lane_addr[lane] = soff
                 any_read |= 1 << lane
+    racing = m.launch[S.L_RACECHECK] != 0
     for lane in range(32):
         if (mask >> lane) & 1:
             doff = np.int64(m.snap[lane])
@@ -271,6 +279,8 @@ def exec_cp_async(m, row, pc, w, mask):
                 value = U64_ZERO
                 if soff >= 0 and byte < np.int64(read_src(m, row, 1, w, lane) & LOW32):
                     value = read_element(m, L.SP_GLOBAL, soff + byte, 1, bslot, 0)
+                if racing:
+                    race_access(m, w, lane, pc, bslot, doff + byte, 1, ACCESS_WRITE, value)
                 write_element(m, L.SP_SHARED, doff + byte, 1, bslot, 0, value)
     _memory_summary(m, L.SP_GLOBAL, S.MK_LOAD if any_read != 0 else 0, any_read, size)
     if any_read != 0:
@@ -321,6 +331,7 @@ def exec_wmma_memory(m, row, pc, w, store):
     first_space = -1
     first_offset = 0
     first_ldm = 0
+    racing = m.launch[S.L_RACECHECK] != 0
     for lane in range(32):
         base = _lane_address(m, row, w, lane)
         ldm = np.int64(read_src(m, row, stride_src, w, lane) & LOW32)
@@ -337,8 +348,12 @@ def exec_wmma_memory(m, row, pc, w, store):
             if store:
                 word = read_src(m, row, s // epr, w, lane)
                 value = (word >> np.uint64((s % epr) * ebits)) & ((np.uint64(1) << np.uint64(ebits)) - np.uint64(1))
+                if racing and got_space == L.SP_SHARED:
+                    race_access(m, w, lane, pc, bslot, offset, esize, ACCESS_WRITE, value)
                 write_element(m, got_space, offset, esize, bslot, w * 32 + lane, value)
             else:
+                if racing and got_space == L.SP_SHARED:
+                    race_access(m, w, lane, pc, bslot, offset, esize, ACCESS_READ, U64_ZERO)
                 value = read_element(m, got_space, offset, esize, bslot, w * 32 + lane)
                 m.tensor_scratch[lane * slots + s] = np.float64(value)
     if not store:
