@@ -253,4 +253,9 @@ class SynccheckError(SanitizerError, BarrierError):
 
 
 class InitcheckError(SanitizerError, UninitializedMemoryError):
-    """initcheck: a read of device memory nothing wrote (``gpu.empty``; ``to_device``, ``zeros`` write)."""
+    """initcheck: reads of device memory nothing wrote (``gpu.empty``; ``to_device``, ``zeros`` write), raised at
+    the end of the run; located at the first one, ``reads`` holds one dict per reading instruction (pc, line,
+    thread, block, address, bytes, count) and ``report`` compute-sanitizer's text."""
+
+    reads: tuple = ()
+    report: str = ""

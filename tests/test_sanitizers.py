@@ -211,10 +211,33 @@ def test_initcheck_finds_a_read_of_gpu_empty_memory(timing):
     with pytest.raises(InitcheckError) as info:
         gpu.launch(copy, 1, 32, [source, gpu.zeros(32, np.int32), np.int32(32)], timing=timing)
     assert info.value.address == source.ptr and info.value.thread == (0, 0, 0)
-    assert "Uninitialized __global__ memory read" in info.value.report
+    assert "Uninitialized __global__ memory read of size 4 bytes" in info.value.report
+    # as compute-sanitizer's initcheck, the kernel goes on: every thread's read is counted, one error each
+    assert info.value.reads[0]["count"] == 32 and "ERROR SUMMARY: 32 errors" in info.value.report
+    assert info.value.line == next(line for line in kernel_lines("copy", r"ld\.global"))
     out = gpu.zeros(32, np.int32)
     gpu.launch(copy, 1, 32, [gpu.to_device(np.arange(32, dtype=np.int32)), out, np.int32(32)], timing=timing)
     np.testing.assert_array_equal(out.get(), np.arange(32))
+
+
+@TIMING
+def test_initcheck_reports_every_read_and_the_kernel_runs_on(timing):
+    """With sanitize_action="report" the run finishes: the copy reads what gpu.empty holds (zeros), and the
+    report names the reading instruction once, with its first thread, the address and the 2 x 48 reads."""
+    gpu = gpusim.GPU("teaching", sanitize="initcheck", sanitize_action="report")
+    copy = gpu.load(RACES)["copy"]
+    n = 96
+    source, out = gpu.empty(n, np.int32), gpu.to_device(np.full(n, -1, np.int32))
+    run = gpu.launch(copy, 2, 48, [source, out, np.int32(n)], timing=timing)
+    np.testing.assert_array_equal(out.get(), np.zeros(n, np.int32))
+    [read] = run.uninitialized_reads
+    assert read["count"] == n and read["bytes"] == 4 and read["address"] == source.ptr
+    assert read["thread"] == (0, 0, 0) and read["block"] == (0, 0, 0)
+    assert read["line"] in kernel_lines("copy", r"ld\.global")
+    assert f"ERROR SUMMARY: {n} errors" in run.sanitizer_report
+    assert f"byte 0 of the {4 * n}-byte allocation" in run.sanitizer_report
+    clean = gpu.launch(copy, 2, 48, [out, gpu.zeros(n, np.int32), np.int32(n)], timing=timing)
+    assert clean.uninitialized_reads == [] and "ERROR SUMMARY: 0 errors" in clean.sanitizer_report
 
 
 def test_exited_threads_at_a_barrier_are_an_error_before_cc_7():

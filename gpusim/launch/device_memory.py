@@ -151,6 +151,20 @@ class DeviceHeap:
         return self.data[offset:offset + nbytes]
 
     # ------------------------------------------------------------ error messages
+    def allocation_of(self, address: int) -> str:
+        """``byte B of the N-byte allocation (label) at 0x...`` for an address inside a live allocation, else
+        ``describe``'s account of where it lies."""
+        offset = (int(address) & _U64) - GLOBAL_BASE
+        starts = sorted(self.records)
+        i = bisect.bisect_right(starts, offset)
+        if i:
+            start = starts[i - 1]
+            size, label = self.records[start]
+            if offset < start + size:
+                return (f"byte {offset - start} of the {size}-byte allocation{_named(label)} at "
+                        f"{hex_address(GLOBAL_BASE + start)}")
+        return self.describe(address)
+
     def describe(self, address: int, nbytes: int = 1) -> str:
         """Where ``address`` lies relative to the allocations, for an illegal-address message."""
         address = int(address) & _U64

@@ -87,6 +87,9 @@ class Run:
         """The sanitizers' report (racecheck's, like compute-sanitizer's), empty when none ran."""
         self.hazards: list[dict[str, Any]] = [] if hazards is None else hazards
         """racecheck's hazards (dicts: type, line0/line1, thread0/thread1, block, address, count)."""
+        self.uninitialized_reads: list[dict[str, Any]] = []
+        """initcheck's findings: one dict per instruction that read never-written global memory (pc, line,
+        thread and block of the first such read, its address and size, and how many thread accesses did)."""
 
     @property
     def cycles(self) -> int:

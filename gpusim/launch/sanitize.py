@@ -15,20 +15,24 @@ that gives the details.
 
 Tools: memcheck makes the declared shared size exact (``MemcheckError``; global accesses are always checked
 exactly against their allocation); synccheck makes an exited thread at a barrier an error
-(``SynccheckError``); initcheck makes a read of never-written global memory an error (``InitcheckError``);
-racecheck records shared-memory hazards (``gpusim.engine.semantics.racecheck``) and, at the end of the run,
-puts a report like compute-sanitizer's in ``run.sanitizer_report`` and raises ``RacecheckError`` (or only
-reports, with ``GPU(..., sanitize_action="report")``). memcheck, synccheck and initcheck stop the kernel at
-their first finding, as the fault they stand for would.
+(``SynccheckError``); racecheck records shared-memory hazards (``gpusim.engine.semantics.racecheck``) and
+initcheck every read of never-written global memory (``memops.resolve_noting``; the kernel reads the bytes
+as they are and goes on, as under compute-sanitizer); at the end of the run each puts a report like
+compute-sanitizer's in ``run.sanitizer_report`` and raises ``RacecheckError`` / ``InitcheckError`` (or only
+reports, with ``GPU(..., sanitize_action="report")``). memcheck and synccheck stop the kernel at their first
+finding, as the fault they stand for would.
 """
 
 from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.racecheck import race_findings, race_overflow
-from gpusim.errors import ConfigError, RacecheckError
+from gpusim.errors import ConfigError, InitcheckError, RacecheckError
+from gpusim.launch.device_memory import hex_address
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 ACTIONS = ("raise", "report")
@@ -168,24 +172,82 @@ def racecheck_report(m, program) -> tuple[str, list[dict]]:
     return "\n".join(lines), hazards
 
 
+def initcheck_report(m, program, heap) -> tuple[str, list[dict]]:
+    """compute-sanitizer initcheck's report of the launch's reads of never-written global memory, and one dict
+    per reading instruction."""
+    found = np.asarray(m.init_found)
+    reads: list[dict] = []
+    lines: list[str] = []
+    for i in range(found.shape[0] - 1):
+        if found[i, S.IF_COUNT] == 0:
+            break
+        pc, address, size = int(found[i, S.IF_PC]), int(found[i, S.IF_ADDRESS]), int(found[i, S.IF_BYTES])
+        read = {"pc": pc, "line": program.lines[pc] if 0 <= pc < program.n_inst else 0,
+                "thread": _thread(m, int(found[i, S.IF_TID])), "block": _block(m, int(found[i, S.IF_BLOCK])),
+                "address": address, "bytes": size, "count": int(found[i, S.IF_COUNT])}
+        reads.append(read)
+        where = heap.allocation_of(address) if heap is not None else ""
+        lines += [f"========= Uninitialized __global__ memory read of size {size} bytes",
+                  f"=========     at {_access(program, pc)}",
+                  f"=========     by thread {read['thread']} in block {read['block']}",
+                  f"=========     Address {hex_address(address)}" + (f" ({where})" if where else "")
+                  + f" [{read['count']} access{'es' if read['count'] != 1 else ''} of this instruction]",
+                  "========="]
+    more = int(found[-1, S.IF_COUNT])
+    if more:
+        lines.append(f"========= and {more} more uninitialized read(s) by other instructions")
+    total = sum(int(r["count"]) for r in reads) + more
+    lines.append(f"========= ERROR SUMMARY: {total} error{'s' if total != 1 else ''}")
+    return "\n".join(lines), reads
+
+
+def _race_error(program, hazards, report):
+    errors = [h for h in hazards if h["severity"] == "error"]
+    if not errors:
+        return None
+    first = errors[0]
+    return RacecheckError(f"racecheck: kernel '{program.name}': {len(errors)} shared-memory hazard(s); the first: "
+                          f"{first['type']} between {_where(program, first['pc0'])} (thread {first['thread0']}) "
+                          f"and {_where(program, first['pc1'])} (thread {first['thread1']}) in block "
+                          f"{first['block']} at shared address 0x{first['address']:x}, with no barrier between "
+                          f"them\n{report}", kernel=program.name, hazards=tuple(hazards), report=report)
+
+
+def _init_error(program, reads, report):
+    first = reads[0]
+    total = sum(int(r["count"]) for r in reads)
+    error = InitcheckError(f"uninitialized global memory read (initcheck): kernel '{program.name}': {total} read(s) "
+                           f"by {len(reads)} instruction(s); the first: block {first['block']} thread "
+                           f"{first['thread']} at {_where(program, first['pc'])}: address "
+                           f"{hex_address(first['address'])} was never written by the host or a kernel\n{report}",
+                           kernel=program.name, block=first["block"], thread=first["thread"], line=first["line"],
+                           address=first["address"])
+    error.report = report
+    error.reads = tuple(reads)
+    return error
+
+
 def finish(gpu, run, m, program):
     """Attach the warnings and sanitizer reports of a finished launch to ``run``; raise RacecheckError when
-    racecheck found hazards that are errors (unless ``sanitize_action="report"``); warnings (a write of the value
-    already there) are only reported."""
+    racecheck found hazards that are errors, else InitcheckError when initcheck found reads of never-written
+    memory (unless ``sanitize_action="report"``); racecheck's warnings (a write of the value already there)
+    are only reported."""
     run.warnings = hardware_warnings(m, program)
-    if int(m.launch[S.L_RACECHECK]) == 0:
-        return run
-    report, hazards = racecheck_report(m, program)
-    run.sanitizer_report = report
-    run.hazards = hazards
-    errors = [h for h in hazards if h["severity"] == "error"]
-    if errors and getattr(gpu, "sanitize_action", "raise") == "raise":
-        first = errors[0]
-        raise RacecheckError(f"racecheck: kernel '{program.name}': {len(errors)} shared-memory hazard(s); the first: "
-                             f"{first['type']} between {_where(program, first['pc0'])} (thread {first['thread0']}) "
-                             f"and {_where(program, first['pc1'])} (thread {first['thread1']}) in block "
-                             f"{first['block']} at shared address 0x{first['address']:x}, with no barrier between "
-                             f"them\n{report}", kernel=program.name, hazards=tuple(hazards), report=report)
+    reports, errors = [], []
+    if int(m.launch[S.L_RACECHECK]) != 0:
+        report, hazards = racecheck_report(m, program)
+        reports.append(report)
+        run.hazards = hazards
+        errors.append(_race_error(program, hazards, report))
+    if getattr(gpu, "initcheck", False) or int(m.init_found[0, S.IF_COUNT]) != 0:
+        report, reads = initcheck_report(m, program, getattr(gpu, "heap", None))
+        reports.append(report)
+        run.uninitialized_reads = reads
+        errors.append(_init_error(program, reads, report) if reads else None)
+    run.sanitizer_report = "\n".join(reports)
+    raised = [error for error in errors if error is not None]
+    if raised and getattr(gpu, "sanitize_action", "raise") == "raise":
+        raise raised[0]
     return run
 
 

@@ -8,9 +8,11 @@ map, and a guard region after every allocation), so reading one element past
 the end of an array faults even when another allocation follows it; CUDA itself
 only faults on unmapped pages, so gpusim is stricter, on purpose (as
 compute-sanitizer's memcheck is). With initcheck the ``valid`` map also tells
-bytes never written (1) from written ones (2): a read of a 1 is an error and
-every global store marks its bytes 2. Shared memory is addressable up to the block's allocation granule
-(``L_SHARED_LIMIT``: what the hardware allocates); an access past the declared size inside it runs and is
+bytes never written (1) from written ones (2): every global store marks its bytes 2, and a read of a 1 is
+noted in ``init_found`` (``resolve_noting``: one row per instruction, with the first thread and address and a
+count) and runs on, reading the bytes as they are, as compute-sanitizer's initcheck lets the kernel go on.
+Shared memory is addressable up to the block's allocation granule (``L_SHARED_LIMIT``: what the hardware
+allocates); an access past the declared size inside it runs and is
 counted (``hw_notes``), or is an error under memcheck. Bounds are compared as ``offset > limit -
 size`` so that no sum can overflow, whatever a register holds. Accesses must be aligned to their full size (the vector
 size for ``.v2/.v4``), as PTX requires.
@@ -29,6 +31,12 @@ from gpusim.engine.semantics.state import (
     ERR_MISALIGNED,
     ERR_OUT_OF_BOUNDS,
     ERR_UNINITIALIZED,
+    IF_ADDRESS,
+    IF_BLOCK,
+    IF_BYTES,
+    IF_COUNT,
+    IF_PC,
+    IF_TID,
     L_HEAP_BYTES,
     L_LOCAL_BYTES,
     L_MEMCHECK,
@@ -86,6 +94,38 @@ def resolve(m, space, address, nbytes, align, reading):
             return BAD, 1
         return L.SP_PARAM, address
     return BAD, 1
+
+
+@compiled_only
+def note_uninitialized(m, pc, w, lane, address, nbytes):
+    """initcheck: lane ``lane`` of warp slot ``w`` read ``nbytes`` never-written bytes at ``address`` with the
+    instruction at ``pc``: counted in that instruction's row of ``init_found`` (the first thread and address
+    kept), in the last row past ``INIT_MAX - 1`` instructions."""
+    found = m.init_found
+    last = found.shape[0] - 1
+    for i in range(last):
+        if found[i, IF_COUNT] == 0:
+            found[i, IF_PC] = pc
+            found[i, IF_TID] = m.warp_index[w] * 32 + lane
+            found[i, IF_BLOCK] = m.warp_block[w]
+            found[i, IF_ADDRESS] = address
+            found[i, IF_BYTES] = nbytes
+            found[i, IF_COUNT] = 1
+            return
+        if found[i, IF_PC] == pc:
+            found[i, IF_COUNT] += 1
+            return
+    found[last, IF_COUNT] += 1
+
+
+@compiled_only
+def resolve_noting(m, space, address, nbytes, align, reading, pc, w, lane):
+    """``resolve``, with a read of never-written global memory (initcheck) noted and allowed."""
+    got_space, got_offset = resolve(m, space, address, nbytes, align, reading)
+    if got_space == BAD and got_offset == 6:
+        note_uninitialized(m, pc, w, lane, address, nbytes)
+        return resolve(m, space, address, nbytes, align, False)
+    return got_space, got_offset
 
 
 @compiled_only

@@ -20,7 +20,7 @@ from gpusim.engine.semantics.memops import (
     error_kind,
     extend_loaded,
     read_element,
-    resolve,
+    resolve_noting,
     write_element,
 )
 from gpusim.engine.semantics.operands import read_src
@@ -108,10 +108,12 @@ def exec_memory(m, row, pc, w, mask):
     if _is_word_access(row, op):
         lane, kind, address = _word_addresses(m.regs, m.valid, m.launch[S.L_HEAP_BYTES], m.lane_addr, w, mask,
                                               base, offset, op == c.OP_LD)
-        if lane >= 0:
+        if lane < 0:
+            _word_access(m.regs, m.mem32, m.valid, m.lane_addr, m.mem_req, row, w, mask, op == c.OP_LD)
+            return STATUS_OK
+        if kind != S.ERR_UNINITIALIZED:
             return fail(m, kind, pc, w, lane, address)
-        _word_access(m.regs, m.mem32, m.valid, m.lane_addr, m.mem_req, row, w, mask, op == c.OP_LD)
-        return STATUS_OK
+        # initcheck found a never-written word: the general path below notes every lane's
     first_space = -1
     addr32 = (row[L.F_MODS] & L.MEM_ADDR32) != 0
     # pass 1: resolve and check every lane
@@ -122,7 +124,7 @@ def exec_memory(m, row, pc, w, mask):
                 address = np.int64(m.regs[w, base, lane]) + offset
                 if addr32:
                     address &= 0xFFFFFFFF
-            got_space, got_offset = resolve(m, space, address, total, total, op != c.OP_ST)
+            got_space, got_offset = resolve_noting(m, space, address, total, total, op != c.OP_ST, pc, w, lane)
             if got_space < 0:
                 return fail(m, error_kind(got_offset), pc, w, lane, address)
             if first_space < 0:

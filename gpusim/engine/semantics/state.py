@@ -32,6 +32,7 @@ WARP_SIZE = 32
 FULL_MASK = 0xFFFFFFFF
 ITS_SIG_SLOTS = 8         # back-edge signatures kept per warp, indexed by the branch's pc
 RF_MAX = 64               # distinct (kind, pc, pc) hazards kept; race_found[RF_MAX - 1, RF_COUNT] counts the rest
+INIT_MAX = 64               # instructions whose uninitialized reads are kept; init_found[INIT_MAX - 1, IF_COUNT]: the rest
 LANE_ADDR_TEXTURE = 32    # textures: a fetch's sectors are in lane_addr[LANE_ADDR_TEXTURE:][:mem_req[MR_TEX_SECTORS]]
 TEXTURE_MAX_SECTORS = 256      # 32 lanes x 8 texels of a 3D linear fetch
 TENSOR_SCRATCH = 1536     # float64 words: A, B and C of the widest tensor instruction
@@ -114,6 +115,15 @@ RACE_FOUND = Columns("race-found", "race_found[row]", "RF_", "RF_N",
     Column("BLOCK", "block", "the block"),
     Column("ADDRESS", "shared address", "the byte"),
     Column("COUNT", "count", "times this hazard was seen"),
+))
+INIT_FOUND = Columns("init-found", "init_found[row]", "IF_", "IF_N",
+                     "one instruction's reads of never-written global memory per row (initcheck; memops.py)", (
+    Column("PC", "pc", "the reading instruction"),
+    Column("TID", "thread", "the first thread found reading (its index in the block)"),
+    Column("BLOCK", "block", "its block"),
+    Column("ADDRESS", "address", "the first address it read"),
+    Column("BYTES", "bytes", "the size of that access"),
+    Column("COUNT", "count", "thread accesses of this instruction that read never-written bytes"),
 ))
 RACE_RAW, RACE_WAR, RACE_WAW, RACE_WAW_SAME = 1, 2, 3, 4   # RF_KIND; the last: a warning (the value already there)
 
@@ -205,6 +215,7 @@ MACHINE = Record("Machine", "the functional state of one launch", (
     Field("race_warp", "int64", ("RW", 2), "stamp", "racecheck: block stamp and barrier epoch of each warp slot"),
     Field("race_bstamp", "int64", ("RB",), "block + 1", "racecheck: block each block slot's shadow belongs to"),
     Field("race_found", "int64", (RF_MAX, RACE_FOUND), "RF_*", "racecheck: distinct hazards found"),
+    Field("init_found", "int64", (INIT_MAX, INIT_FOUND), "IF_*", "initcheck: reads of never-written global memory"),
 ), dims={"W": "warp slots", "R": "registers per thread", "D": "SIMT stack depth", "H": "heap bytes",
          "B": "block slots", "S": "shared bytes per block slot (padded to 8)",
          "LB": "local bytes per thread (padded to 8)", "P": "parameter bytes (padded)",
@@ -266,6 +277,7 @@ class Machine(NamedTuple):
     race_warp: np.ndarray
     race_bstamp: np.ndarray
     race_found: np.ndarray
+    init_found: np.ndarray
 # <state-layout:Machine end>
 
 # <state-layout:launch begin>
@@ -345,6 +357,16 @@ RF_ADDRESS = 6
 RF_COUNT = 7
 RF_N = 8
 # <state-layout:race-found end>
+
+# <state-layout:init-found begin>
+IF_PC = 0
+IF_TID = 1
+IF_BLOCK = 2
+IF_ADDRESS = 3
+IF_BYTES = 4
+IF_COUNT = 5
+IF_N = 6
+# <state-layout:init-found end>
 
 # <state-layout:mem-req begin>
 MR_SPACE = 0

@@ -34,7 +34,7 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu_float import narrow
 from gpusim.engine.semantics.alu_round import format_bits_to_f64
 from gpusim.engine.semantics.alu_tensor_types import fp8_value
-from gpusim.engine.semantics.memops import error_kind, read_element, resolve, write_element
+from gpusim.engine.semantics.memops import error_kind, read_element, resolve, resolve_noting, write_element
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.racecheck import ACCESS_READ, ACCESS_WRITE, race_access
 from gpusim.engine.semantics.simt import STATUS_OK, fail
@@ -265,7 +265,8 @@ def exec_cp_async(m, row, pc, w, mask):
             m.snap[lane] = np.uint64(doff)
             m.lane_addr[lane] = -1
             if src_size > 0:
-                sspace, soff = resolve(m, L.SP_GLOBAL, src, src_size, size if src_size == size else 1, True)
+                sspace, soff = resolve_noting(m, L.SP_GLOBAL, src, src_size, size if src_size == size else 1, True,
+                                              pc, w, lane)
                 if sspace < 0:
                     return fail(m, error_kind(soff), pc, w, lane, src)
                 m.lane_addr[lane] = soff
@@ -338,7 +339,7 @@ def exec_wmma_memory(m, row, pc, w, store):
         for s in range(slots):
             p = (lane * slots + s) % total
             address = _wmma_address(row, base, ldm, p // cols, p % cols, esize)
-            got_space, offset = resolve(m, space, address, esize, esize, not store)
+            got_space, offset = resolve_noting(m, space, address, esize, esize, not store, pc, w, lane)
             if got_space < 0:
                 return fail(m, error_kind(offset), pc, w, lane, address)
             if lane == 0 and s == 0:
