@@ -178,7 +178,11 @@ class _Live:
             for r in regs:
                 self.left[r] = self.left.get(r, 0) + 1
         live_in = pressure.live_before(segment, limits.live_after)
-        self.live = {r for r in range(live_in.bit_length()) if live_in >> r & 1}
+        self.live: set[int] = set()
+        while live_in:                           # the set bits, lowest first: a loop over the bit length
+            low = live_in & -live_in             # would be quadratic in the register numbers a kernel declares
+            self.live.add(low.bit_length() - 1)
+            live_in ^= low
         self.size = sum(self._width(r) for r in self.live)
 
     def _width(self, r: int) -> int:
