@@ -279,19 +279,22 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_autotuned(int n, float a
     const float* b = B + blockIdx.x * BN;
     float acc[TM * TN] = {0.0f};
     float ra[TM], rb[TN];
+    // each thread fills one float4 column at rows r, r + stride, ... (a constant trip count)
+    const int ASTRIDE = NT / (BK / 4), BSTRIDE = NT / (BN / 4);
+    int ar = threadIdx.x / (BK / 4), ac = (threadIdx.x % (BK / 4)) * 4;
+    int br = threadIdx.x / (BN / 4), bc = (threadIdx.x % (BN / 4)) * 4;
     for (int k0 = 0; k0 < n; k0 += BK) {
-        for (int i = threadIdx.x; i < BM * BK / 4; i += NT) {
-            int r = i / (BK / 4), c = (i % (BK / 4)) * 4;
-            float4 v = reinterpret_cast<const float4*>(&a[r * n + k0 + c])[0];
-            as[(c + 0) * BM + r] = v.x;
-            as[(c + 1) * BM + r] = v.y;
-            as[(c + 2) * BM + r] = v.z;
-            as[(c + 3) * BM + r] = v.w;
+        for (int o = 0; o < BM; o += ASTRIDE) {
+            int r = ar + o;
+            float4 v = reinterpret_cast<const float4*>(&a[r * n + k0 + ac])[0];
+            as[(ac + 0) * BM + r] = v.x;
+            as[(ac + 1) * BM + r] = v.y;
+            as[(ac + 2) * BM + r] = v.z;
+            as[(ac + 3) * BM + r] = v.w;
         }
-        for (int i = threadIdx.x; i < BK * BN / 4; i += NT) {
-            int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
-            reinterpret_cast<float4*>(&bs[r * BN + c])[0] = reinterpret_cast<const float4*>(&b[(k0 + r) * n + c])[0];
-        }
+        for (int o = 0; o < BK; o += BSTRIDE)
+            reinterpret_cast<float4*>(&bs[(br + o) * BN + bc])[0] =
+                reinterpret_cast<const float4*>(&b[(k0 + br + o) * n + bc])[0];
         __syncthreads();
         for (int k = 0; k < BK; ++k) {
             for (int m = 0; m < TM; m += 4) {
@@ -394,18 +397,21 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warptiling(int n, float 
 
 __device__ __forceinline__ void db_fill(int n, const float* a, const float* b, float* as, float* bs, int t)
 {
-    for (int i = t; i < DB_BM * DB_BK / 4; i += DB_HALF) {
-        int r = i / (DB_BK / 4), c = (i % (DB_BK / 4)) * 4;
-        float4 v = reinterpret_cast<const float4*>(&a[r * n + c])[0];
-        as[(c + 0) * DB_BM + r] = v.x;
-        as[(c + 1) * DB_BM + r] = v.y;
-        as[(c + 2) * DB_BM + r] = v.z;
-        as[(c + 3) * DB_BM + r] = v.w;
+    // as in 9: one float4 column per thread at rows r, r + stride, ... (a constant trip count)
+    const int ASTRIDE = DB_HALF / (DB_BK / 4), BSTRIDE = DB_HALF / (DB_BN / 4);
+    int ar = t / (DB_BK / 4), ac = (t % (DB_BK / 4)) * 4;
+    int br = t / (DB_BN / 4), bc = (t % (DB_BN / 4)) * 4;
+    for (int o = 0; o < DB_BM; o += ASTRIDE) {
+        int r = ar + o;
+        float4 v = reinterpret_cast<const float4*>(&a[r * n + ac])[0];
+        as[(ac + 0) * DB_BM + r] = v.x;
+        as[(ac + 1) * DB_BM + r] = v.y;
+        as[(ac + 2) * DB_BM + r] = v.z;
+        as[(ac + 3) * DB_BM + r] = v.w;
     }
-    for (int i = t; i < DB_BK * DB_BN / 4; i += DB_HALF) {
-        int r = i / (DB_BN / 4), c = (i % (DB_BN / 4)) * 4;
-        reinterpret_cast<float4*>(&bs[r * DB_BN + c])[0] = reinterpret_cast<const float4*>(&b[r * n + c])[0];
-    }
+    for (int o = 0; o < DB_BK; o += BSTRIDE)
+        reinterpret_cast<float4*>(&bs[(br + o) * DB_BN + bc])[0] =
+            reinterpret_cast<const float4*>(&b[(br + o) * n + bc])[0];
 }
 
 __device__ __forceinline__ void db_compute(const float* as, const float* bs, float* acc, int wc, int tr, int tc)
