@@ -65,7 +65,11 @@ SGEMM_SHAPES = {  # kernel: (threads, block tile rows, block tile cols, grid x w
     "sgemm_blocktile_1d": ((512,), 64, 64, False),
     "sgemm_blocktile_2d": ((256,), 128, 128, False),
     "sgemm_vectorized": ((256,), 128, 128, False),
+    "sgemm_bank_linear": ((256,), 128, 128, False),
+    "sgemm_bank_offset": ((256,), 128, 128, False),
+    "sgemm_autotuned": ((256,), 128, 128, False),
     "sgemm_warptiling": ((128,), 128, 128, False),
+    "sgemm_double_buffering": ((256,), 128, 256, False),
 }
 
 

@@ -316,7 +316,8 @@ def full_unroll_fits(trips: int, body: int, nested: bool) -> bool:
     (scripts/unroll_sweep.py) and the SGEMM ladder's loops: at equal unrolled size ptxas prefers many
     trips of a small body, and unrolls an inner loop of a nest further than a top-level one. The
     top-level rule classifies all 90 top-level sweep loops as ptxas did; the nested rule 83 of 90 (the
-    other 7 ptxas unrolls and gpusim keeps rolled) and the four constant loops of the SGEMM ladder."""
+    other 7 ptxas unrolls and gpusim keeps rolled) and 10 of the 11 constant loops of the SGEMM ladder
+    (step 9's 16-trip k loop of 82 instructions ptxas unrolls and gpusim keeps rolled)."""
     if trips > MAX_FULL_TRIPS:
         return False
     power, budget = NESTED if nested else TOP_LEVEL
