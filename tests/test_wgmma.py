@@ -346,6 +346,7 @@ def test_wgmma_chain_reaches_the_dense_tensor_peak():
     short, _ = _chain(gpu, 16)
     long, d = _chain(gpu, 48)
     assert long.metrics["gpusim__tensor_flops.sum"] == 48 * flops_per_round
+    assert long.metrics["sm__inst_executed_pipe_tensor_op_gmma.sum"] == 48 * 4 * 8     # per warp: 8 warps
     rate = 32 * flops_per_round / (long.cycles - short.cycles)
     peak = gpu.config.tensor_flops_per_cycle_per_sm
     assert 0.85 * peak <= rate <= peak, (rate, peak)

@@ -122,7 +122,6 @@ extern "C" __global__ void __launch_bounds__(128) wg_ss_f16_n128_f16acc(const ui
 
 extern "C" __global__ void __launch_bounds__(128) wg_rs_f16_n32(const uint32_t* a_frag, const uint8_t* b_img, int b_bytes,
         uint64_t desc_b, const float* c, float* d, int scale_d) {
-    __shared__ __align__(1024) uint8_t smem_a[8192];
     __shared__ __align__(1024) uint8_t smem_b[32768];
     copy_image(smem_b, b_img, b_bytes);
     desc_b += smem_addr(smem_b) >> 4;
@@ -145,7 +144,6 @@ extern "C" __global__ void __launch_bounds__(128) wg_rs_f16_n32(const uint32_t* 
 
 extern "C" __global__ void __launch_bounds__(128) wg_rs_bf16_n24_t(const uint32_t* a_frag, const uint8_t* b_img, int b_bytes,
         uint64_t desc_b, const float* c, float* d, int scale_d) {
-    __shared__ __align__(1024) uint8_t smem_a[8192];
     __shared__ __align__(1024) uint8_t smem_b[32768];
     copy_image(smem_b, b_img, b_bytes);
     desc_b += smem_addr(smem_b) >> 4;
