@@ -42,6 +42,8 @@ def mod(gpu):
 D_TABLE = ((0, 0), (0, 1), (8, 0), (8, 1))
 # A of m64nNk16 f16/bf16 (Figure 148): a0..a7 of thread 32q + 4g + t at (16q + g, 2t) + these offsets
 A_TABLE = ((0, 0), (0, 1), (8, 0), (8, 1), (0, 8), (0, 9), (8, 8), (8, 9))
+# A of m64nNk32 8-bit (Figure 152): a0..a15 of thread 32q + 4g + t at (16q + g, 4t) + these offsets
+A8_TABLE = tuple((8 * (j % 2), 16 * (j // 2) + e) for j in range(4) for e in range(4))
 
 
 def d_position(thread: int, i: int) -> tuple[int, int]:
@@ -52,11 +54,11 @@ def d_position(thread: int, i: int) -> tuple[int, int]:
     return 16 * q + g + dr, 8 * block + 2 * t + dc
 
 
-def a_position(thread: int, i: int) -> tuple[int, int]:
+def a_position(thread: int, i: int, table=A_TABLE, per_reg: int = 2) -> tuple[int, int]:
     q, lane = divmod(thread, 32)
     g, t = divmod(lane, 4)
-    dr, dc = A_TABLE[i]
-    return 16 * q + g + dr, 2 * t + dc
+    dr, dc = table[i]
+    return 16 * q + g + dr, per_reg * t + dc
 
 
 def fragment_to_matrix(raw: np.ndarray, n: int) -> np.ndarray:
@@ -159,29 +161,55 @@ def quarters(rng, shape) -> np.ndarray:
     return rng.integers(-8, 9, shape) / 4.0
 
 
+ESIZE = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1}
+
+
+def fp8_code(value: float, e4m3: bool) -> int:
+    """The OCP FP8 code of an exactly representable value (E4M3: bias 7; E5M2: bias 15)."""
+    mbits, bias = (3, 7) if e4m3 else (2, 15)
+    for code in range(256):
+        exponent, mantissa = (code >> mbits) & ((1 << (7 - mbits)) - 1), code & ((1 << mbits) - 1)
+        if exponent == 0:
+            magnitude = mantissa * 2.0 ** (1 - bias - mbits)
+        else:
+            magnitude = (1 + mantissa / (1 << mbits)) * 2.0 ** (exponent - bias)
+        if (-magnitude if code & 0x80 else magnitude) == value and (value != 0 or code == 0):
+            return code
+    raise ValueError(f"{value} is not an FP8 value")
+
+
 def bits_of(values: np.ndarray, atype: str) -> np.ndarray:
     if atype == "bf16":
         return bf16_bits(values)
+    if atype == "tf32":         # f32 bits with junk in the 13 low bits, which tf32 ignores
+        junk = np.arange(values.size, dtype=np.uint32).reshape(values.shape) * 0x9E1 % 0x2000
+        return np.asarray(values, np.float32).view(np.uint32) | junk
+    if atype in ("e4m3", "e5m2"):
+        codes = [fp8_code(v, atype == "e4m3") for v in np.ravel(values)]
+        return np.array(codes, np.uint8).reshape(np.shape(values))
+    if atype in ("s8", "u8"):
+        return np.asarray(values).astype(np.int64).astype(np.uint8)
     return np.asarray(values, np.float16).view(np.uint16)
 
 
-def run_ss(gpu, mod, name, a, b, c, *, atype="f16", swz_a=0, swz_b=0, mn_a=False, mn_b=False, scale_d=1,
-           k_slice=0, timing=False, dtype=np.float32):
+def run_ss(gpu, mod, name, a, b, c, *, atype="f16", btype=None, swz_a=0, swz_b=0, mn_a=False, mn_b=False,
+           scale_d=1, k_slice=0, timing=False, dtype=np.float32):
     """Run a shared-memory-A kernel; returns the 64 x N result. ``k_slice``: A is the slice k_slice of a
     64-wide K tile (128 B rows, 128 B swizzle), addressed by advancing the descriptor's start by 32 bytes."""
+    btype = btype or atype
     n = b.shape[1]
     if k_slice:
         wide = np.zeros((64, 64))
         wide[:, 16 * k_slice:16 * k_slice + 16] = a
         a_img, lbo_a, sbo_a = image(bits_of(wide, atype), 2, False, swz_a)
     else:
-        a_img, lbo_a, sbo_a = image(bits_of(a, atype), 2, mn_a, swz_a)
-    b_img, lbo_b, sbo_b = image(bits_of(b.T, atype), 2, mn_b, swz_b)
+        a_img, lbo_a, sbo_a = image(bits_of(a, atype), ESIZE[atype], mn_a, swz_a)
+    b_img, lbo_b, sbo_b = image(bits_of(b.T, btype), ESIZE[btype], mn_b, swz_b)
     desc_a = descriptor(32 * k_slice, lbo_a, sbo_a, swz_a)
     desc_b = descriptor(0, lbo_b, sbo_b, swz_b)
-    regs = n // 2 if dtype == np.float32 else n // 4
+    regs = n // 4 if dtype == np.float16 else n // 2
     c_raw = _pack(matrix_to_fragment(c), dtype)
-    d = gpu.zeros(128 * regs, np.float32 if dtype == np.float32 else np.uint32)
+    d = gpu.zeros(128 * regs, c_raw.dtype)
     gpu.launch(mod[name], grid=1, block=128, timing=timing,
                args=[gpu.to_device(a_img), np.int32(len(a_img)), np.uint64(desc_a), gpu.to_device(b_img),
                      np.int32(len(b_img)), np.uint64(desc_b), gpu.to_device(c_raw), d, np.int32(scale_d)])
@@ -189,14 +217,14 @@ def run_ss(gpu, mod, name, a, b, c, *, atype="f16", swz_a=0, swz_b=0, mn_a=False
 
 
 def _pack(fragment: np.ndarray, dtype) -> np.ndarray:
-    if dtype == np.float32:
-        return fragment.astype(np.float32).ravel()
+    if dtype != np.float16:
+        return fragment.astype(dtype).ravel()
     halves = fragment.astype(np.float16).view(np.uint16).astype(np.uint32)      # element 2j low, 2j+1 high
     return (halves[:, 0::2] | (halves[:, 1::2] << 16)).ravel()
 
 
 def _unpack(raw: np.ndarray, dtype) -> np.ndarray:
-    if dtype == np.float32:
+    if dtype != np.float16:
         return raw.astype(np.float64)
     low = (raw & 0xFFFF).astype(np.uint16).view(np.float16)
     high = (raw >> 16).astype(np.uint16).view(np.float16)
@@ -206,14 +234,16 @@ def _unpack(raw: np.ndarray, dtype) -> np.ndarray:
 
 
 def run_rs(gpu, mod, name, a, b, c, *, atype="f16", swz_b=0, mn_b=False, scale_d=1, timing=False):
-    """Run a register-A kernel: thread t's A registers built from the ISA's A table."""
+    """Run a register-A kernel: thread t's A registers built from the ISA's A table (16-bit or 8-bit)."""
     n = b.shape[1]
     a_bits = bits_of(a, atype).astype(np.uint32)
+    table, per_reg = (A_TABLE, 2) if ESIZE[atype] == 2 else (A8_TABLE, 4)
     frag = np.zeros((128, 4), np.uint32)
     for thread in range(128):
-        for i in range(8):
-            frag[thread, i // 2] |= a_bits[a_position(thread, i)] << (16 * (i % 2))
-    b_img, lbo_b, sbo_b = image(bits_of(b.T, atype), 2, mn_b, swz_b)
+        for i in range(4 * per_reg):
+            frag[thread, i // per_reg] |= a_bits[a_position(thread, i, table, per_reg)] << (
+                32 // per_reg * (i % per_reg))
+    b_img, lbo_b, sbo_b = image(bits_of(b.T, atype), ESIZE[atype], mn_b, swz_b)
     d = gpu.zeros(128 * (n // 2), np.float32)
     gpu.launch(mod[name], grid=1, block=128, timing=timing,
                args=[gpu.to_device(frag.ravel()), gpu.to_device(b_img), np.int32(len(b_img)),
@@ -329,6 +359,48 @@ def test_random_values_within_one_ulp_and_timed_equals_functional(gpu, mod):
     ulp = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
     assert np.all(np.abs(functional - ref) <= ulp)
     np.testing.assert_array_equal(timed, functional)
+
+
+def test_tf32_k8_ignores_the_low_13_bits(gpu, mod):
+    rng = np.random.default_rng(11)
+    a, b, c = quarters(rng, (64, 8)), quarters(rng, (8, 16)), quarters(rng, (64, 16))
+    got = run_ss(gpu, mod, "wg_ss_tf32_n16", a, b, c, atype="tf32", swz_a=2, swz_b=0)
+    np.testing.assert_array_equal(got, a @ b + c)
+
+
+def test_fp8_k32_mixed_formats_and_f16_accumulators(gpu, mod):
+    """Multiples of 1/4 in [-2, 2] are exact in E4M3 and E5M2 (OCP FP8), so the products are exact."""
+    rng = np.random.default_rng(12)
+    a, b, c = quarters(rng, (64, 32)), quarters(rng, (32, 32)), quarters(rng, (64, 32))
+    got = run_ss(gpu, mod, "wg_ss_e4m3_e5m2_n32", a, b, c, atype="e4m3", btype="e5m2", swz_a=1, swz_b=3)
+    np.testing.assert_array_equal(got, -(a @ b) + c)                   # imm-scale-b = -1
+    b, c = quarters(rng, (32, 16)), quarters(rng, (64, 16))
+    got = run_ss(gpu, mod, "wg_ss_e5m2_n16_f16acc", a, b, c, atype="e5m2", dtype=np.float16)
+    np.testing.assert_array_equal(got, (-(a @ b) + c).astype(np.float16))     # imm-scale-a = -1
+
+
+def test_fp8_register_a_fragment(gpu, mod):
+    rng = np.random.default_rng(13)
+    a, b, c = quarters(rng, (64, 32)), quarters(rng, (32, 8)), quarters(rng, (64, 8))
+    got = run_rs(gpu, mod, "wg_rs_e4m3_n8", a, b, c, atype="e4m3", swz_b=2)
+    np.testing.assert_array_equal(got, a @ b + c)
+
+
+def test_int8_k32_exact_and_satfinite():
+    gpu = gpusim.GPU("h100-sxm", sms=1)
+    mod = gpu.load(HERE / "wgmma.ptx")
+    rng = np.random.default_rng(14)
+    a = rng.integers(-128, 128, (64, 32)).astype(np.float64)
+    b = rng.integers(0, 256, (32, 48)).astype(np.float64)
+    c = rng.integers(-1000, 1000, (64, 48)).astype(np.float64)
+    got = run_ss(gpu, mod, "wg_ss_s8_u8_n48", a, b, c, atype="s8", btype="u8", swz_a=1, swz_b=1,
+                 dtype=np.int32)
+    np.testing.assert_array_equal(got, a @ b + c)
+    a = np.full((64, 32), 127.0)
+    b = np.full((32, 16), 127.0)
+    c = np.full((64, 16), 2.0 ** 31 - 1000)
+    got = run_ss(gpu, mod, "wg_ss_s8_n16_satfinite", a, b, c, atype="s8", dtype=np.int32)
+    np.testing.assert_array_equal(got, 2 ** 31 - 1)                    # clamped, not wrapped
 
 
 def _chain(gpu, iters):

@@ -36,14 +36,23 @@ def acc_constraints(count: int, kind: str) -> str:
     return ", ".join(f'"+{kind}"(acc[{i}])' for i in range(count))
 
 
-def ss_kernel(name, n, dtype, atype, trans_a, trans_b, scale_a, scale_b, a_regs=False):
-    words = 2 if dtype == "f32" else 4                 # .f32: N/2 registers; .f16: N/4 .f16x2
+def ss_kernel(name, n, dtype, atype, trans_a, trans_b, scale_a, scale_b, a_regs=False, k=16, btype=None,
+              satfinite=False):
+    btype = btype or atype
+    words = 4 if dtype == "f16" else 2                 # .f16: N/4 .f16x2 registers; .f32/.s32: N/2
     count = n // words
-    ctype, kind = ("float", "f") if dtype == "f32" else ("uint32_t", "r")
-    shape = f"m64n{n}k16"
+    ctype, kind = {"f32": ("float", "f"), "f16": ("uint32_t", "r"), "s32": ("int", "r")}[dtype]
+    sat = ".satfinite" if satfinite else ""
+    form = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{dtype}.{atype}.{btype}{sat}"
+    if atype in ("f16", "bf16"):                       # imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b
+        imms = f", {scale_a}, {scale_b}, " + (f"{trans_b}" if a_regs else f"{trans_a}, {trans_b}")
+    elif atype in ("s8", "u8"):
+        imms = ""
+    else:
+        imms = f", {scale_a}, {scale_b}"
     if a_regs:
         a_ops = regs(count, 4)
-        rest = f"%{count + 4}, p, {scale_a}, {scale_b}, {trans_b}"
+        rest = f"%{count + 4}, p{imms}"
         ins = '"l"(desc_b), "r"(scale_d)'
         a_in = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), '
         setp = count + 5
@@ -52,7 +61,7 @@ def ss_kernel(name, n, dtype, atype, trans_a, trans_b, scale_a, scale_b, a_regs=
         a_copy = ""
     else:
         a_ops = f"%{count}"
-        rest = f"%{count + 1}, p, {scale_a}, {scale_b}, {trans_a}, {trans_b}"
+        rest = f"%{count + 1}, p{imms}"
         ins = '"l"(desc_a + (smem_addr(smem_a) >> 4)), "l"(desc_b), "r"(scale_d)'
         a_in = ""
         setp = count + 2
@@ -72,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(128) {name}({a_param}, const uint8_
     asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");
     asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
     asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{setp}, 0;\\n"
-                 "wgmma.mma_async.sync.aligned.{shape}.{dtype}.{atype}.{atype} "
+                 "{form} "
                  "{regs(0, count)}, {a_ops}, {rest};\\n}}\\n"
                  : {acc_constraints(count, kind)}
                  : {a_in}{ins});
@@ -125,6 +134,12 @@ KERNELS = [
     ss_kernel("wg_ss_f16_n128_f16acc", 128, "f16", "f16", 0, 0, 1, 1),
     ss_kernel("wg_rs_f16_n32", 32, "f32", "f16", 0, 0, 1, 1, a_regs=True),
     ss_kernel("wg_rs_bf16_n24_t", 24, "f32", "bf16", 0, 1, -1, 1, a_regs=True),
+    ss_kernel("wg_ss_tf32_n16", 16, "f32", "tf32", 0, 0, 1, 1, k=8),
+    ss_kernel("wg_ss_e4m3_e5m2_n32", 32, "f32", "e4m3", 0, 0, 1, -1, k=32, btype="e5m2"),
+    ss_kernel("wg_ss_e5m2_n16_f16acc", 16, "f16", "e5m2", 0, 0, -1, 1, k=32),
+    ss_kernel("wg_rs_e4m3_n8", 8, "f32", "e4m3", 0, 0, 1, 1, a_regs=True, k=32),
+    ss_kernel("wg_ss_s8_u8_n48", 48, "s32", "s8", 0, 0, 1, 1, k=32, btype="u8"),
+    ss_kernel("wg_ss_s8_n16_satfinite", 16, "s32", "s8", 0, 0, 1, 1, k=32, satfinite=True),
     chain_kernel("wg_chain_n256", 256, 4),
 ]
 

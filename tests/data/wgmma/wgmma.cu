@@ -164,6 +164,138 @@ extern "C" __global__ void __launch_bounds__(128) wg_rs_bf16_n24_t(const uint32_
     for (int i = 0; i < 12; ++i) d[threadIdx.x * 12 + i] = acc[i];
 }
 
+extern "C" __global__ void __launch_bounds__(128) wg_ss_tf32_n16(const uint8_t* a_img, int a_bytes, uint64_t desc_a, const uint8_t* b_img, int b_bytes,
+        uint64_t desc_b, const float* c, float* d, int scale_d) {
+    __shared__ __align__(1024) uint8_t smem_a[8192];
+    __shared__ __align__(1024) uint8_t smem_b[32768];
+    copy_image(smem_a, a_img, a_bytes);
+    copy_image(smem_b, b_img, b_bytes);
+    desc_b += smem_addr(smem_b) >> 4;
+    float acc[8];
+    for (int i = 0; i < 8; ++i) acc[i] = c[threadIdx.x * 8 + i];
+    __syncthreads();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+                 : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7])
+                 : "l"(desc_a + (smem_addr(smem_a) >> 4)), "l"(desc_b), "r"(scale_d));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    for (int i = 0; i < 8; ++i) d[threadIdx.x * 8 + i] = acc[i];
+}
+
+extern "C" __global__ void __launch_bounds__(128) wg_ss_e4m3_e5m2_n32(const uint8_t* a_img, int a_bytes, uint64_t desc_a, const uint8_t* b_img, int b_bytes,
+        uint64_t desc_b, const float* c, float* d, int scale_d) {
+    __shared__ __align__(1024) uint8_t smem_a[8192];
+    __shared__ __align__(1024) uint8_t smem_b[32768];
+    copy_image(smem_a, a_img, a_bytes);
+    copy_image(smem_b, b_img, b_bytes);
+    desc_b += smem_addr(smem_b) >> 4;
+    float acc[16];
+    for (int i = 0; i < 16; ++i) acc[i] = c[threadIdx.x * 16 + i];
+    __syncthreads();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e5m2 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, -1;\n}\n"
+                 : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]), "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15])
+                 : "l"(desc_a + (smem_addr(smem_a) >> 4)), "l"(desc_b), "r"(scale_d));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    for (int i = 0; i < 16; ++i) d[threadIdx.x * 16 + i] = acc[i];
+}
+
+extern "C" __global__ void __launch_bounds__(128) wg_ss_e5m2_n16_f16acc(const uint8_t* a_img, int a_bytes, uint64_t desc_a, const uint8_t* b_img, int b_bytes,
+        uint64_t desc_b, const uint32_t* c, uint32_t* d, int scale_d) {
+    __shared__ __align__(1024) uint8_t smem_a[8192];
+    __shared__ __align__(1024) uint8_t smem_b[32768];
+    copy_image(smem_a, a_img, a_bytes);
+    copy_image(smem_b, b_img, b_bytes);
+    desc_b += smem_addr(smem_b) >> 4;
+    uint32_t acc[4];
+    for (int i = 0; i < 4; ++i) acc[i] = c[threadIdx.x * 4 + i];
+    __syncthreads();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n16k32.f16.e5m2.e5m2 "
+                 "{%0, %1, %2, %3}, %4, %5, p, -1, 1;\n}\n"
+                 : "+r"(acc[0]), "+r"(acc[1]), "+r"(acc[2]), "+r"(acc[3])
+                 : "l"(desc_a + (smem_addr(smem_a) >> 4)), "l"(desc_b), "r"(scale_d));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    for (int i = 0; i < 4; ++i) d[threadIdx.x * 4 + i] = acc[i];
+}
+
+extern "C" __global__ void __launch_bounds__(128) wg_rs_e4m3_n8(const uint32_t* a_frag, const uint8_t* b_img, int b_bytes,
+        uint64_t desc_b, const float* c, float* d, int scale_d) {
+    __shared__ __align__(1024) uint8_t smem_b[32768];
+    copy_image(smem_b, b_img, b_bytes);
+    desc_b += smem_addr(smem_b) >> 4;
+    float acc[4];
+    for (int i = 0; i < 4; ++i) acc[i] = c[threadIdx.x * 4 + i];
+    uint32_t a[4];
+    for (int i = 0; i < 4; ++i) a[i] = a_frag[threadIdx.x * 4 + i];
+    __syncthreads();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1;\n}\n"
+                 : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    for (int i = 0; i < 4; ++i) d[threadIdx.x * 4 + i] = acc[i];
+}
+
+extern "C" __global__ void __launch_bounds__(128) wg_ss_s8_u8_n48(const uint8_t* a_img, int a_bytes, uint64_t desc_a, const uint8_t* b_img, int b_bytes,
+        uint64_t desc_b, const int* c, int* d, int scale_d) {
+    __shared__ __align__(1024) uint8_t smem_a[8192];
+    __shared__ __align__(1024) uint8_t smem_b[32768];
+    copy_image(smem_a, a_img, a_bytes);
+    copy_image(smem_b, b_img, b_bytes);
+    desc_b += smem_addr(smem_b) >> 4;
+    int acc[24];
+    for (int i = 0; i < 24; ++i) acc[i] = c[threadIdx.x * 24 + i];
+    __syncthreads();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n48k32.s32.s8.u8 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, p;\n}\n"
+                 : "+r"(acc[0]), "+r"(acc[1]), "+r"(acc[2]), "+r"(acc[3]), "+r"(acc[4]), "+r"(acc[5]), "+r"(acc[6]), "+r"(acc[7]), "+r"(acc[8]), "+r"(acc[9]), "+r"(acc[10]), "+r"(acc[11]), "+r"(acc[12]), "+r"(acc[13]), "+r"(acc[14]), "+r"(acc[15]), "+r"(acc[16]), "+r"(acc[17]), "+r"(acc[18]), "+r"(acc[19]), "+r"(acc[20]), "+r"(acc[21]), "+r"(acc[22]), "+r"(acc[23])
+                 : "l"(desc_a + (smem_addr(smem_a) >> 4)), "l"(desc_b), "r"(scale_d));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    for (int i = 0; i < 24; ++i) d[threadIdx.x * 24 + i] = acc[i];
+}
+
+extern "C" __global__ void __launch_bounds__(128) wg_ss_s8_n16_satfinite(const uint8_t* a_img, int a_bytes, uint64_t desc_a, const uint8_t* b_img, int b_bytes,
+        uint64_t desc_b, const int* c, int* d, int scale_d) {
+    __shared__ __align__(1024) uint8_t smem_a[8192];
+    __shared__ __align__(1024) uint8_t smem_b[32768];
+    copy_image(smem_a, a_img, a_bytes);
+    copy_image(smem_b, b_img, b_bytes);
+    desc_b += smem_addr(smem_b) >> 4;
+    int acc[8];
+    for (int i = 0; i < 8; ++i) acc[i] = c[threadIdx.x * 8 + i];
+    __syncthreads();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n16k32.s32.s8.s8.satfinite "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p;\n}\n"
+                 : "+r"(acc[0]), "+r"(acc[1]), "+r"(acc[2]), "+r"(acc[3]), "+r"(acc[4]), "+r"(acc[5]), "+r"(acc[6]), "+r"(acc[7])
+                 : "l"(desc_a + (smem_addr(smem_a) >> 4)), "l"(desc_b), "r"(scale_d));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    for (int i = 0; i < 8; ++i) d[threadIdx.x * 8 + i] = acc[i];
+}
+
 extern "C" __global__ void wg_chain_n256(float* d, int iters) {
     __shared__ __align__(1024) uint8_t smem_a[2 * 2048];
     __shared__ __align__(1024) uint8_t smem_b[8192];
