@@ -19,7 +19,7 @@ import pytest
 
 import gpusim
 from gpusim.engine.semantics.wgmma import descriptor_address
-from gpusim.errors import GpusimError, UnsupportedPTXError
+from gpusim.errors import GpusimError, IllegalAddressError, UnsupportedPTXError
 
 HERE = Path(__file__).parent / "data" / "wgmma"
 SWIZZLE_BYTES = {0: 0, 1: 128, 2: 64, 3: 32}        # descriptor bits 62-63 -> swizzle width (ISA)
@@ -439,6 +439,28 @@ def test_wait_group_waits_for_the_n_dependent_latency():
     per_round = (runs[1] - runs[0]) / 16                   # a round: 4 wgmma, then wait for all of them
     assert per_round >= 3 * 256 // 8 * config.wgmma_n8_interval_cycles + latency
     assert per_round <= 4 * 256 // 8 * config.wgmma_n8_interval_cycles + latency + 64
+
+
+def test_scale_d_as_a_constant(gpu):
+    """scale-d written as the constant 0 (as TensorRT-LLM's kernels do) instead of a predicate: D = A B."""
+    text = (HERE / "wgmma.ptx").read_text()
+    text = text.replace("m64n64k16.f32.f16.f16", "m64n64k16.f32.f16.f16.CONST", 1)
+    head, tail = text.split(".CONST", 1)
+    line, rest = tail.split("\n", 1)
+    mod = gpu.load_ptx(head + line.replace(", p, ", ", 0, ", 1) + "\n" + rest, "scale_d_const.ptx")
+    rng = np.random.default_rng(15)
+    a, b, c = quarters(rng, (64, 16)), quarters(rng, (16, 64)), quarters(rng, (64, 64))
+    np.testing.assert_array_equal(run_ss(gpu, mod, "wg_ss_f16_n64", a, b, c, scale_d=1), a @ b)
+
+
+def test_descriptor_past_the_shared_allocation_is_an_illegal_address(gpu, mod):
+    """B's descriptor starts 32 KiB into the 32 KiB buffer: its first read is past the block's shared memory."""
+    buf = gpu.zeros(1024, np.uint8)
+    with pytest.raises(IllegalAddressError, match="wgmma"):
+        gpu.launch(mod["wg_ss_f16_n8"], grid=1, block=128,
+                   args=[buf, np.int32(1024), np.uint64(descriptor(0, 128, 256, 0)), buf, np.int32(1024),
+                         np.uint64(descriptor(32768, 128, 256, 0)), gpu.zeros(512, np.float32),
+                         gpu.zeros(512, np.float32), np.int32(1)])
 
 
 def test_wgmma_refused_where_the_gpu_has_none_and_bad_forms_named():
