@@ -19,7 +19,7 @@ import pytest
 
 import gpusim
 from gpusim.engine.semantics.wgmma import descriptor_address
-from gpusim.errors import GpusimError, IllegalAddressError, UnsupportedPTXError
+from gpusim.errors import GpusimError, IllegalAddressError, RacecheckError, UnsupportedPTXError
 
 HERE = Path(__file__).parent / "data" / "wgmma"
 SWIZZLE_BYTES = {0: 0, 1: 128, 2: 64, 3: 32}        # descriptor bits 62-63 -> swizzle width (ISA)
@@ -461,6 +461,30 @@ def test_descriptor_past_the_shared_allocation_is_an_illegal_address(gpu, mod):
                    args=[buf, np.int32(1024), np.uint64(descriptor(0, 128, 256, 0)), buf, np.int32(1024),
                          np.uint64(descriptor(32768, 128, 256, 0)), gpu.zeros(512, np.float32),
                          gpu.zeros(512, np.float32), np.int32(1)])
+
+
+@pytest.mark.parametrize("barrier", [True, False])
+def test_racecheck_sees_the_operand_reads(barrier):
+    """wgmma's shared-memory reads are racecheck accesses: after __syncthreads no hazard; without it, the
+    other warps' stores of the image race with the wgmma's reads (read-after-write)."""
+    gpu = gpusim.GPU("h100-sxm", sms=1, sanitize={"racecheck"})
+    text = (HERE / "wgmma.ptx").read_text()
+    if not barrier:
+        head, tail = text.split(".entry wg_ss_f16_n64(", 1)
+        text = head + ".entry wg_ss_f16_n64(" + tail.replace("bar.sync \t0;", "", 1)
+    mod = gpu.load_ptx(text, "race.ptx")
+    rng = np.random.default_rng(16)
+    a_img, lbo_a, sbo_a = image(bits_of(quarters(rng, (64, 16)), "f16"), 2, False, 0)
+    b_img, lbo_b, sbo_b = image(bits_of(quarters(rng, (64, 16)), "f16"), 2, False, 0)
+    args = [gpu.to_device(a_img), np.int32(len(a_img)), np.uint64(descriptor(0, lbo_a, sbo_a, 0)),
+            gpu.to_device(b_img), np.int32(len(b_img)), np.uint64(descriptor(0, lbo_b, sbo_b, 0)),
+            gpu.zeros(128 * 32, np.float32), gpu.zeros(128 * 32, np.float32), np.int32(1)]
+    if barrier:
+        assert gpu.launch(mod["wg_ss_f16_n64"], grid=1, block=128, args=args).hazards == []
+    else:
+        with pytest.raises(RacecheckError, match=r"read-after-write between race.ptx:\d+ `st.shared[^`]*` "
+                                                 r".* and race.ptx:\d+ `wgmma.mma_async"):
+            gpu.launch(mod["wg_ss_f16_n64"], grid=1, block=128, args=args)
 
 
 def test_wgmma_refused_where_the_gpu_has_none_and_bad_forms_named():
