@@ -235,8 +235,9 @@ OP_CP_WAIT = 105      # cp.async.wait_group N / wait_all (F_AUX = N; wait_all: 0
 OP_WMMA_LOAD = 106
 OP_WMMA_STORE = 107
 OP_WMMA_MMA = 108
+OP_WGMMA = 109         # wgmma.mma_async (Hopper; gpusim.ptx.lower_wgmma, gpusim.engine.semantics.wgmma)
 OP_FIRST_TENSOR = 100
-OP_LAST_TENSOR = 108
+OP_LAST_TENSOR = 109
 
 # ---------------------------------------------------------------- added by the ALU semantics (alu.py)
 MOD_SHIFTAMT = 1 << 30    # bfind.shiftamt: return the left-shift amount instead of the bit position

@@ -131,6 +131,11 @@ class GPUConfig:
                                                  minimum=0)
     mma_f16_accumulate_rate_factor: int = _spec("pipes", "x", "how many times faster an f16-accumulate "
                                                 "mma runs than an f32-accumulate one (GeForce: 2)")
+    # ---- wgmma (Hopper, sm_90a): 0 = the GPU has no wgmma (a kernel that uses it is refused at launch)
+    wgmma_n8_interval_cycles: int = _spec("pipes", "cycles", "tensor pipe busy per warp per 8 columns of a "
+                                          "wgmma m64nNk (each warp of the warpgroup: 16 rows)", minimum=0)
+    wgmma_latency_cycles: int = _spec("pipes", "cycles", "wgmma result after its first 8 columns (the rest: "
+                                      "one interval per further 8 columns)", minimum=0)
     fp32_latency_cycles: int = _spec("pipes", "cycles", "dependent FP32 add/mul/FMA")
     int32_latency_cycles: int = _spec("pipes", "cycles", "dependent INT32 add/logic/shift")
     imad_latency_cycles: int = _spec("pipes", "cycles", "dependent 32-bit integer multiply(-add)")

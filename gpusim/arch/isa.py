@@ -236,6 +236,28 @@ TENSOR_FORMS: tuple[Form, ...] = (
          dep=DEP_FIXED),
     Form(name="cp.async.wait_group", op=c.OP_CP_WAIT, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED),
 )
+
+# ---- wgmma (Hopper): one form per input class x accumulator x N, so that each form's pipe time and FLOPs are
+# its own: the tensor pipe of the warp's sub-partition is busy wgmma_n8_interval_cycles per 8 columns of N
+# (hmma_count = N / 8: the form is priced as N / 8 back-to-back slices) and a warp's share is its 16 rows of
+# the 64: 2 x 16 x N x K FLOPs. The K of each class (16 f16/bf16, 8 tf32, 32 8-bit) makes the work per 8
+# columns the same fraction of each class's dense peak. docs/tensor-cores.md, "Hopper: wgmma".
+WGMMA_CLASSES = (("f16", 16), ("f16.f16acc", 16), ("tf32", 8), ("fp8", 32), ("fp8.f16acc", 32), ("int8", 32))
+
+
+def wgmma_form_name(klass: str, n: int) -> str:
+    return f"wgmma.m64n{n}.{klass}"
+
+
+TENSOR_FORMS = TENSOR_FORMS + tuple(
+    Form(name=wgmma_form_name(klass, n), op=c.OP_WGMMA, types="any", pipe=PIPE_TENSOR,
+         latency="wgmma_latency_cycles", dep=DEP_FIXED, interval="wgmma_n8_interval_cycles", hmma_count=n // 8,
+         tensor_flops=2 * 16 * n * k)
+    for klass, k in WGMMA_CLASSES for n in range(8, 257, 8)) + (
+    Form(name="wgmma.fence", op=c.OP_NOP, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED),
+    Form(name="wgmma.commit_group", op=c.OP_CP_COMMIT, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED),
+    Form(name="wgmma.wait_group", op=c.OP_CP_WAIT, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED),
+)
 FORMS = FORMS + TENSOR_FORMS
 
 _INDEX: dict[tuple[int, str], int] = {}

@@ -61,6 +61,15 @@ TC_TRANS = 1          # ldmatrix/stmatrix .trans
 TC_COL_MAJOR = 2      # wmma.load/store .col
 TC_BYPASS_L1 = 4      # cp.async.cg
 TC_WAIT_ALL = 8       # cp.async.wait_all (commit, then wait for every group)
+# wgmma (Hopper, gpusim.ptx.lower_wgmma): F_TC_SHAPE = n << 8 | k (m is 64), F_TC_COUNT = D registers,
+# listed 16 bits each, four per column, from F_TC_DLIST (after the sources: at most 6, F_SK0..F_SK0+11)
+TC_WGMMA = 16         # cp.async commit_group/wait_group rows that are wgmma.commit_group/wait_group
+TC_WG_A_REGS = 32     # wgmma: A is a register fragment (else a shared-memory descriptor)
+TC_WG_TRANS_A = 64    # wgmma imm-trans-a = 1: A is M-major in shared memory
+TC_WG_TRANS_B = 128   # wgmma imm-trans-b = 1: B is N-major
+TC_WG_NEG_A = 256     # wgmma imm-scale-a = -1
+TC_WG_NEG_B = 512     # wgmma imm-scale-b = -1
+F_TC_DLIST = F_SK0 + 12
 
 # ---------------------------------------------------------------- source kinds
 SK_NONE = 0

@@ -74,6 +74,7 @@ def tensor_counts(program, pc_counts: np.ndarray, config) -> dict[str, float]:
     busy cycles (warp-instructions x the form's interval from the config)."""
     out: dict[str, float] = {name: 0 for name in TENSOR_FLOP_METRICS}
     out.update({"sm__inst_executed_pipe_tensor_op_hmma.sum": 0, "sm__inst_executed_pipe_tensor_op_imma.sum": 0,
+                "sm__inst_executed_pipe_tensor_op_gmma.sum": 0,
                 "gpusim__tensor_flops.sum": 0, "gpusim__tensor_hmma_busy_cycles": 0,
                 "gpusim__tensor_imma_busy_cycles": 0})
     if not program.n_inst:
@@ -89,7 +90,10 @@ def tensor_counts(program, pc_counts: np.ndarray, config) -> dict[str, float]:
         out[f"gpusim__tensor_flops_src_{source}_dst_{dest}.sum"] += flops
         out["gpusim__tensor_flops.sum"] += flops
         integer = source == "int8"
-        out[f"sm__inst_executed_pipe_tensor_op_{'imma' if integer else 'hmma'}.sum"] += executed * form.hmma_count
+        if form.op == c.OP_WGMMA:       # one HGMMA/IGMMA per warp, whatever its N (Nsight: ..._gmma)
+            out["sm__inst_executed_pipe_tensor_op_gmma.sum"] += executed
+        else:
+            out[f"sm__inst_executed_pipe_tensor_op_{'imma' if integer else 'hmma'}.sum"] += executed * form.hmma_count
         busy = int(pc_counts[pc, 0]) * I.form_interval(form, config, 1)
         out[f"gpusim__tensor_{'imma' if integer else 'hmma'}_busy_cycles"] += busy
     return out
@@ -125,7 +129,7 @@ def derive_metrics(run) -> dict:
     tensor = tensor_counts(program, counts, config)
     tensor_flops = tensor["gpusim__tensor_flops.sum"]
     for name in (*TENSOR_FLOP_METRICS, "gpusim__tensor_flops.sum", "sm__inst_executed_pipe_tensor_op_hmma.sum",
-                 "sm__inst_executed_pipe_tensor_op_imma.sum"):
+                 "sm__inst_executed_pipe_tensor_op_imma.sum", "sm__inst_executed_pipe_tensor_op_gmma.sum"):
         m[name] = tensor[name]
     m["gpusim__flops.sum"] = fp32_flops + fp64_flops + fp16_flops + tensor_flops
     if not run.timing:

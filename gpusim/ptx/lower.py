@@ -71,7 +71,7 @@ _ALU_OPS = {
 SUPPORTED_OPCODES = sorted(set(_ALU_OPS) | {
     "ld", "ldu", "st", "atom", "red", "cvta", "prefetch", "prefetchu", "bra", "ret", "exit", "bar",
     "barrier", "membar", "fence", "nanosleep", "trap", "shfl", "vote", "activemask", "match", "redux",
-    "mma", "ldmatrix", "stmatrix", "cp.async", "wmma"})
+    "mma", "ldmatrix", "stmatrix", "cp.async", "wmma", "wgmma"})
 
 # the type of each source operand, when it differs from the instruction type
 _U32_SOURCES = {  # op -> indices of sources that are u32 whatever the instruction type

@@ -16,8 +16,9 @@ from gpusim.arch import layout as L
 from gpusim.errors import UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.lower_common import OperandLowering, _err, _expect_operands, _Row
+from gpusim.ptx.lower_wgmma import lower_wgmma
 
-TENSOR_OPCODES = ("mma", "ldmatrix", "stmatrix", "cp", "wmma")
+TENSOR_OPCODES = ("mma", "ldmatrix", "stmatrix", "cp", "wmma", "wgmma")
 
 _ELEMENT_BITS = {c.T_F16: 16, c.T_BF16: 16, c.T_TF32: 32, c.T_F32: 32, c.T_S32: 32, c.T_S8: 8, c.T_U8: 8,
                  c.T_E4M3: 8, c.T_E5M2: 8}
@@ -103,6 +104,8 @@ def lower_tensor(fl: OperandLowering, ins: ast.Instruction, b: _Row, label_pc: d
         _lower_ldmatrix(fl, ins, b, op == "stmatrix")
     elif op == "cp":
         _lower_cp_async(fl, ins, b)
+    elif op == "wgmma":
+        lower_wgmma(fl, ins, b)
     else:
         _lower_wmma(fl, ins, b)
 

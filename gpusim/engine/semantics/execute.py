@@ -52,6 +52,7 @@ from gpusim.engine.semantics.synccheck import barrier_check, exit_check, real_la
 from gpusim.engine.semantics.tensor import tensor_op
 from gpusim.engine.semantics.texture import exec_texture
 from gpusim.engine.semantics.warpops import warp_op
+from gpusim.engine.semantics.wgmma import exec_wgmma
 
 U64_0 = np.uint64(0)
 U32_MASK = np.uint64(0xFFFFFFFF)
@@ -317,7 +318,7 @@ def step_warp(m, code, w):
         if exec_vprintf(m, row, pc, w, mask) != STATUS_OK:
             return STATUS_ERROR
     elif op >= c.OP_FIRST_TENSOR and op <= c.OP_LAST_TENSOR:
-        status = tensor_op(m, row, pc, w, mask)
+        status = tensor_op(m, row, pc, w, mask) if op != c.OP_WGMMA or mask == 0 else exec_wgmma(m, row, pc, w)
         if status != STATUS_OK:
             return status
     elif op >= c.OP_SHFL and op <= c.OP_REDUX or op == c.OP_NOP and row[L.F_AUX] == L.NOP_WARPSYNC:

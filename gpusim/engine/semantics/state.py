@@ -141,7 +141,8 @@ MEM_REQ = Columns("mem-req", "mem_req", "MR_", "MEM_REQ_FIELDS",
     Column("ACTIVE", "lanes", "active lanes"),
     Column("PRED_ON", "lanes", "predicated-on lanes"),
     Column("TEX_SECTORS", "sectors", "sectors a texture fetch read (in lane_addr after LANE_ADDR_TEXTURE)"),
-    Column("ASYNC", "ASYNC_* flags", "cp.async: set on a copy's global load, cleared by the timing model"),
+    Column("ASYNC", "ASYNC_* flags", "cp.async: set on a copy's load (wgmma: its group requests), cleared by "
+           "the timing model"),
 ))
 MEM_KINDS = Kinds("mem-kinds", "mem_req[MR_KIND]", "MK_", "kinds of memory operation", (
     Kind("LOAD", 1, "a load"),
@@ -150,10 +151,12 @@ MEM_KINDS = Kinds("mem-kinds", "mem_req[MR_KIND]", "MK_", "kinds of memory opera
     Kind("TEXTURE", 4, "a texture fetch"),
     Kind("ASYNC_COMMIT", 5, "cp.async.commit_group (only the timing model's cp.async groups act on it)"),
     Kind("ASYNC_WAIT", 6, "cp.async.wait_group / wait_all"),
+    Kind("WGMMA", 7, "wgmma.mma_async: the tensor pipe, its shared-memory operand bytes, the warp's open group"),
 ))
 ASYNC_FLAGS = Kinds("async-flags", "mem_req[MR_ASYNC]", "ASYNC_", "cp.async flags (bits)", (
     Kind("COPY", 1, "the load is a cp.async copy's"),
     Kind("NO_L1", 2, "cp.async.cg: the copy bypasses L1"),
+    Kind("WGMMA", 4, "a commit_group / wait_group request is wgmma's (its own groups)"),
 ))
 
 MACHINE = Record("Machine", "the functional state of one launch", (
@@ -392,11 +395,13 @@ MK_ATOMIC = 3
 MK_TEXTURE = 4
 MK_ASYNC_COMMIT = 5
 MK_ASYNC_WAIT = 6
+MK_WGMMA = 7
 # <state-layout:mem-kinds end>
 
 # <state-layout:async-flags begin>
 ASYNC_COPY = 1
 ASYNC_NO_L1 = 2
+ASYNC_WGMMA = 4
 # <state-layout:async-flags end>
 
 def _views(buffer: np.ndarray) -> tuple:

@@ -437,8 +437,12 @@ def tensor_op(m, row, pc, w, mask):
         exec_wmma_mma(m, row, w)
     elif op == c.OP_CP_COMMIT:
         m.mem_req[S.MR_KIND] = S.MK_ASYNC_COMMIT
+        if row[L.F_TC_FLAGS] & L.TC_WGMMA:      # wgmma.commit_group: the wgmma groups (semantics/wgmma.py)
+            m.mem_req[S.MR_ASYNC] = S.ASYNC_WGMMA
     elif op == c.OP_CP_WAIT:
         m.mem_req[S.MR_KIND] = S.MK_ASYNC_WAIT
+        if row[L.F_TC_FLAGS] & L.TC_WGMMA:
+            m.mem_req[S.MR_ASYNC] = S.ASYNC_WGMMA
         m.mem_req[S.MR_SIZE] = row[L.F_AUX]
         m.mem_req[S.MR_VEC] = 1 if (row[L.F_TC_FLAGS] & L.TC_WAIT_ALL) != 0 else 0
     return STATUS_OK

@@ -58,6 +58,8 @@ PRM = Columns("prm", "ts.prm", "TP_", "N_TP", "the launch's timing parameters", 
     Column("BARRIER_LAT", "cycles", "barrier release latency"),
     Column("TEX_LAT", "cycles", "textures: addressing and filtering after the texels arrive"),
     Column("WHATIF", "WHATIF_* bits", "what-if switches (0 for a normal launch): gpusim.launch.what_if"),
+    Column("WGMMA_N8_INTERVAL", "cycles", "wgmma: tensor pipe per warp per 8 columns of N"),
+    Column("WGMMA_LATENCY", "cycles", "wgmma: result after the first 8 columns"),
 ))
 # TP_WHATIF bits: each removes one limit of the model (docs/what-if.md)
 WHATIF_NO_BANK_CONFLICTS = 1     # a shared-memory phase takes ceil(distinct words / banks) wavefronts
@@ -98,7 +100,8 @@ CP = Columns("cp-state", "ts.cp_state[w]", "CP_", "CP_FIELDS",
     Column("COUNT", "groups", "groups committed"),
     Column("FLOOR", "cycle", "arrival of every group older than the ring"),
     Column("RING0", "cycle", "first of the CP_RING newest committed groups' arrivals"),
-), width=3 + CP_RING)
+), width=2 * (3 + CP_RING))
+CP_WGMMA = 3 + CP_RING    # wgmma's groups: the same columns again from here (issue.async_copy_groups)
 
 LOOP = Columns("loop", "ts.loop", "LP_", "N_LP", "where the timed loop stands between two calls (run in slices)", (
     Column("STARTED", "flag", "1 once the loop has started"),
@@ -317,7 +320,9 @@ TP_SHARED_BYTES_PER_CYCLE = 20
 TP_BARRIER_LAT = 21
 TP_TEX_LAT = 22
 TP_WHATIF = 23
-N_TP = 24
+TP_WGMMA_N8_INTERVAL = 24
+TP_WGMMA_LATENCY = 25
+N_TP = 26
 # <state-layout:prm end>
 
 # <state-layout:ctr begin>
@@ -354,7 +359,7 @@ CP_OPEN = 0
 CP_COUNT = 1
 CP_FLOOR = 2
 CP_RING0 = 3
-CP_FIELDS = 19
+CP_FIELDS = 38
 # <state-layout:cp-state end>
 
 # <state-layout:loop begin>
