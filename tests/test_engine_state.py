@@ -23,7 +23,7 @@ from gpusim.engine.sm.stalls import N_STATES
 from scripts import doc_tables as DOC_TABLES
 
 MODULES = (S, T, MS, CACHE, DRAM)
-HAND_WRITTEN = {"CP_RING", "RF_MAX"}   # sizes next to a column prefix, not columns
+HAND_WRITTEN = {"CP_RING", "CP_WGMMA", "RF_MAX"}   # sizes and offsets next to a column prefix, not columns
 
 
 def _machine(racecheck: int = 0) -> S.Machine:
@@ -68,7 +68,7 @@ def test_the_timing_state_has_the_shapes_of_its_geometry():
     assert ts.reg_ready.strides == (7 * 2 * 8, 2 * 8)     # interleaved: a register's ready cycle, then its class
     assert ts.pc_stalls.shape == (9, N_STATES) and ts.stalls.shape == (N_STATES,)
     assert ts.trace.shape == (10, 6) and ts.mem_trace.shape == (10, 9) and ts.issue_trace.shape == (10, 7)
-    assert ts.cp_state.shape == (warps, 3 + 16) and ts.shared_path.dtype == np.float64
+    assert ts.cp_state.shape == (warps, 2 * (3 + 16)) and ts.shared_path.dtype == np.float64   # cp.async, then wgmma
     assert _timing().trace.shape == (0, 6)
 
 
