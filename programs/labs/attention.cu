@@ -1,0 +1,369 @@
+// Attention kernels for the `flash-attention` lab, written here from the algorithm: O = softmax(scale Q K^T) V
+// for one head of dimension 64 per blockIdx.y / blockIdx.z, fp16 inputs, fp32 accumulators (mma.sync
+// m16n8k16 .f32.f16.f16.f32), fp16 output. Non-causal. Q, K, V and O are [heads][n][64] row-major fp16; the
+// sequence length n must be a multiple of 64 (one tile).
+//
+// The naive path writes the scores to DRAM and reads them back, as three framework kernels do:
+//   attn_scores : S = scale Q K^T, fp32, [heads][n][n]. Grid (n / 64, n / 64, heads): one 64 x 64 tile of S per
+//                 block (Q tile blockIdx.y, K tile blockIdx.x).
+//   attn_softmax: P = softmax(S) along each row, fp16, [heads][n][n]. One block of 256 threads per row
+//                 (grid heads x n), the row held in registers (n <= 8192): S read once, P written once.
+//   attn_pv     : O = P V. Grid (n / 64, heads): 64 rows of O per block, 64-key tiles of P and V in shared
+//                 memory (double-buffered cp.async).
+// The fused path (FlashAttention-2's loop) never writes S or P:
+//   attn_flash  : grid (n / 64, heads); a block's 4 warps each own 16 rows of a 64-row Q tile, whose mma.sync
+//                 fragments stay in registers. Per 64-key tile of K and V (double-buffered in shared memory by
+//                 cp.async): S = Q K^T into registers (32 mma.syncs per warp), the online softmax (running
+//                 row max m and sum l in log2 units; the O accumulators rescaled by 2^(m_old - m_new)), P
+//                 converted in registers to fp16 A fragments (the m16n8 accumulator layout is the m16n8k16 A
+//                 layout), O += P V (32 mma.syncs). At the end O / l goes out through shared memory in
+//                 16-byte rows.
+// Launch every kernel with 128 threads except attn_softmax (256). Shared tiles are 64 rows of 128 bytes padded
+// to 144, so the 8 rows an ldmatrix matrix reads fall in 8 distinct groups of 4 banks.
+#include <cstdint>
+#include <cuda_fp16.h>
+
+#include "../mma_ptx.cuh"
+
+#define THREADS 128
+#define TILE 64                       // rows of a Q, K, V or P tile, and the head dimension
+#define ROW_BYTES (TILE * 2 + 16)     // a padded shared row of 64 fp16
+#define TILE_BYTES (TILE * ROW_BYTES)
+#define SOFTMAX_THREADS 256
+#define SOFTMAX_CHUNKS 8              // float4 per thread: rows up to 256 x 4 x 8 = 8192
+#define LOG2E 1.4426950408889634f
+
+// d += a b: one m16n8k16 tile, f16 inputs, fp32 accumulators
+__device__ __forceinline__ void mma_f16_f32(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t address)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address));
+}
+
+__device__ __forceinline__ float exp2_approx(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+__device__ __forceinline__ uint32_t pack_half2(float low, float high)
+{
+    __half2 h = __floats2half2_rn(low, high);
+    return *reinterpret_cast<uint32_t*>(&h);
+}
+
+// A 64-row tile of 128 bytes per row (global row stride row_bytes) into a padded shared tile: 512 cp.async of
+// 16 bytes, 4 per thread; a warp's 32 requests cover 4 whole rows
+__device__ __forceinline__ void load_tile(uint32_t tile, const uint8_t* source, size_t row_bytes)
+{
+#pragma unroll
+    for (int i = 0; i < TILE * 8 / THREADS; ++i) {
+        const int chunk = threadIdx.x + i * THREADS;
+        const int row = chunk / 8;
+        const int byte = (chunk % 8) * 16;
+        cp_async_16(tile + row * ROW_BYTES + byte, source + row * row_bytes + byte, 16);
+    }
+}
+
+// The A fragments of this warp's 16 rows of a shared tile, for the 4 k-steps of 16 columns
+__device__ __forceinline__ void load_a_fragments(uint32_t (&a)[4][4], uint32_t tile)
+{
+    const int lane = threadIdx.x % 32;
+    const int row = (threadIdx.x / 32) * 16 + lane % 16;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+        ldmatrix_x4(a[kk], tile + row * ROW_BYTES + 32 * kk + 16 * (lane / 16));
+    }
+}
+
+__device__ __forceinline__ void zero(float (&acc)[8][4])
+{
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+            acc[j][r] = 0.0f;
+        }
+    }
+}
+
+// s = q k^T for this warp's 16 rows and the 64 keys of a shared K tile: n-tile j holds keys 8 j .. 8 j + 7.
+// K is mma's "col" B as stored (keys x dims), so plain ldmatrix gives the B fragments of two n-tiles at once
+__device__ __forceinline__ void scores_tile(float (&s)[8][4], const uint32_t (&q)[4][4], uint32_t k_tile)
+{
+    const int lane = threadIdx.x % 32;
+    const int row = lane % 8 + 8 * (lane / 16);
+    const int byte = 16 * ((lane / 8) % 2);
+    zero(s);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+            uint32_t b[4];
+            ldmatrix_x4(b, k_tile + (16 * jj + row) * ROW_BYTES + 32 * kk + byte);
+            mma_f16_f32(s[2 * jj], q[kk], b[0], b[1]);
+            mma_f16_f32(s[2 * jj + 1], q[kk], b[2], b[3]);
+        }
+    }
+}
+
+// o += p v for this warp's 16 rows: p as A fragments over the tile's 64 keys, V (keys x dims, row-major) read
+// transposed by ldmatrix.trans into the B fragments of dims 16 jj .. 16 jj + 15
+__device__ __forceinline__ void pv_tile(float (&o)[8][4], const uint32_t (&p)[4][4], uint32_t v_tile)
+{
+    const int lane = threadIdx.x % 32;
+    const int row = lane % 8 + 8 * ((lane / 8) % 2);
+    const int byte = 16 * (lane / 16);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+            uint32_t b[4];
+            ldmatrix_x4_trans(b, v_tile + (16 * kk + row) * ROW_BYTES + 32 * jj + byte);
+            mma_f16_f32(o[2 * jj], p[kk], b[0], b[1]);
+            mma_f16_f32(o[2 * jj + 1], p[kk], b[2], b[3]);
+        }
+    }
+}
+
+// This warp's 16 rows of O (divided by the row sums) as fp16, staged through its rows of a shared tile so that
+// every store is a 16-byte piece of a row (a warp writes 4 whole 128-byte rows per instruction)
+__device__ __forceinline__ void store_output(const float (&o)[8][4], const float (&l)[2], uint8_t* staging,
+                                             uint16_t* out)
+{
+    const int lane = threadIdx.x % 32;
+    const int first = (threadIdx.x / 32) * 16;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = first + lane / 4 + 8 * h;
+            *reinterpret_cast<uint32_t*>(staging + row * ROW_BYTES + (8 * j + 2 * (lane % 4)) * 2)
+                = pack_half2(o[j][2 * h] / l[h], o[j][2 * h + 1] / l[h]);
+        }
+    }
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int row = first + i * 4 + lane / 8;
+        const int byte = (lane % 8) * 16;
+        *reinterpret_cast<uint4*>(reinterpret_cast<uint8_t*>(out) + row * TILE * 2 + byte)
+            = *reinterpret_cast<const uint4*>(staging + row * ROW_BYTES + byte);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    attn_scores(const uint16_t* Q, const uint16_t* K, float* S, int n, float scale)
+{
+    __shared__ __align__(128) uint8_t tiles[2 * TILE_BYTES];
+    const size_t head = (size_t)blockIdx.z * n * TILE;
+    const uint32_t q_tile = shared_address(tiles);
+    const uint32_t k_tile = q_tile + TILE_BYTES;
+    load_tile(q_tile, reinterpret_cast<const uint8_t*>(Q + head + (size_t)blockIdx.y * TILE * TILE), TILE * 2);
+    load_tile(k_tile, reinterpret_cast<const uint8_t*>(K + head + (size_t)blockIdx.x * TILE * TILE), TILE * 2);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+    uint32_t q[4][4];
+    float s[8][4];
+    load_a_fragments(q, q_tile);
+    scores_tile(s, q, k_tile);
+    const int lane = threadIdx.x % 32;
+    const size_t first_row = (size_t)blockIdx.y * TILE + (threadIdx.x / 32) * 16 + lane / 4;
+    float* out = S + (size_t)blockIdx.z * n * n + first_row * n + blockIdx.x * TILE + 2 * (lane % 4);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            *reinterpret_cast<float2*>(out + (size_t)8 * h * n + 8 * j)
+                = make_float2(scale * s[j][2 * h], scale * s[j][2 * h + 1]);
+        }
+    }
+}
+
+__device__ __forceinline__ float block_reduce(float value, float* scratch, bool is_max)
+{
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+        const float other = __shfl_xor_sync(0xffffffffu, value, offset);
+        value = is_max ? fmaxf(value, other) : value + other;
+    }
+    __syncthreads();  // the previous reduction's readers are done with scratch
+    if (lane == 0) {
+        scratch[threadIdx.x / 32] = value;
+    }
+    __syncthreads();
+    value = scratch[0];
+#pragma unroll
+    for (int w = 1; w < SOFTMAX_THREADS / 32; ++w) {
+        value = is_max ? fmaxf(value, scratch[w]) : value + scratch[w];
+    }
+    return value;
+}
+
+extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS)
+    attn_softmax(const float* S, uint16_t* P, int n)
+{
+    __shared__ float scratch[SOFTMAX_THREADS / 32];
+    const float4* row = reinterpret_cast<const float4*>(S + (size_t)blockIdx.x * n);
+    uint2* out = reinterpret_cast<uint2*>(P + (size_t)blockIdx.x * n);
+    const int vectors = n / 4;
+    float4 x[SOFTMAX_CHUNKS];
+    float local_max = -INFINITY;
+#pragma unroll
+    for (int c = 0; c < SOFTMAX_CHUNKS; ++c) {
+        const int i = threadIdx.x + c * SOFTMAX_THREADS;
+        x[c] = i < vectors ? row[i] : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+        local_max = fmaxf(local_max, fmaxf(fmaxf(x[c].x, x[c].y), fmaxf(x[c].z, x[c].w)));
+    }
+    const float shift = block_reduce(local_max, scratch, true) * LOG2E;
+    float local_sum = 0.0f;
+#pragma unroll
+    for (int c = 0; c < SOFTMAX_CHUNKS; ++c) {
+        x[c] = make_float4(exp2_approx(x[c].x * LOG2E - shift), exp2_approx(x[c].y * LOG2E - shift),
+                           exp2_approx(x[c].z * LOG2E - shift), exp2_approx(x[c].w * LOG2E - shift));
+        local_sum += (x[c].x + x[c].y) + (x[c].z + x[c].w);
+    }
+    const float inverse = 1.0f / block_reduce(local_sum, scratch, false);
+#pragma unroll
+    for (int c = 0; c < SOFTMAX_CHUNKS; ++c) {
+        const int i = threadIdx.x + c * SOFTMAX_THREADS;
+        if (i < vectors) {
+            out[i] = make_uint2(pack_half2(x[c].x * inverse, x[c].y * inverse),
+                                pack_half2(x[c].z * inverse, x[c].w * inverse));
+        }
+    }
+}
+
+// The key tile `tile` of K (or P's column tile) and V into stage `tile % 2` of the double buffer
+__device__ __forceinline__ void load_kv(uint32_t stages, const uint8_t* a, size_t a_row_bytes, size_t a_step,
+                                        const uint8_t* v, int tile)
+{
+    const uint32_t stage = stages + (tile % 2) * 2 * TILE_BYTES;
+    load_tile(stage, a + tile * a_step, a_row_bytes);
+    load_tile(stage + TILE_BYTES, v + (size_t)tile * TILE * TILE * 2, TILE * 2);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    attn_pv(const uint16_t* P, const uint16_t* V, uint16_t* O, int n)
+{
+    __shared__ __align__(128) uint8_t tiles[4 * TILE_BYTES];
+    const uint32_t stages = shared_address(tiles);
+    const uint8_t* p_rows = reinterpret_cast<const uint8_t*>(P + ((size_t)blockIdx.y * n + blockIdx.x * TILE) * n);
+    const uint8_t* v = reinterpret_cast<const uint8_t*>(V + (size_t)blockIdx.y * n * TILE);
+    const int tiles_n = n / TILE;
+    float o[8][4];
+    zero(o);
+    load_kv(stages, p_rows, (size_t)n * 2, TILE * 2, v, 0);
+    cp_async_commit();
+    for (int t = 0; t < tiles_n; ++t) {
+        if (t + 1 < tiles_n) {
+            load_kv(stages, p_rows, (size_t)n * 2, TILE * 2, v, t + 1);
+        }
+        cp_async_commit();
+        cp_async_wait<1>();  // tile t has landed (for this thread) ...
+        __syncthreads();     // ... and for every thread
+        const uint32_t stage = stages + (t % 2) * 2 * TILE_BYTES;
+        uint32_t p[4][4];
+        load_a_fragments(p, stage);
+        pv_tile(o, p, stage + TILE_BYTES);
+        __syncthreads();     // every warp is done with the stage before it is refilled
+    }
+    const float ones[2] = {1.0f, 1.0f};
+    store_output(o, ones, tiles, O + ((size_t)blockIdx.y * n + blockIdx.x * TILE) * TILE);
+}
+
+// The online softmax of one 64-key tile of scores for row g + 8 h of this warp (h = 0, 1): the new running
+// max (log2 units), the scores replaced by 2^(scaled score - max), the running sum and O rescaled
+__device__ __forceinline__ void online_softmax(float (&s)[8][4], float (&o)[8][4], float (&m)[2], float (&l)[2],
+                                               float scale_log2)
+{
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        float tile_max = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            tile_max = fmaxf(tile_max, fmaxf(s[j][2 * h], s[j][2 * h + 1]));
+        }
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));  // the 4 threads of a row
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+        const float new_max = fmaxf(m[h], tile_max * scale_log2);
+        const float rescale = exp2_approx(m[h] - new_max);  // 0 on the first tile (m = -inf)
+        m[h] = new_max;
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                s[j][2 * h + e] = exp2_approx(s[j][2 * h + e] * scale_log2 - new_max);
+                sum += s[j][2 * h + e];
+                o[j][2 * h + e] *= rescale;
+            }
+        }
+        l[h] = l[h] * rescale + sum;  // this thread's columns; the row's 4 threads are summed at the end
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    attn_flash(const uint16_t* Q, const uint16_t* K, const uint16_t* V, uint16_t* O, int n, float scale)
+{
+    __shared__ __align__(128) uint8_t tiles[5 * TILE_BYTES];  // Q, then 2 stages of (K, V)
+    const size_t head = (size_t)blockIdx.y * n * TILE;
+    const size_t q_first = head + (size_t)blockIdx.x * TILE * TILE;
+    const uint32_t q_tile = shared_address(tiles);
+    const uint32_t stages = q_tile + TILE_BYTES;
+    const uint8_t* k = reinterpret_cast<const uint8_t*>(K + head);
+    const uint8_t* v = reinterpret_cast<const uint8_t*>(V + head);
+    const int tiles_n = n / TILE;
+    load_tile(q_tile, reinterpret_cast<const uint8_t*>(Q + q_first), TILE * 2);
+    load_kv(stages, k, TILE * 2, TILE * TILE * 2, v, 0);
+    cp_async_commit();
+    uint32_t q[4][4];
+    float o[8][4];
+    float m[2] = {-INFINITY, -INFINITY};
+    float l[2] = {0.0f, 0.0f};
+    zero(o);
+    const float scale_log2 = scale * LOG2E;
+    for (int t = 0; t < tiles_n; ++t) {
+        if (t + 1 < tiles_n) {
+            load_kv(stages, k, TILE * 2, TILE * TILE * 2, v, t + 1);
+        }
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
+        if (t == 0) {
+            load_a_fragments(q, q_tile);
+        }
+        const uint32_t stage = stages + (t % 2) * 2 * TILE_BYTES;
+        float s[8][4];
+        scores_tile(s, q, stage);
+        online_softmax(s, o, m, l, scale_log2);
+        uint32_t p[4][4];
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {  // accumulators of n-tiles 2 kk, 2 kk + 1 = the A fragment of k-step kk
+            p[kk][0] = pack_half2(s[2 * kk][0], s[2 * kk][1]);
+            p[kk][1] = pack_half2(s[2 * kk][2], s[2 * kk][3]);
+            p[kk][2] = pack_half2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+            p[kk][3] = pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+        }
+        pv_tile(o, p, stage + TILE_BYTES);
+        __syncthreads();
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    }
+    store_output(o, l, tiles, O + q_first);  // each warp stages through its own 16 rows of the Q tile
+}
