@@ -4,17 +4,17 @@ FlashAttention-2-style kernel, their analytic DRAM bytes and FLOPs, a numpy refe
 One attention per head: O = softmax(scale Q K^T) V with Q, K, V, O of ``n`` x ``HEAD_DIM`` fp16 values per head
 (non-causal). The naive path writes the fp32 scores S (n x n per head) to memory (``attn_scores``), reads them
 back to write fp16 probabilities P (``attn_softmax``) and reads P to compute O (``attn_pv``); the fused kernel
-(``attn_flash``) keeps each 64 x 64 tile of S and P in registers and reads K and V once per 64-row Q tile, from
-L2 after the first.
+(``attn_flash``) keeps each 128 x 64 tile of S and P in registers and reads K and V once per 128-row Q tile,
+from L2 after the first.
 
 Every launch starts with cold caches and ends with the L2's dirty lines written back (``flush_caches``, as
 Nsight Compute's cache control does before a profiled kernel): a kernel's DRAM bytes are its reads and writes
 plus the write-backs of what it left dirty, so each kernel is charged for its own output even when it fits in
 the L2.
 
-Simplifications: one head dimension (64); the sequence length a multiple of the 64-row tile and at most
-``MAX_LENGTH`` (the softmax kernel holds a row in registers); no causal mask, no dropout, no batch beyond the
-heads (a batch is more heads).
+Simplifications: one head dimension (64); the sequence length a multiple of the fused kernel's 128-row Q tile
+and at most ``MAX_LENGTH`` (the softmax kernel holds a row in registers); no causal mask, no dropout, no batch
+beyond the heads (a batch is more heads).
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ from gpusim.labs.support import LAB_PROGRAMS_DIR
 PROGRAM = LAB_PROGRAMS_DIR / "attention.ptx"
 HEAD_DIM = 64
 TILE = 64                   # rows of a Q, K, V or P tile (TILE in attention.cu)
-THREADS = 128
+THREADS = 128               # attn_scores, attn_pv
 SOFTMAX_THREADS = 256
+FLASH_THREADS = 256
+FLASH_ROWS = 128            # the fused kernel's Q tile: 8 warps of 16 rows
 MAX_LENGTH = SOFTMAX_THREADS * 4 * 8   # SOFTMAX_THREADS x float4 x SOFTMAX_CHUNKS
 NAIVE_KERNELS = ("attn_scores", "attn_softmax", "attn_pv")
 FUSED_KERNEL = "attn_flash"
@@ -94,8 +96,9 @@ def error_bound(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, expec
 
 
 def check_length(n: int) -> None:
-    if n < TILE or n % TILE or n > MAX_LENGTH:
-        raise LaunchError(f"attention: sequence length {n} must be a multiple of {TILE} between {TILE} and "
+    if n < FLASH_ROWS or n % FLASH_ROWS or n > MAX_LENGTH:
+        raise LaunchError(f"attention: sequence length {n} must be a multiple of {FLASH_ROWS} (the fused "
+                          f"kernel's Q tile) between {FLASH_ROWS} and "
                           f"{MAX_LENGTH} (the softmax kernel holds a row in registers)")
 
 
@@ -152,6 +155,6 @@ class Attention:
     def fused(self) -> tuple[KernelRun, np.ndarray]:
         """The FlashAttention-2-style kernel; (its run, O)."""
         out = self.gpu.zeros(self.heads * self.n * HEAD_DIM, np.float16)
-        run = self._launch(FUSED_KERNEL, (self.n // TILE, self.heads), THREADS,
+        run = self._launch(FUSED_KERNEL, (self.n // FLASH_ROWS, self.heads), FLASH_THREADS,
                            [*self.inputs, out, np.int32(self.n), np.float32(self.scale)])
         return run, self._output(out)

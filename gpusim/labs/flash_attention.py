@@ -31,22 +31,22 @@ from typing import Any
 import numpy as np
 
 from gpusim.analytic.models import roofline
-from gpusim.labs.attention import FUSED_KERNEL, TILE, Attention, analytic_bytes, kernel_flops
+from gpusim.labs.attention import FLASH_ROWS, FUSED_KERNEL, Attention, analytic_bytes, kernel_flops
 from gpusim.labs.support import LabResult, format_table, progress_items, pyplot, save
 from gpusim.observe.report import verdict
 
 NAME = "flash-attention"
 TITLE = "FlashAttention: the n x n scores never leave the chip"
 DEFAULT_CONFIG = "h100-sxm"
-TILES_PER_SM = 16
+TILES_PER_SM = 8
 """With ``heads=None`` each length gets enough heads for the fused grid to have this many Q tiles per SM."""
 PRECISION = "mma_sync_fp16"
 LEVEL = "dram_sustained"
 
 
 def heads_for(n: int, sms: int) -> int:
-    """The heads that give the fused kernel at least TILES_PER_SM 64-row Q tiles per SM (several waves)."""
-    return max(1, -(-TILES_PER_SM * sms // (n // TILE)))
+    """The heads that give the fused kernel at least TILES_PER_SM Q tiles (blocks) per SM: several waves."""
+    return max(1, -(-TILES_PER_SM * sms // (n // FLASH_ROWS)))
 
 
 def _measure(runs: list, n: int, heads: int, roofs: Any) -> dict:

@@ -11,14 +11,17 @@
 //   attn_pv     : O = P V. Grid (n / 64, heads): 64 rows of O per block, 64-key tiles of P and V in shared
 //                 memory (double-buffered cp.async).
 // The fused path (FlashAttention-2's loop) never writes S or P:
-//   attn_flash  : grid (n / 64, heads); a block's 4 warps each own 16 rows of a 64-row Q tile, whose mma.sync
-//                 fragments stay in registers. Per 64-key tile of K and V (double-buffered in shared memory by
-//                 cp.async): S = Q K^T into registers (32 mma.syncs per warp), the online softmax (running
-//                 row max m and sum l in log2 units; the O accumulators rescaled by 2^(m_old - m_new)), P
-//                 converted in registers to fp16 A fragments (the m16n8 accumulator layout is the m16n8k16 A
-//                 layout), O += P V (32 mma.syncs). At the end O / l goes out through shared memory in
-//                 16-byte rows.
-// Launch every kernel with 128 threads except attn_softmax (256). Shared tiles are 64 rows of 128 bytes padded
+//   attn_flash  : grid (n / 128, heads), 256 threads; a block's 8 warps each own 16 rows of a 128-row Q tile,
+//                 whose mma.sync fragments stay in registers. Per 64-key tile of K and V (double-buffered in
+//                 shared memory by cp.async): S = Q K^T into registers (32 mma.syncs per warp), the online
+//                 softmax (running row max m and sum l in log2 units; the O accumulators rescaled by
+//                 2^(m_old - m_new)), P converted in registers to fp16 A fragments (the m16n8 accumulator layout
+//                 is the m16n8k16 A layout), O += P V (32 mma.syncs). At the end O / l goes out through shared
+//                 memory in 16-byte pieces of rows. A 128-row Q tile does 2 x 128 x 64 x 2 FLOPs per 2 x 64 x
+//                 128 bytes of K and V it reads from L2, 128 FLOP per L2 byte (64 with 64 rows): on h100-sxm's
+//                 18.9 L2 bytes per cycle per SM that caps it at 89 % of the mma.sync rate instead of 44 %. n must
+//                 be a multiple of 128.
+// Launch attn_scores and attn_pv with 128 threads, attn_softmax and attn_flash with 256. Shared tiles are 64 rows of 128 bytes padded
 // to 144, so the 8 rows an ldmatrix matrix reads fall in 8 distinct groups of 4 banks.
 #include <cstdint>
 #include <cuda_fp16.h>
@@ -29,6 +32,8 @@
 #define TILE 64                       // rows of a Q, K, V or P tile, and the head dimension
 #define ROW_BYTES (TILE * 2 + 16)     // a padded shared row of 64 fp16
 #define TILE_BYTES (TILE * ROW_BYTES)
+#define FLASH_THREADS 256             // attn_flash: 8 warps of 16 rows
+#define FLASH_ROWS (FLASH_THREADS / 32 * 16)
 #define SOFTMAX_THREADS 256
 #define SOFTMAX_CHUNKS 8              // float4 per thread: rows up to 256 x 4 x 8 = 8192
 #define LOG2E 1.4426950408889634f
@@ -63,12 +68,13 @@ __device__ __forceinline__ uint32_t pack_half2(float low, float high)
 }
 
 // A 64-row tile of 128 bytes per row (global row stride row_bytes) into a padded shared tile: 512 cp.async of
-// 16 bytes, 4 per thread; a warp's 32 requests cover 4 whole rows
+// 16 bytes, 512 / BLOCK_THREADS per thread; a warp's 32 requests cover 4 whole rows
+template <int BLOCK_THREADS = THREADS>
 __device__ __forceinline__ void load_tile(uint32_t tile, const uint8_t* source, size_t row_bytes)
 {
 #pragma unroll
-    for (int i = 0; i < TILE * 8 / THREADS; ++i) {
-        const int chunk = threadIdx.x + i * THREADS;
+    for (int i = 0; i < TILE * 8 / BLOCK_THREADS; ++i) {
+        const int chunk = threadIdx.x + i * BLOCK_THREADS;
         const int row = chunk / 8;
         const int byte = (chunk % 8) * 16;
         cp_async_16(tile + row * ROW_BYTES + byte, source + row * row_bytes + byte, 16);
@@ -106,13 +112,16 @@ __device__ __forceinline__ void scores_tile(float (&s)[8][4], const uint32_t (&q
     const int byte = 16 * ((lane / 8) % 2);
     zero(s);
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
+    for (int kk = 0; kk < 4; ++kk) {  // a k-step's 4 ldmatrix first, so that they are in flight together
+        uint32_t b[4][4];
 #pragma unroll
         for (int jj = 0; jj < 4; ++jj) {
-            uint32_t b[4];
-            ldmatrix_x4(b, k_tile + (16 * jj + row) * ROW_BYTES + 32 * kk + byte);
-            mma_f16_f32(s[2 * jj], q[kk], b[0], b[1]);
-            mma_f16_f32(s[2 * jj + 1], q[kk], b[2], b[3]);
+            ldmatrix_x4(b[jj], k_tile + (16 * jj + row) * ROW_BYTES + 32 * kk + byte);
+        }
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+            mma_f16_f32(s[2 * jj], q[kk], b[jj][0], b[jj][1]);
+            mma_f16_f32(s[2 * jj + 1], q[kk], b[jj][2], b[jj][3]);
         }
     }
 }
@@ -126,12 +135,15 @@ __device__ __forceinline__ void pv_tile(float (&o)[8][4], const uint32_t (&p)[4]
     const int byte = 16 * (lane / 16);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
+        uint32_t b[4][4];
 #pragma unroll
         for (int jj = 0; jj < 4; ++jj) {
-            uint32_t b[4];
-            ldmatrix_x4_trans(b, v_tile + (16 * kk + row) * ROW_BYTES + 32 * jj + byte);
-            mma_f16_f32(o[2 * jj], p[kk], b[0], b[1]);
-            mma_f16_f32(o[2 * jj + 1], p[kk], b[2], b[3]);
+            ldmatrix_x4_trans(b[jj], v_tile + (16 * kk + row) * ROW_BYTES + 32 * jj + byte);
+        }
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+            mma_f16_f32(o[2 * jj], p[kk], b[jj][0], b[jj][1]);
+            mma_f16_f32(o[2 * jj + 1], p[kk], b[jj][2], b[jj][3]);
         }
     }
 }
@@ -219,18 +231,28 @@ extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS)
     const float4* row = reinterpret_cast<const float4*>(S + (size_t)blockIdx.x * n);
     uint2* out = reinterpret_cast<uint2*>(P + (size_t)blockIdx.x * n);
     const int vectors = n / 4;
+    const int chunks = (vectors + SOFTMAX_THREADS - 1) / SOFTMAX_THREADS;  // the same for the whole block
     float4 x[SOFTMAX_CHUNKS];
+#pragma unroll
+    for (int c = 0; c < SOFTMAX_CHUNKS; ++c) {  // every load issued before the first use: all in flight together
+        const int i = threadIdx.x + c * SOFTMAX_THREADS;
+        x[c] = c < chunks && i < vectors ? row[i] : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+    }
     float local_max = -INFINITY;
 #pragma unroll
     for (int c = 0; c < SOFTMAX_CHUNKS; ++c) {
-        const int i = threadIdx.x + c * SOFTMAX_THREADS;
-        x[c] = i < vectors ? row[i] : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+        if (c >= chunks) {
+            break;  // a uniform branch: rows shorter than the block's 8 chunks skip the empty ones
+        }
         local_max = fmaxf(local_max, fmaxf(fmaxf(x[c].x, x[c].y), fmaxf(x[c].z, x[c].w)));
     }
     const float shift = block_reduce(local_max, scratch, true) * LOG2E;
     float local_sum = 0.0f;
 #pragma unroll
     for (int c = 0; c < SOFTMAX_CHUNKS; ++c) {
+        if (c >= chunks) {
+            break;
+        }
         x[c] = make_float4(exp2_approx(x[c].x * LOG2E - shift), exp2_approx(x[c].y * LOG2E - shift),
                            exp2_approx(x[c].z * LOG2E - shift), exp2_approx(x[c].w * LOG2E - shift));
         local_sum += (x[c].x + x[c].y) + (x[c].z + x[c].w);
@@ -239,7 +261,7 @@ extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS)
 #pragma unroll
     for (int c = 0; c < SOFTMAX_CHUNKS; ++c) {
         const int i = threadIdx.x + c * SOFTMAX_THREADS;
-        if (i < vectors) {
+        if (c < chunks && i < vectors) {
             out[i] = make_uint2(pack_half2(x[c].x * inverse, x[c].y * inverse),
                                 pack_half2(x[c].z * inverse, x[c].w * inverse));
         }
@@ -247,12 +269,13 @@ extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS)
 }
 
 // The key tile `tile` of K (or P's column tile) and V into stage `tile % 2` of the double buffer
+template <int BLOCK_THREADS = THREADS>
 __device__ __forceinline__ void load_kv(uint32_t stages, const uint8_t* a, size_t a_row_bytes, size_t a_step,
                                         const uint8_t* v, int tile)
 {
     const uint32_t stage = stages + (tile % 2) * 2 * TILE_BYTES;
-    load_tile(stage, a + tile * a_step, a_row_bytes);
-    load_tile(stage + TILE_BYTES, v + (size_t)tile * TILE * TILE * 2, TILE * 2);
+    load_tile<BLOCK_THREADS>(stage, a + tile * a_step, a_row_bytes);
+    load_tile<BLOCK_THREADS>(stage + TILE_BYTES, v + (size_t)tile * TILE * TILE * 2, TILE * 2);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -315,21 +338,28 @@ __device__ __forceinline__ void online_softmax(float (&s)[8][4], float (&o)[8][4
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(FLASH_THREADS, 2)
     attn_flash(const uint16_t* Q, const uint16_t* K, const uint16_t* V, uint16_t* O, int n, float scale)
 {
-    __shared__ __align__(128) uint8_t tiles[5 * TILE_BYTES];  // Q, then 2 stages of (K, V)
+    // 2 stages of (K, V); the Q tile (FLASH_ROWS rows: two tiles) lands in stage 1 before the first refill of it
+    __shared__ __align__(128) uint8_t tiles[4 * TILE_BYTES];
     const size_t head = (size_t)blockIdx.y * n * TILE;
-    const size_t q_first = head + (size_t)blockIdx.x * TILE * TILE;
-    const uint32_t q_tile = shared_address(tiles);
-    const uint32_t stages = q_tile + TILE_BYTES;
+    const size_t q_first = head + (size_t)blockIdx.x * FLASH_ROWS * TILE;
+    const uint32_t stages = shared_address(tiles);
+    const uint32_t q_tile = stages + 2 * TILE_BYTES;
     const uint8_t* k = reinterpret_cast<const uint8_t*>(K + head);
     const uint8_t* v = reinterpret_cast<const uint8_t*>(V + head);
     const int tiles_n = n / TILE;
-    load_tile(q_tile, reinterpret_cast<const uint8_t*>(Q + q_first), TILE * 2);
-    load_kv(stages, k, TILE * 2, TILE * TILE * 2, v, 0);
+    load_tile<FLASH_THREADS>(q_tile, reinterpret_cast<const uint8_t*>(Q + q_first), TILE * 2);
+    load_tile<FLASH_THREADS>(q_tile + TILE_BYTES, reinterpret_cast<const uint8_t*>(Q + q_first + TILE * TILE),
+                             TILE * 2);
+    load_kv<FLASH_THREADS>(stages, k, TILE * 2, TILE * TILE * 2, v, 0);
     cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
     uint32_t q[4][4];
+    load_a_fragments(q, q_tile);  // warp w: rows 16 w .. 16 w + 15 of the Q tile
+    __syncthreads();              // every warp has its Q fragments: stage 1 may be refilled
     float o[8][4];
     float m[2] = {-INFINITY, -INFINITY};
     float l[2] = {0.0f, 0.0f};
@@ -337,14 +367,11 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     const float scale_log2 = scale * LOG2E;
     for (int t = 0; t < tiles_n; ++t) {
         if (t + 1 < tiles_n) {
-            load_kv(stages, k, TILE * 2, TILE * TILE * 2, v, t + 1);
+            load_kv<FLASH_THREADS>(stages, k, TILE * 2, TILE * TILE * 2, v, t + 1);
         }
         cp_async_commit();
-        cp_async_wait<1>();
-        __syncthreads();
-        if (t == 0) {
-            load_a_fragments(q, q_tile);
-        }
+        cp_async_wait<1>();  // tile t has landed (for this thread) ...
+        __syncthreads();     // ... and for every thread
         const uint32_t stage = stages + (t % 2) * 2 * TILE_BYTES;
         float s[8][4];
         scores_tile(s, q, stage);
@@ -358,12 +385,12 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             p[kk][3] = pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
         }
         pv_tile(o, p, stage + TILE_BYTES);
-        __syncthreads();
+        __syncthreads();     // every warp is done with the stage before it is refilled
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
         l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
     }
-    store_output(o, l, tiles, O + q_first);  // each warp stages through its own 16 rows of the Q tile
+    store_output(o, l, tiles, O + q_first);  // each warp stages its 16 rows through the idle buffers
 }
