@@ -33,7 +33,7 @@ TILE = 64                   # rows of a Q, K, V or P tile (TILE in attention.cu)
 THREADS = 128               # attn_scores, attn_pv
 SOFTMAX_THREADS = 256
 FLASH_THREADS = 256
-FLASH_ROWS = 128            # the fused kernel's Q tile: 8 warps of 16 rows
+FLASH_ROWS = 128            # the fused kernel's Q tile: 8 warps of 16 rows (FLASH_MT = 1)
 MAX_LENGTH = SOFTMAX_THREADS * 4 * 8   # SOFTMAX_THREADS x float4 x SOFTMAX_CHUNKS
 NAIVE_KERNELS = ("attn_scores", "attn_softmax", "attn_pv")
 FUSED_KERNEL = "attn_flash"

@@ -32,8 +32,14 @@
 #define TILE 64                       // rows of a Q, K, V or P tile, and the head dimension
 #define ROW_BYTES (TILE * 2 + 16)     // a padded shared row of 64 fp16
 #define TILE_BYTES (TILE * ROW_BYTES)
-#define FLASH_THREADS 256             // attn_flash: 8 warps of 16 rows
-#define FLASH_ROWS (FLASH_THREADS / 32 * 16)
+// attn_flash: m16 tiles (16 rows each) per warp. 2 (4 warps of 32 rows) halves the ldmatrix bytes per mma.sync
+// but takes 255 registers, 2 blocks (8 warps) per SM: in gpusim that ran latency-bound, 36 % tensor-pipe busy
+// against 47 % for 1 (8 warps of 16 rows, 128 registers, 16 warps per SM)
+#ifndef FLASH_MT
+#define FLASH_MT 1
+#endif
+#define FLASH_THREADS (256 / FLASH_MT)
+#define FLASH_ROWS (FLASH_THREADS / 32 * 16 * FLASH_MT)   // 128
 #define SOFTMAX_THREADS 256
 #define SOFTMAX_CHUNKS 8              // float4 per thread: rows up to 256 x 4 x 8 = 8192
 #define LOG2E 1.4426950408889634f
@@ -81,31 +87,42 @@ __device__ __forceinline__ void load_tile(uint32_t tile, const uint8_t* source, 
     }
 }
 
-// The A fragments of this warp's 16 rows of a shared tile, for the 4 k-steps of 16 columns
-__device__ __forceinline__ void load_a_fragments(uint32_t (&a)[4][4], uint32_t tile)
+// The A fragments of this warp's MT x 16 rows of a shared tile (m16 tile mt: rows 16 (MT w + mt) ..), for the 4
+// k-steps of 16 columns
+template <int MT>
+__device__ __forceinline__ void load_a_fragments(uint32_t (&a)[MT][4][4], uint32_t tile)
 {
     const int lane = threadIdx.x % 32;
-    const int row = (threadIdx.x / 32) * 16 + lane % 16;
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-        ldmatrix_x4(a[kk], tile + row * ROW_BYTES + 32 * kk + 16 * (lane / 16));
-    }
-}
-
-__device__ __forceinline__ void zero(float (&acc)[8][4])
-{
+    for (int mt = 0; mt < MT; ++mt) {
+        const int row = ((threadIdx.x / 32) * MT + mt) * 16 + lane % 16;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-            acc[j][r] = 0.0f;
+        for (int kk = 0; kk < 4; ++kk) {
+            ldmatrix_x4(a[mt][kk], tile + row * ROW_BYTES + 32 * kk + 16 * (lane / 16));
         }
     }
 }
 
-// s = q k^T for this warp's 16 rows and the 64 keys of a shared K tile: n-tile j holds keys 8 j .. 8 j + 7.
-// K is mma's "col" B as stored (keys x dims), so plain ldmatrix gives the B fragments of two n-tiles at once
-__device__ __forceinline__ void scores_tile(float (&s)[8][4], const uint32_t (&q)[4][4], uint32_t k_tile)
+template <int MT>
+__device__ __forceinline__ void zero(float (&acc)[MT][8][4])
+{
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+                acc[mt][j][r] = 0.0f;
+            }
+        }
+    }
+}
+
+// s = q k^T for this warp's rows and the 64 keys of a shared K tile: n-tile j holds keys 8 j .. 8 j + 7. K is
+// mma's "col" B as stored (keys x dims), so plain ldmatrix gives the B fragments of two n-tiles at once; each
+// B fragment serves the warp's MT m16 tiles
+template <int MT>
+__device__ __forceinline__ void scores_tile(float (&s)[MT][8][4], const uint32_t (&q)[MT][4][4], uint32_t k_tile)
 {
     const int lane = threadIdx.x % 32;
     const int row = lane % 8 + 8 * (lane / 16);
@@ -119,16 +136,20 @@ __device__ __forceinline__ void scores_tile(float (&s)[8][4], const uint32_t (&q
             ldmatrix_x4(b[jj], k_tile + (16 * jj + row) * ROW_BYTES + 32 * kk + byte);
         }
 #pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-            mma_f16_f32(s[2 * jj], q[kk], b[jj][0], b[jj][1]);
-            mma_f16_f32(s[2 * jj + 1], q[kk], b[jj][2], b[jj][3]);
+        for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj) {
+                mma_f16_f32(s[mt][2 * jj], q[mt][kk], b[jj][0], b[jj][1]);
+                mma_f16_f32(s[mt][2 * jj + 1], q[mt][kk], b[jj][2], b[jj][3]);
+            }
         }
     }
 }
 
-// o += p v for this warp's 16 rows: p as A fragments over the tile's 64 keys, V (keys x dims, row-major) read
+// o += p v for this warp's rows: p as A fragments over the tile's 64 keys, V (keys x dims, row-major) read
 // transposed by ldmatrix.trans into the B fragments of dims 16 jj .. 16 jj + 15
-__device__ __forceinline__ void pv_tile(float (&o)[8][4], const uint32_t (&p)[4][4], uint32_t v_tile)
+template <int MT>
+__device__ __forceinline__ void pv_tile(float (&o)[MT][8][4], const uint32_t (&p)[MT][4][4], uint32_t v_tile)
 {
     const int lane = threadIdx.x % 32;
     const int row = lane % 8 + 8 * ((lane / 8) % 2);
@@ -141,32 +162,39 @@ __device__ __forceinline__ void pv_tile(float (&o)[8][4], const uint32_t (&p)[4]
             ldmatrix_x4_trans(b[jj], v_tile + (16 * kk + row) * ROW_BYTES + 32 * jj + byte);
         }
 #pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-            mma_f16_f32(o[2 * jj], p[kk], b[jj][0], b[jj][1]);
-            mma_f16_f32(o[2 * jj + 1], p[kk], b[jj][2], b[jj][3]);
+        for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj) {
+                mma_f16_f32(o[mt][2 * jj], p[mt][kk], b[jj][0], b[jj][1]);
+                mma_f16_f32(o[mt][2 * jj + 1], p[mt][kk], b[jj][2], b[jj][3]);
+            }
         }
     }
 }
 
-// This warp's 16 rows of O (divided by the row sums) as fp16, staged through its rows of a shared tile so that
-// every store is a 16-byte piece of a row (a warp writes 4 whole 128-byte rows per instruction)
-__device__ __forceinline__ void store_output(const float (&o)[8][4], const float (&l)[2], uint8_t* staging,
+// This warp's MT x 16 rows of O (divided by the row sums) as fp16, staged through its rows of a shared tile so
+// that every store is a 16-byte piece of a row (a warp writes 4 whole 128-byte rows per instruction)
+template <int MT>
+__device__ __forceinline__ void store_output(const float (&o)[MT][8][4], const float (&l)[MT][2], uint8_t* staging,
                                              uint16_t* out)
 {
     const int lane = threadIdx.x % 32;
-    const int first = (threadIdx.x / 32) * 16;
+    const int first = (threadIdx.x / 32) * MT * 16;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
+    for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = first + lane / 4 + 8 * h;
-            *reinterpret_cast<uint32_t*>(staging + row * ROW_BYTES + (8 * j + 2 * (lane % 4)) * 2)
-                = pack_half2(o[j][2 * h] / l[h], o[j][2 * h + 1] / l[h]);
+        for (int j = 0; j < 8; ++j) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = first + 16 * mt + lane / 4 + 8 * h;
+                *reinterpret_cast<uint32_t*>(staging + row * ROW_BYTES + (8 * j + 2 * (lane % 4)) * 2)
+                    = pack_half2(o[mt][j][2 * h] / l[mt][h], o[mt][j][2 * h + 1] / l[mt][h]);
+            }
         }
     }
     __syncwarp();
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 4 * MT; ++i) {
         const int row = first + i * 4 + lane / 8;
         const int byte = (lane % 8) * 16;
         *reinterpret_cast<uint4*>(reinterpret_cast<uint8_t*>(out) + row * TILE * 2 + byte)
@@ -186,8 +214,8 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
-    uint32_t q[4][4];
-    float s[8][4];
+    uint32_t q[1][4][4];
+    float s[1][8][4];
     load_a_fragments(q, q_tile);
     scores_tile(s, q, k_tile);
     const int lane = threadIdx.x % 32;
@@ -198,7 +226,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             *reinterpret_cast<float2*>(out + (size_t)8 * h * n + 8 * j)
-                = make_float2(scale * s[j][2 * h], scale * s[j][2 * h + 1]);
+                = make_float2(scale * s[0][j][2 * h], scale * s[0][j][2 * h + 1]);
         }
     }
 }
@@ -286,7 +314,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     const uint8_t* p_rows = reinterpret_cast<const uint8_t*>(P + ((size_t)blockIdx.y * n + blockIdx.x * TILE) * n);
     const uint8_t* v = reinterpret_cast<const uint8_t*>(V + (size_t)blockIdx.y * n * TILE);
     const int tiles_n = n / TILE;
-    float o[8][4];
+    float o[1][8][4];
     zero(o);
     load_kv(stages, p_rows, (size_t)n * 2, TILE * 2, v, 0);
     cp_async_commit();
@@ -298,12 +326,12 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         cp_async_wait<1>();  // tile t has landed (for this thread) ...
         __syncthreads();     // ... and for every thread
         const uint32_t stage = stages + (t % 2) * 2 * TILE_BYTES;
-        uint32_t p[4][4];
+        uint32_t p[1][4][4];
         load_a_fragments(p, stage);
         pv_tile(o, p, stage + TILE_BYTES);
         __syncthreads();     // every warp is done with the stage before it is refilled
     }
-    const float ones[2] = {1.0f, 1.0f};
+    const float ones[1][2] = {{1.0f, 1.0f}};
     store_output(o, ones, tiles, O + ((size_t)blockIdx.y * n + blockIdx.x * TILE) * TILE);
 }
 
@@ -357,12 +385,17 @@ extern "C" __global__ void __launch_bounds__(FLASH_THREADS, 2)
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
-    uint32_t q[4][4];
-    load_a_fragments(q, q_tile);  // warp w: rows 16 w .. 16 w + 15 of the Q tile
+    uint32_t q[FLASH_MT][4][4];
+    load_a_fragments(q, q_tile);  // warp w: rows 16 FLASH_MT w .. of the Q tile
     __syncthreads();              // every warp has its Q fragments: stage 1 may be refilled
-    float o[8][4];
-    float m[2] = {-INFINITY, -INFINITY};
-    float l[2] = {0.0f, 0.0f};
+    float o[FLASH_MT][8][4];
+    float m[FLASH_MT][2];
+    float l[FLASH_MT][2];
+#pragma unroll
+    for (int mt = 0; mt < FLASH_MT; ++mt) {
+        m[mt][0] = m[mt][1] = -INFINITY;
+        l[mt][0] = l[mt][1] = 0.0f;
+    }
     zero(o);
     const float scale_log2 = scale * LOG2E;
     for (int t = 0; t < tiles_n; ++t) {
@@ -373,24 +406,30 @@ extern "C" __global__ void __launch_bounds__(FLASH_THREADS, 2)
         cp_async_wait<1>();  // tile t has landed (for this thread) ...
         __syncthreads();     // ... and for every thread
         const uint32_t stage = stages + (t % 2) * 2 * TILE_BYTES;
-        float s[8][4];
+        float s[FLASH_MT][8][4];
         scores_tile(s, q, stage);
-        online_softmax(s, o, m, l, scale_log2);
-        uint32_t p[4][4];
+        uint32_t p[FLASH_MT][4][4];
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {  // accumulators of n-tiles 2 kk, 2 kk + 1 = the A fragment of k-step kk
-            p[kk][0] = pack_half2(s[2 * kk][0], s[2 * kk][1]);
-            p[kk][1] = pack_half2(s[2 * kk][2], s[2 * kk][3]);
-            p[kk][2] = pack_half2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-            p[kk][3] = pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+        for (int mt = 0; mt < FLASH_MT; ++mt) {
+            online_softmax(s[mt], o[mt], m[mt], l[mt], scale_log2);
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) {  // accumulators of n-tiles 2 kk, 2 kk + 1 = A fragment of k-step kk
+                p[mt][kk][0] = pack_half2(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+                p[mt][kk][1] = pack_half2(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+                p[mt][kk][2] = pack_half2(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+                p[mt][kk][3] = pack_half2(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+            }
         }
         pv_tile(o, p, stage + TILE_BYTES);
         __syncthreads();     // every warp is done with the stage before it is refilled
     }
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
-        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    for (int mt = 0; mt < FLASH_MT; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            l[mt][h] += __shfl_xor_sync(0xffffffffu, l[mt][h], 1);
+            l[mt][h] += __shfl_xor_sync(0xffffffffu, l[mt][h], 2);
+        }
     }
-    store_output(o, l, tiles, O + q_first);  // each warp stages its 16 rows through the idle buffers
+    store_output(o, l, tiles, O + q_first);  // each warp stages its rows through the idle buffers
 }
