@@ -2,7 +2,7 @@
 kernel both compute softmax(scale Q K^T) V within fp16 rounding of a numpy float64 reference; the fused kernel
 moves Q, K, V and O once (8 n d bytes per head) against the naive path's 12 n^2 + 8 n d; the tensor FLOPs the
 engine counts are the two products' 4 n^2 d per head. Every expected value is derived here from the shapes, the
-config and numpy, not from a run. The default run is small (2 SMs, n = 256 and 512); the lab's own defaults
+config and numpy, not from a run. The default run is small (1 SM, n = 256 and 512); the lab's own defaults
 (n up to 4096) are under ``-m slow``."""
 
 import re
@@ -16,7 +16,7 @@ from gpusim.errors import GpusimError, LaunchError
 from gpusim.labs import LABS, flash_attention, parse_option
 from gpusim.labs.attention import Attention, analytic_bytes, check_length, flops
 
-SMS = 2
+SMS = 1
 LENGTHS = (256, 512)
 HEAD_DIM = 64
 KERNELS = ("attn_scores", "attn_softmax", "attn_pv", "naive (3 kernels)", "fused")
