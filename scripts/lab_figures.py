@@ -29,7 +29,7 @@ EXTRA_RUNS: dict[str, list[dict]] = {
 }
 """Settings beyond the defaults whose figures docs/labs.md discusses, per lab."""
 
-SLOW_LABS = ("decode", "llm-step", "tiling", "tensor-roofline", "prefill", "compiler")
+SLOW_LABS = ("decode", "llm-step", "tiling", "tensor-roofline", "prefill", "compiler", "flash-attention")
 """Labs that take over ~5 s each; the default test run checks the others, ``-m slow`` all."""
 
 
