@@ -1,7 +1,7 @@
 // Attention kernels for the `flash-attention` lab, written here from the algorithm: O = softmax(scale Q K^T) V
 // for one head of dimension 64 per blockIdx.y / blockIdx.z, fp16 inputs, fp32 accumulators (mma.sync
 // m16n8k16 .f32.f16.f16.f32), fp16 output. Non-causal. Q, K, V and O are [heads][n][64] row-major fp16; the
-// sequence length n must be a multiple of 64 (one tile).
+// sequence length n must be a multiple of 64 (one tile) for the naive kernels, of 128 for attn_flash.
 //
 // The naive path writes the scores to DRAM and reads them back, as three framework kernels do:
 //   attn_scores : S = scale Q K^T, fp32, [heads][n][n]. Grid (n / 64, n / 64, heads): one 64 x 64 tile of S per
@@ -17,12 +17,12 @@
 //                 softmax (running row max m and sum l in log2 units; the O accumulators rescaled by
 //                 2^(m_old - m_new)), P converted in registers to fp16 A fragments (the m16n8 accumulator layout
 //                 is the m16n8k16 A layout), O += P V (32 mma.syncs). At the end O / l goes out through shared
-//                 memory in 16-byte pieces of rows. A 128-row Q tile does 2 x 128 x 64 x 2 FLOPs per 2 x 64 x
-//                 128 bytes of K and V it reads from L2, 128 FLOP per L2 byte (64 with 64 rows): on h100-sxm's
-//                 18.9 L2 bytes per cycle per SM that caps it at 89 % of the mma.sync rate instead of 44 %. n must
-//                 be a multiple of 128.
-// Launch attn_scores and attn_pv with 128 threads, attn_softmax and attn_flash with 256. Shared tiles are 64 rows of 128 bytes padded
-// to 144, so the 8 rows an ldmatrix matrix reads fall in 8 distinct groups of 4 banks.
+//                 memory in 16-byte pieces of rows. Per 64-key tile a 128-row Q tile does 2 x (2 x 128 x 64 x 64)
+//                 FLOPs with the 2 x 64 x 128 bytes of K and V it reads from L2, 128 FLOP per L2 byte (64 with
+//                 64 rows): on h100-sxm's 18.9 L2 bytes per cycle per SM that caps it at 89 % of the mma.sync
+//                 rate instead of 44 %.
+// Launch attn_scores and attn_pv with 128 threads, attn_softmax and attn_flash with 256. Shared tiles are 64 rows
+// of 128 bytes padded to 144, so the 8 rows an ldmatrix matrix reads fall in 8 distinct groups of 4 banks.
 #include <cstdint>
 #include <cuda_fp16.h>
 
