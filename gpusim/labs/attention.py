@@ -2,19 +2,23 @@
 FlashAttention-2-style kernel, their analytic DRAM bytes and FLOPs, a numpy reference and its error bound.
 
 One attention per head: O = softmax(scale Q K^T) V with Q, K, V, O of ``n`` x ``HEAD_DIM`` fp16 values per head
-(non-causal). The naive path writes the fp32 scores S (n x n per head) to memory (``attn_scores``), reads them
-back to write fp16 probabilities P (``attn_softmax``) and reads P to compute O (``attn_pv``); the fused kernel
-(``attn_flash``) keeps each 128 x 64 tile of S and P in registers and reads K and V once per 128-row Q tile,
-from L2 after the first.
+(``causal``: each query weighs only the keys up to its own position). The naive path writes the fp32 scores S
+(n x n per head) to memory (``attn_scores``), reads them back to write fp16 probabilities P (``attn_softmax``)
+and reads P to compute O (``attn_pv``); the fused kernel (``attn_flash``) keeps each 128 x 64 tile of S and P
+in registers and reads K and V once per 128-row Q tile, from L2 after the first.
 
 Every launch starts with cold caches and ends with the L2's dirty lines written back (``flush_caches``, as
 Nsight Compute's cache control does before a profiled kernel): a kernel's DRAM bytes are its reads and writes
 plus the write-backs of what it left dirty, so each kernel is charged for its own output even when it fits in
 the L2.
 
+Causal: the naive path computes and moves every score (the masked ones as -inf) and only its FLOPs count
+halves; the fused kernel skips the key tiles past each Q tile's last row, so it executes the pairs below the
+diagonal plus the diagonal tiles' other halves.
+
 Simplifications: one head dimension (64); the sequence length a multiple of the fused kernel's 128-row Q tile
-and at most ``MAX_LENGTH`` (the softmax kernel holds a row in registers); no causal mask, no dropout, no batch
-beyond the heads (a batch is more heads).
+and at most ``MAX_LENGTH`` (the softmax kernel holds a row in registers); no dropout, no batch beyond the heads
+(a batch is more heads).
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ PROGRAM = LAB_PROGRAMS_DIR / "attention.ptx"
 HEAD_DIM = 64
 TILE = 64                   # rows of a Q, K, V or P tile (TILE in attention.cu)
 THREADS = 128               # attn_scores, attn_pv
-SOFTMAX_THREADS = 256
+SOFTMAX_THREADS = 256       # attn_softmax's largest block
+WARP = 32
 FLASH_THREADS = 256
 FLASH_ROWS = 128            # the fused kernel's Q tile: 8 warps of 16 rows (FLASH_MT = 1)
 MAX_LENGTH = SOFTMAX_THREADS * 4 * 8   # SOFTMAX_THREADS x float4 x SOFTMAX_CHUNKS
@@ -44,9 +49,16 @@ F32_UNIT_ROUNDOFF = 2.0 ** -24
 EX2_RELATIVE_ERROR = 2.0 ** -22  # ex2.approx.f32, PTX ISA: maximum relative error 2^-22 over its range
 
 
-def flops(n: int, heads: int = 1, head_dim: int = HEAD_DIM) -> int:
-    """The two matrix products' FLOPs: Q K^T and P V, n x n x head_dim multiply-adds each, per head."""
-    return 2 * FLOPS_PER_MAC * n * n * head_dim * heads
+def pairs(n: int, causal: bool = False) -> int:
+    """The (query, key) pairs attention weighs per head: n^2, or n (n + 1) / 2 when each query sees only the
+    keys up to its own position."""
+    return n * (n + 1) // 2 if causal else n * n
+
+
+def flops(n: int, heads: int = 1, head_dim: int = HEAD_DIM, causal: bool = False) -> int:
+    """The two matrix products' useful FLOPs: Q K^T and P V, head_dim multiply-adds per (query, key) pair each,
+    per head (causal: the pairs below the diagonal, FlashAttention's convention)."""
+    return 2 * FLOPS_PER_MAC * pairs(n, causal) * head_dim * heads
 
 
 def analytic_bytes(n: int, heads: int = 1, head_dim: int = HEAD_DIM) -> dict[str, int]:
@@ -62,16 +74,25 @@ def analytic_bytes(n: int, heads: int = 1, head_dim: int = HEAD_DIM) -> dict[str
     return {name: value * heads for name, value in per_head.items()}
 
 
-def kernel_flops(n: int, heads: int = 1, head_dim: int = HEAD_DIM) -> dict[str, int]:
-    """Tensor FLOPs per kernel: one product each for scores and pv, none for softmax, both for flash."""
-    one = flops(n, heads, head_dim) // 2
+def softmax_threads(n: int) -> int:
+    """attn_softmax's block for rows of ``n``: 4 float4 per thread, whole warps, 32 to SOFTMAX_THREADS threads."""
+    return min(SOFTMAX_THREADS, max(WARP, -(-n // (16 * WARP)) * WARP))
+
+
+def kernel_flops(n: int, heads: int = 1, head_dim: int = HEAD_DIM, causal: bool = False) -> dict[str, int]:
+    """Useful FLOPs per kernel: one product each for scores and pv, none for softmax, both for flash."""
+    one = flops(n, heads, head_dim, causal) // 2
     return {"attn_scores": one, "attn_softmax": 0, "attn_pv": one, FUSED_KERNEL: 2 * one, "naive": 2 * one}
 
 
-def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float) -> np.ndarray:
-    """softmax(scale q k^T) v per head in float64; q, k, v are (heads, n, d)."""
+def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal: bool = False) -> np.ndarray:
+    """softmax(scale q k^T) v per head in float64 (causal: each row's later keys weigh 0); q, k, v are
+    (heads, n, d)."""
     q64, k64, v64 = (np.asarray(a, np.float64) for a in (q, k, v))
     scores = np.einsum("hqd,hkd->hqk", q64, k64) * scale
+    if causal:
+        n = q.shape[1]
+        scores = np.where(np.triu(np.ones((n, n), bool), 1), -np.inf, scores)
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
     weights /= weights.sum(axis=-1, keepdims=True)
     return weights @ v64
@@ -114,9 +135,9 @@ class KernelRun:
 class Attention:
     """Random fp16 Q, K, V for ``heads`` heads of length ``n`` on a GPU, and both ways of attending."""
 
-    def __init__(self, gpu: Any, n: int, heads: int, seed: int = 0) -> None:
+    def __init__(self, gpu: Any, n: int, heads: int, seed: int = 0, causal: bool = False) -> None:
         check_length(n)
-        self.gpu, self.n, self.heads = gpu, n, heads
+        self.gpu, self.n, self.heads, self.causal = gpu, n, heads, causal
         self.scale = 1.0 / np.sqrt(HEAD_DIM)
         self.module = gpu.load(str(PROGRAM))
         rng = np.random.default_rng(seed)
@@ -125,7 +146,7 @@ class Attention:
 
     def expected(self) -> tuple[np.ndarray, float]:
         """The float64 reference output and the error bound both paths must meet."""
-        expected = reference(self.q, self.k, self.v, self.scale)
+        expected = reference(self.q, self.k, self.v, self.scale, self.causal)
         return expected, error_bound(self.q, self.k, self.v, self.scale, expected)
 
     def _launch(self, name: str, grid: tuple, block: int, args: list) -> KernelRun:
@@ -147,8 +168,8 @@ class Attention:
         out = self.gpu.zeros(heads * n * HEAD_DIM, np.float16)
         length = np.int32(n)
         runs = [self._launch("attn_scores", (tiles, tiles, heads), THREADS,
-                             [q, k, scores, length, np.float32(self.scale)]),
-                self._launch("attn_softmax", (heads * n,), SOFTMAX_THREADS, [scores, probabilities, length]),
+                             [q, k, scores, length, np.float32(self.scale), np.int32(self.causal)]),
+                self._launch("attn_softmax", (heads * n,), softmax_threads(n), [scores, probabilities, length]),
                 self._launch("attn_pv", (tiles, heads), THREADS, [probabilities, v, out, length])]
         return runs, self._output(out)
 
@@ -156,5 +177,5 @@ class Attention:
         """The FlashAttention-2-style kernel; (its run, O)."""
         out = self.gpu.zeros(self.heads * self.n * HEAD_DIM, np.float16)
         run = self._launch(FUSED_KERNEL, (self.n // FLASH_ROWS, self.heads), FLASH_THREADS,
-                           [*self.inputs, out, np.int32(self.n), np.float32(self.scale)])
+                           [*self.inputs, out, np.int32(self.n), np.float32(self.scale), np.int32(self.causal)])
         return run, self._output(out)

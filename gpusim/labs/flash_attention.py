@@ -40,6 +40,9 @@ TITLE = "FlashAttention: the n x n scores never leave the chip"
 DEFAULT_CONFIG = "h100-sxm"
 TILES_PER_SM = 8
 """With ``heads=None`` each length gets enough heads for the fused grid to have this many Q tiles per SM."""
+CAUSAL_NOTE = (" Causal: the naive path still computes and moves every score (the masked ones as -inf) for half the "
+               "useful FLOPs, while the fused kernel skips the key tiles past each Q tile's last row, about half "
+               "its work, and starts with the Q tiles that have the most.")
 PRECISION = "mma_sync_fp16"
 LEVEL = "dram_sustained"
 
@@ -49,10 +52,10 @@ def heads_for(n: int, sms: int) -> int:
     return max(1, -(-TILES_PER_SM * sms // (n // FLASH_ROWS)))
 
 
-def _measure(runs: list, n: int, heads: int, roofs: Any) -> dict:
+def _measure(runs: list, n: int, heads: int, roofs: Any, causal: bool) -> dict:
     """One kernel or a sequence of kernels (summed): bytes, time, rate, utilization, verdict."""
     label = "naive" if len(runs) > 1 else runs[0].name
-    work, predicted = kernel_flops(n, heads)[label], analytic_bytes(n, heads)[label]
+    work, predicted = kernel_flops(n, heads, causal=causal)[label], analytic_bytes(n, heads)[label]
     seconds = sum(k.run.seconds for k in runs)
     cycles = sum(k.run.cycles for k in runs)
     dram_bytes = sum(k.dram_bytes for k in runs)
@@ -77,14 +80,15 @@ def _measure(runs: list, n: int, heads: int, roofs: Any) -> dict:
     }
 
 
-def measure_length(gpu: Any, n: int, heads: int, roofs: Any) -> dict:
+def measure_length(gpu: Any, n: int, heads: int, roofs: Any, causal: bool = False) -> dict:
     """Both paths at one length: per-kernel figures, the naive sum, the fused kernel, errors and ratios."""
-    attention = Attention(gpu, n, heads)
+    attention = Attention(gpu, n, heads, causal=causal)
     expected, bound = attention.expected()
     naive_runs, naive_out = attention.naive()
     fused_run, fused_out = attention.fused()
-    kernels = {k.name: _measure([k], n, heads, roofs) for k in naive_runs}
-    naive, fused = _measure(naive_runs, n, heads, roofs), _measure([fused_run], n, heads, roofs)
+    kernels = {k.name: _measure([k], n, heads, roofs, causal) for k in naive_runs}
+    naive = _measure(naive_runs, n, heads, roofs, causal)
+    fused = _measure([fused_run], n, heads, roofs, causal)
     predicted = analytic_bytes(n, heads)
     naive_error = float(np.abs(naive_out - expected).max())
     fused_error = float(np.abs(fused_out - expected).max())
@@ -134,7 +138,7 @@ def _lesson(points: list[dict], cfg: Any, sms: int, ridge: float) -> str:
 
 
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 4,
-        lengths: tuple = (1024, 2048, 4096), heads: int | None = None) -> LabResult:
+        lengths: tuple = (1024, 2048, 4096), heads: int | None = None, causal: bool = False) -> LabResult:
     """Naive and fused attention at each sequence length of ``lengths``; ``heads=None`` picks enough heads per
     length to give the fused kernel TILES_PER_SM Q tiles per SM."""
     from gpusim.api.gpu import GPU
@@ -143,15 +147,16 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     cfg = gpu.config
     roofs = roofline(cfg)
     ridge = roofs.ridge_point(PRECISION, LEVEL)
-    points = [measure_length(gpu, n, heads or heads_for(n, sms), roofs)
+    points = [measure_length(gpu, n, heads or heads_for(n, sms), roofs, causal)
               for n in progress_items(lengths, NAME, progress)]
-    values = {"config": cfg.name, "sms": sms, "lengths": tuple(lengths), "ridge": ridge,
+    values = {"config": cfg.name, "sms": sms, "lengths": tuple(lengths), "causal": causal, "ridge": ridge,
               "mma_sync_flops": roofs.peak_flops[PRECISION], "points": points}
     table = format_table(
         ["n", "heads", "kernel", "DRAM MB", "analytic MB", "time us", "TFLOP/s", "% of mma.sync", "DRAM %",
          "tensor %", "roofline", "report verdict"],
         [row for point in points for row in _rows(point)])
-    table += "\n\n" + "\n".join(
+    table += "\n\n" + ("causal: each query weighs the keys up to its own position; TFLOP/s count those pairs\n"
+                         if causal else "") + "\n".join(
         f"n = {p['n']}: fused / naive DRAM bytes {p['bytes_ratio']:.4f} (analytic {p['analytic_ratio']:.4f}), "
         f"speedup {p['speedup']:.2f}x, max error naive {p['naive_error']:.1e} fused {p['fused_error']:.1e} "
         f"(bound {p['error_bound']:.1e})" for p in points)
@@ -159,7 +164,8 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     plt = pyplot()
     if plot_dir is not None and plt is not None:
         figures.append(_plot(plt, points, plot_dir))
-    return LabResult(NAME, TITLE, table, _lesson(points, cfg, sms, ridge), values, figures)
+    lesson = _lesson(points, cfg, sms, ridge) + (CAUSAL_NOTE if causal else "")
+    return LabResult(NAME, TITLE, table, lesson, values, figures)
 
 
 def _plot(plt: Any, points: list[dict], plot_dir: str | Path) -> Path:

@@ -1,13 +1,16 @@
 // Attention kernels for the `flash-attention` lab, written here from the algorithm: O = softmax(scale Q K^T) V
 // for one head of dimension 64 per blockIdx.y / blockIdx.z, fp16 inputs, fp32 accumulators (mma.sync
-// m16n8k16 .f32.f16.f16.f32), fp16 output. Non-causal. Q, K, V and O are [heads][n][64] row-major fp16; the
-// sequence length n must be a multiple of 64 (one tile) for the naive kernels, of 128 for attn_flash.
+// m16n8k16 .f32.f16.f16.f32), fp16 output; causal != 0 masks each row's future keys (attn_scores writes -inf
+// there, attn_flash skips the key tiles past its Q tile and masks the ones that straddle the diagonal). Q, K, V
+// and O are [heads][n][64] row-major fp16; the sequence length n must be a multiple of 64 (one tile) for the
+// naive kernels, of 128 for attn_flash.
 //
 // The naive path writes the scores to DRAM and reads them back, as three framework kernels do:
 //   attn_scores : S = scale Q K^T, fp32, [heads][n][n]. Grid (n / 64, n / 64, heads): one 64 x 64 tile of S per
 //                 block (Q tile blockIdx.y, K tile blockIdx.x).
-//   attn_softmax: P = softmax(S) along each row, fp16, [heads][n][n]. One block of 256 threads per row
-//                 (grid heads x n), the row held in registers (n <= 8192): S read once, P written once.
+//   attn_softmax: P = softmax(S) along each row, fp16, [heads][n][n]. One block per row (grid heads x n) of
+//                 n / 16 threads rounded up to a warp (4 float4 each; at least 32, at most 256), the row held in
+//                 registers (n <= 8192: up to 8 float4 per thread): S read once, P written once.
 //   attn_pv     : O = P V. Grid (n / 64, heads): 64 rows of O per block, 64-key tiles of P and V in shared
 //                 memory (double-buffered cp.async).
 // The fused path (FlashAttention-2's loop) never writes S or P:
@@ -21,8 +24,8 @@
 //                 FLOPs with the 2 x 64 x 128 bytes of K and V it reads from L2, 128 FLOP per L2 byte (64 with
 //                 64 rows): on h100-sxm's 18.9 L2 bytes per cycle per SM that caps it at 89 % of the mma.sync
 //                 rate instead of 44 %.
-// Launch attn_scores and attn_pv with 128 threads, attn_softmax and attn_flash with 256. Shared tiles are 64 rows
-// of 128 bytes padded to 144, so the 8 rows an ldmatrix matrix reads fall in 8 distinct groups of 4 banks.
+// Launch attn_scores and attn_pv with 128 threads, attn_flash with 256, attn_softmax as above. Shared tiles are
+// 64 rows of 128 bytes padded to 144, so the 8 rows an ldmatrix matrix reads fall in 8 distinct groups of 4 banks.
 #include <cstdint>
 #include <cuda_fp16.h>
 
@@ -202,8 +205,24 @@ __device__ __forceinline__ void store_output(const float (&o)[MT][8][4], const f
     }
 }
 
+// The causal mask on one m16 x 64 tile of scores (rows first_row + g + 8 h, keys first_key + 8 j + 2 t + e): keys
+// after a row's own position become -inf, which the softmax turns into 0
+__device__ __forceinline__ void mask_future(float (&s)[8][4], int first_row, int first_key)
+{
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+            if (first_key + 8 * j + 2 * (lane % 4) + r % 2 > first_row + lane / 4 + 8 * (r / 2)) {
+                s[j][r] = -INFINITY;
+            }
+        }
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS)
-    attn_scores(const uint16_t* Q, const uint16_t* K, float* S, int n, float scale)
+    attn_scores(const uint16_t* Q, const uint16_t* K, float* S, int n, float scale, int causal)
 {
     __shared__ __align__(128) uint8_t tiles[2 * TILE_BYTES];
     const size_t head = (size_t)blockIdx.z * n * TILE;
@@ -218,6 +237,9 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     float s[1][8][4];
     load_a_fragments(q, q_tile);
     scores_tile(s, q, k_tile);
+    if (causal && blockIdx.x >= blockIdx.y) {  // the diagonal tile and those above it
+        mask_future(s[0], blockIdx.y * TILE + (threadIdx.x / 32) * 16, blockIdx.x * TILE);
+    }
     const int lane = threadIdx.x % 32;
     const size_t first_row = (size_t)blockIdx.y * TILE + (threadIdx.x / 32) * 16 + lane / 4;
     float* out = S + (size_t)blockIdx.z * n * n + first_row * n + blockIdx.x * TILE + 2 * (lane % 4);
@@ -245,8 +267,7 @@ __device__ __forceinline__ float block_reduce(float value, float* scratch, bool 
     }
     __syncthreads();
     value = scratch[0];
-#pragma unroll
-    for (int w = 1; w < SOFTMAX_THREADS / 32; ++w) {
+    for (int w = 1; w < blockDim.x / 32; ++w) {
         value = is_max ? fmaxf(value, scratch[w]) : value + scratch[w];
     }
     return value;
@@ -256,14 +277,15 @@ extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS)
     attn_softmax(const float* S, uint16_t* P, int n)
 {
     __shared__ float scratch[SOFTMAX_THREADS / 32];
+    const int threads = blockDim.x;  // 32 .. SOFTMAX_THREADS, a multiple of 32
     const float4* row = reinterpret_cast<const float4*>(S + (size_t)blockIdx.x * n);
     uint2* out = reinterpret_cast<uint2*>(P + (size_t)blockIdx.x * n);
     const int vectors = n / 4;
-    const int chunks = (vectors + SOFTMAX_THREADS - 1) / SOFTMAX_THREADS;  // the same for the whole block
+    const int chunks = (vectors + threads - 1) / threads;  // the same for the whole block
     float4 x[SOFTMAX_CHUNKS];
 #pragma unroll
     for (int c = 0; c < SOFTMAX_CHUNKS; ++c) {  // every load issued before the first use: all in flight together
-        const int i = threadIdx.x + c * SOFTMAX_THREADS;
+        const int i = threadIdx.x + c * threads;
         x[c] = c < chunks && i < vectors ? row[i] : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
     }
     float local_max = -INFINITY;
@@ -288,7 +310,7 @@ extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS)
     const float inverse = 1.0f / block_reduce(local_sum, scratch, false);
 #pragma unroll
     for (int c = 0; c < SOFTMAX_CHUNKS; ++c) {
-        const int i = threadIdx.x + c * SOFTMAX_THREADS;
+        const int i = threadIdx.x + c * threads;
         if (c < chunks && i < vectors) {
             out[i] = make_uint2(pack_half2(x[c].x * inverse, x[c].y * inverse),
                                 pack_half2(x[c].z * inverse, x[c].w * inverse));
@@ -367,12 +389,14 @@ __device__ __forceinline__ void online_softmax(float (&s)[8][4], float (&o)[8][4
 }
 
 extern "C" __global__ void __launch_bounds__(FLASH_THREADS, 2)
-    attn_flash(const uint16_t* Q, const uint16_t* K, const uint16_t* V, uint16_t* O, int n, float scale)
+    attn_flash(const uint16_t* Q, const uint16_t* K, const uint16_t* V, uint16_t* O, int n, float scale, int causal)
 {
     // 2 stages of (K, V); the Q tile (FLASH_ROWS rows: two tiles) lands in stage 1 before the first refill of it
     __shared__ __align__(128) uint8_t tiles[4 * TILE_BYTES];
     const size_t head = (size_t)blockIdx.y * n * TILE;
-    const size_t q_first = head + (size_t)blockIdx.x * FLASH_ROWS * TILE;
+    // causal: the last Q tiles have the most key tiles, so they go first (the grid runs in blockIdx order)
+    const int q_index = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    const size_t q_first = head + (size_t)q_index * FLASH_ROWS * TILE;
     const uint32_t stages = shared_address(tiles);
     const uint32_t q_tile = stages + 2 * TILE_BYTES;
     const uint8_t* k = reinterpret_cast<const uint8_t*>(K + head);
@@ -398,8 +422,11 @@ extern "C" __global__ void __launch_bounds__(FLASH_THREADS, 2)
     }
     zero(o);
     const float scale_log2 = scale * LOG2E;
-    for (int t = 0; t < tiles_n; ++t) {
-        if (t + 1 < tiles_n) {
+    const int first_row = q_index * FLASH_ROWS;
+    // causal: the key tiles up to the Q tile's last row; the ones past it are skipped, not computed
+    const int tiles_end = causal ? min(tiles_n, (first_row + FLASH_ROWS) / TILE) : tiles_n;
+    for (int t = 0; t < tiles_end; ++t) {
+        if (t + 1 < tiles_end) {
             load_kv<FLASH_THREADS>(stages, k, TILE * 2, TILE * TILE * 2, v, t + 1);
         }
         cp_async_commit();
@@ -411,6 +438,9 @@ extern "C" __global__ void __launch_bounds__(FLASH_THREADS, 2)
         uint32_t p[FLASH_MT][4][4];
 #pragma unroll
         for (int mt = 0; mt < FLASH_MT; ++mt) {
+            if (causal && (t + 1) * TILE > first_row) {  // a tile that reaches past some row of the block
+                mask_future(s[mt], first_row + ((threadIdx.x / 32) * FLASH_MT + mt) * 16, t * TILE);
+            }
             online_softmax(s[mt], o[mt], m[mt], l[mt], scale_log2);
 #pragma unroll
             for (int kk = 0; kk < 4; ++kk) {  // accumulators of n-tiles 2 kk, 2 kk + 1 = A fragment of k-step kk
