@@ -14,7 +14,7 @@ import gpusim
 from gpusim.api.gpu import GPU
 from gpusim.errors import GpusimError, LaunchError
 from gpusim.labs import LABS, flash_attention, parse_option
-from gpusim.labs.attention import Attention, analytic_bytes, check_length, flops
+from gpusim.labs.attention import Attention, analytic_bytes, check_length, flops, softmax_threads
 
 SMS = 1
 LENGTHS = (256, 512)
@@ -41,18 +41,22 @@ def _fused_bytes(n, heads):
     return heads * 4 * 2 * n * HEAD_DIM
 
 
-def _numpy_attention(q, k, v):
+def _numpy_attention(q, k, v, causal=False):
     scores = np.einsum("hqd,hkd->hqk", q.astype(np.float64), k.astype(np.float64)) / np.sqrt(q.shape[-1])
+    if causal:  # key j > query i weighs nothing
+        rows, cols = np.indices(scores.shape[1:])
+        scores[:, cols > rows] = -np.inf
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return (weights / weights.sum(axis=-1, keepdims=True)) @ v.astype(np.float64)
 
 
-def test_both_paths_match_numpy_within_fp16_rounding():
+@pytest.mark.parametrize("causal", [False, True])
+def test_both_paths_match_numpy_within_fp16_rounding(causal):
     """P rounded to fp16 (u = 2^-11) and O rounded to fp16 bound the error by about 2 u max|v|; the fp32 sums
     (n terms) and scores add n 2^-24 max|v| and less: 4 u max|v| + n 2^-24 max|v| leaves room for both."""
     gpu = GPU("h100-sxm", sms=1)
-    attention = Attention(gpu, 256, heads=2, seed=7)
-    expected = _numpy_attention(attention.q, attention.k, attention.v)
+    attention = Attention(gpu, 256, heads=2, seed=7, causal=causal)
+    expected = _numpy_attention(attention.q, attention.k, attention.v, causal)
     v_max = float(np.abs(attention.v.astype(np.float64)).max())
     tolerance = (4 * 2.0 ** -11 + 256 * 2.0 ** -24) * v_max
     _, naive = attention.naive()
@@ -60,6 +64,24 @@ def test_both_paths_match_numpy_within_fp16_rounding():
     assert np.abs(naive - expected).max() <= tolerance
     assert np.abs(fused - expected).max() <= tolerance
     assert np.abs(fused - expected).max() > 0  # fp16 output: not bit-equal to float64, so really compared
+    if causal:  # the first query sees only its own key: its output is v's first row
+        assert np.abs(fused[:, 0] - attention.v[:, 0]).max() <= 2.0 ** -11 * v_max
+
+
+def test_causal_fused_kernel_skips_the_tiles_past_each_q_tile():
+    """The fused kernel computes, for the Q tile of rows 128 b .. 128 b + 127, the 64-key tiles up to its last
+    row: 2 (b + 1) of them, 2 x 2 x 128 x 64 x 64 tensor FLOPs each; the naive path computes all n^2 scores."""
+    n, heads = 512, 2
+    gpu = GPU("h100-sxm", sms=1)
+    attention = Attention(gpu, n, heads, causal=True)
+    fused, _ = attention.fused()
+    naive, _ = attention.naive()
+    tiles = sum(min(n // 64, 2 * (b + 1)) for b in range(n // 128))
+    assert fused.run.metrics["gpusim__tensor_flops_src_fp16_dst_fp32.sum"] == heads * tiles * 2 * 2 * 128 * 64 * 64
+    naive_flops = sum(k.run.metrics["gpusim__tensor_flops_src_fp16_dst_fp32.sum"] for k in naive)
+    assert naive_flops == 4 * n * n * HEAD_DIM * heads
+    assert flops(n, heads, causal=True) == 4 * HEAD_DIM * heads * n * (n + 1) // 2
+    assert fused.dram_bytes == pytest.approx(_fused_bytes(n, heads), rel=0.05)
 
 
 def test_lab_points_are_correct(result):
@@ -147,10 +169,18 @@ def test_lengths_are_checked():
     check_length(8192)
 
 
+def test_softmax_blocks_hold_a_row_in_at_most_8_float4_per_thread():
+    for n in range(128, 8192 + 1, 128):
+        threads = softmax_threads(n)
+        assert threads % 32 == 0 and 32 <= threads <= 256
+        assert threads * 4 * 8 >= n  # SOFTMAX_CHUNKS = 8 float4 per thread
+
+
 def test_registered_with_its_options():
     assert LABS["flash-attention"] is flash_attention
     assert parse_option("flash-attention", "lengths", "256,512") == (256, 512)
     assert parse_option("flash-attention", "heads", "3") == 3
+    assert parse_option("flash-attention", "causal", "true") is True
     with pytest.raises(GpusimError):
         parse_option("flash-attention", "lengths", "x")
 
