@@ -26,6 +26,7 @@ LABS_MD = ROOT / "docs" / "labs.md"
 
 EXTRA_RUNS: dict[str, list[dict]] = {
     "bank-conflicts": [{"size": 128}],
+    "flash-attention": [{"causal": True}],
 }
 """Settings beyond the defaults whose figures docs/labs.md discusses, per lab."""
 

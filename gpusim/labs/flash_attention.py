@@ -113,16 +113,17 @@ def _rows(point: dict) -> list[list[object]]:
     return rows
 
 
-def _lesson(points: list[dict], cfg: Any, sms: int, ridge: float) -> str:
+def _lesson(points: list[dict], cfg: Any, sms: int, ridge: float, causal: bool) -> str:
     last = points[-1]
     naive, fused = last["naive"], last["fused"]
+    useful = " (about half of them useful: causal)" if causal else ""
     per_length = "; ".join(
         f"n = {p['n']}: {100 * p['bytes_ratio']:.1f}% of the bytes (analytic {100 * p['analytic_ratio']:.1f}%), "
         f"{p['speedup']:.1f}x faster, {p['fused']['flops_per_s'] / 1e12:.2f} against "
         f"{p['naive']['flops_per_s'] / 1e12:.2f} TFLOP/s" for p in points)
     return (
         f"Attention's n x n scores are the bytes. The naive path writes S in fp32, reads it back, writes P in "
-        f"fp16 and reads that: 12 n^2 bytes per head against 4 n^2 d FLOPs, "
+        f"fp16 and reads that: 12 n^2 bytes per head against 4 n^2 d FLOPs{useful}, "
         f"{naive['intensity']:.0f} FLOP per DRAM byte at n = {last['n']}, far left of the {ridge:.0f} FLOP/B "
         f"mma.sync ridge: DRAM runs at {naive['dram_pct']:.0f}% and the report says {naive['verdict']} "
         f"({naive['limiter']}) for its longest kernel, {naive['verdict_of']}. The fused kernel keeps each "
@@ -164,7 +165,7 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     plt = pyplot()
     if plot_dir is not None and plt is not None:
         figures.append(_plot(plt, points, plot_dir))
-    lesson = _lesson(points, cfg, sms, ridge) + (CAUSAL_NOTE if causal else "")
+    lesson = _lesson(points, cfg, sms, ridge, causal) + (CAUSAL_NOTE if causal else "")
     return LabResult(NAME, TITLE, table, lesson, values, figures)
 
 
