@@ -181,5 +181,6 @@ def _plot(plt: Any, points: list[dict], plot_dir: str | Path) -> Path:
         axes.set_xlabel("sequence length")
         axes.set_ylabel(unit)
         axes.set_yscale("log")
+        axes.set_title(f"{'DRAM bytes' if key == 'dram_bytes' else 'time'} per length (log scale)")
     bytes_axes.legend()
     return save(figure, plot_dir, "flash_attention.png")
