@@ -99,19 +99,21 @@ def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal:
 
 
 def error_bound(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, expected: np.ndarray) -> float:
-    """A bound on |O - reference| for both paths, from the roundings they make:
+    """A bound on |O - reference| for both paths, from the roundings they make (u16 = 2^-11, u32 = 2^-24):
 
-    * a score is a d-term fp32 sum of exact fp16 products: error <= d u32 scale sum|q k|, which perturbs a
-      probability by at most twice that (numerator and normalizer), plus the ex2.approx error twice;
-    * P is rounded to fp16 once (relative u16) and the n-term fp32 accumulation of P V adds n u32: together at
-      most (u16 + n u32) max|v| since the probabilities sum to 1 (the fused kernel's per-tile rescales are
-      more fp32 roundings, within n u32 for n >= 64 x 2);
+    * a score is a d-term fp32 sum of exact fp16 products, then multiplied by the scale and log2(e) and shifted
+      by the row max: an error in the exponent of at most (d + 4) u32 scale max sum|q k|, a relative error of
+      a probability's numerator and of its normalizer, so twice that, plus the ex2.approx error twice;
+    * P is rounded to fp16 once (relative u16): at most u16 max|v|, since the probabilities sum to 1;
+    * the n-term fp32 sums of P V and of the normalizer, with one rescale per 64-key tile in the fused kernel
+      and a reciprocal and a multiply in the softmax: each within (n + n / 64 + 2) u32 relative, twice;
     * the output is rounded to fp16 once: u16 |O|.
     """
     q64, k64 = np.abs(np.asarray(q, np.float64)), np.abs(np.asarray(k, np.float64))
     n, d = q.shape[1], q.shape[2]
-    score_error = d * F32_UNIT_ROUNDOFF * scale * float(np.einsum("hqd,hkd->hqk", q64, k64).max())
-    probability = 2 * (score_error + EX2_RELATIVE_ERROR) + F16_UNIT_ROUNDOFF + n * F32_UNIT_ROUNDOFF
+    score_error = (d + 4) * F32_UNIT_ROUNDOFF * scale * float(np.einsum("hqd,hkd->hqk", q64, k64).max())
+    sums = 2 * (n + n // TILE + 2) * F32_UNIT_ROUNDOFF
+    probability = 2 * (score_error + EX2_RELATIVE_ERROR) + F16_UNIT_ROUNDOFF + sums
     v_max = float(np.abs(np.asarray(v, np.float64)).max())
     return probability * v_max + F16_UNIT_ROUNDOFF * float(np.abs(expected).max())
 
