@@ -26,10 +26,11 @@ LABS_MD = ROOT / "docs" / "labs.md"
 
 EXTRA_RUNS: dict[str, list[dict]] = {
     "bank-conflicts": [{"size": 128}],
+    "flash-attention": [{"causal": True}],
 }
 """Settings beyond the defaults whose figures docs/labs.md discusses, per lab."""
 
-SLOW_LABS = ("decode", "llm-step", "tiling", "tensor-roofline", "prefill", "compiler")
+SLOW_LABS = ("decode", "llm-step", "tiling", "tensor-roofline", "prefill", "compiler", "flash-attention")
 """Labs that take over ~5 s each; the default test run checks the others, ``-m slow`` all."""
 
 

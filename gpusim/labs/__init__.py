@@ -22,6 +22,7 @@ from gpusim.labs import (
     compiler,
     decode,
     divergence,
+    flash_attention,
     fusion,
     latency_hiding,
     llm_step,
@@ -40,7 +41,8 @@ from gpusim.labs.support import LabResult, format_table
 LABS: dict[str, ModuleType] = {module.NAME: module for module in (
     overhead, llm_step, roofline, divergence, coalescing, bank_conflicts, fusion, tiling, warp_granularity,
     latency_hiding, occupancy, decode, utilization, regimes,
-    tensor_roofline, prefill, compiler)}  # tensor cores (issue 14); compiler: codegen (issue 11)
+    tensor_roofline, prefill, compiler, flash_attention)}
+# tensor cores (issue 14); compiler: codegen (issue 11); flash-attention (issue 25)
 
 __all__ = ["LABS", "LabResult", "format_table", "lab_module", "lab_options", "parse_option", "run_lab"]
 
