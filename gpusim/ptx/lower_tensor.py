@@ -15,6 +15,7 @@ from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.errors import UnsupportedPTXError
 from gpusim.ptx import ast
+from gpusim.ptx.lower_hopper import lower_bulk
 from gpusim.ptx.lower_common import OperandLowering, _err, _expect_operands, _Row
 
 TENSOR_OPCODES = ("mma", "ldmatrix", "stmatrix", "cp", "wmma")
@@ -212,8 +213,11 @@ def _lower_cp_async(fl, ins: ast.Instruction, b: _Row) -> None:
     mods = [m for m in ins.mods if not m.startswith(".L2::") and m != ".L1::no_allocate"]
     if not mods or mods[0] != ".async":
         raise _err(ins, f"'cp{''.join(ins.mods)}' is not supported (only cp.async)", unsupported=True)
-    _require_sm(fl, ins, 80, "cp.async")
     rest = mods[1:]
+    if rest and rest[0] == ".bulk":
+        lower_bulk(fl, ins, b, rest[1:])
+        return
+    _require_sm(fl, ins, 80, "cp.async")
     if rest == [".commit_group"]:
         _expect_operands(ins, 0)
         row[L.F_OP] = c.OP_CP_COMMIT

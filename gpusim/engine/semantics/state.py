@@ -61,6 +61,8 @@ LAUNCH = Columns("launch", "launch", "L_", "LAUNCH_FIELDS", "grid/block geometry
     Column("SHARED_LIMIT", "bytes", "shared bytes a block may touch: its allocation granule (>= SHARED_BYTES)"),
     Column("MEMCHECK", "flag", "1: an access past the declared shared size is an error"),
     Column("RACECHECK", "flag", "1: shared-memory hazards are recorded in race_found"),
+    Column("TIMED", "flag", "1 while the timed loop runs (bulk copies then complete their mbarrier bytes when "
+           "the memory model says); set by each loop at entry"),
 ))
 SYNC_OFF, SYNC_STRICT, SYNC_HARDWARE = 0, 1, 2   # L_SYNCCHECK: no check, synccheck error, count exited threads
 RECONV_IPDOM, RECONV_ITS = 0, 1                  # L_RECONVERGENCE
@@ -88,7 +90,11 @@ ERROR_KINDS = Kinds("error-kinds", "err[E_KIND]", "ERR_", "error kinds (gpusim.l
     Kind("TEXTURE", 10, "a bad texture handle or a mismatched fetch (E_SUB: TEXERR_* of arch.texture_layout)"),
     Kind("ASSERT", 11, "a failed assert(): __assertfail (address: the lanes that called it)"),
     Kind("MEMCHECK", 12, "memcheck: a shared access past the declared size, inside the granule"),
+    Kind("ASYNC", 13, "an mbarrier or bulk-copy rule broken (E_SUB: ASYNC_*, E_EXTRA: the value)"),
 ))
+# E_SUB of ERR_ASYNC (semantics/mbarrier.py): which rule of the PTX ISA was broken
+ASYNC_UNINIT, ASYNC_UNDERFLOW, ASYNC_TX_RANGE, ASYNC_INIT_COUNT = 1, 2, 3, 4
+ASYNC_BULK_ALIGN, ASYNC_BULK_SIZE, ASYNC_NO_COMPLETE, ASYNC_BULK_SPACE = 5, 6, 7, 8
 # E_SUB of ERR_SYNC: which member-mask rule was broken
 SYNC_NOT_MEMBER, SYNC_INACTIVE_MEMBER, SYNC_MASK_MISMATCH = 1, 2, 3
 SYNC_NEVER_ARRIVES = 4    # ITS: every group of the warp is blocked at a warp-synchronous instruction
@@ -140,6 +146,19 @@ MEM_KINDS = Kinds("mem-kinds", "mem_req[MR_KIND]", "MK_", "kinds of memory opera
     Kind("TEXTURE", 4, "a texture fetch"),
     Kind("ASYNC_COMMIT", 5, "cp.async.commit_group (only the timing model's cp.async groups act on it)"),
     Kind("ASYNC_WAIT", 6, "cp.async.wait_group / wait_all"),
+    Kind("BULK", 7, "cp.async.bulk: the copies of the instruction are in bulk_tx (BT_STATE = BT_UNTIMED)"),
+    Kind("BULK_COMMIT", 8, "cp.async.bulk.commit_group"),
+    Kind("BULK_WAIT", 9, "cp.async.bulk.wait_group{.read} N"),
+))
+BULK_SLOTS = 64           # bulk copies in flight per block slot (bulk_tx rows)
+BT_FREE, BT_UNTIMED, BT_TIMED = 0, 1, 2   # bulk_tx[.., BT_STATE]
+BULK_TX = Columns("bulk-tx", "bulk_tx[bslot, i]", "BT_", "BT_FIELDS",
+                  "one cp.async.bulk copy in flight (semantics/mbarrier.py, sm/async_timing.py)", (
+    Column("STATE", "BT_FREE/UNTIMED/TIMED", "free; issued, not yet timed; timed (READY holds its arrival)"),
+    Column("MBAR", "shared address", "its mbarrier (global->shared), or -1 (shared->global: a bulk group)"),
+    Column("BYTES", "bytes", "bytes copied: the mbarrier's tx-count completes by them"),
+    Column("READY", "cycle", "when the data has landed (the complete-tx happens then)"),
+    Column("GADDR", "heap offset", "the global end of the copy (source or destination)"),
 ))
 ASYNC_FLAGS = Kinds("async-flags", "mem_req[MR_ASYNC]", "ASYNC_", "cp.async flags (bits)", (
     Kind("COPY", 1, "the load is a cp.async copy's"),
@@ -205,6 +224,8 @@ MACHINE = Record("Machine", "the functional state of one launch", (
     Field("race_warp", "int64", ("RW", 2), "stamp", "racecheck: block stamp and barrier epoch of each warp slot"),
     Field("race_bstamp", "int64", ("RB",), "block + 1", "racecheck: block each block slot's shadow belongs to"),
     Field("race_found", "int64", (RF_MAX, RACE_FOUND), "RF_*", "racecheck: distinct hazards found"),
+    Field("bulk_tx", "int64", ("B", BULK_SLOTS, BULK_TX), "BT_*", "cp.async.bulk copies in flight per block "
+          "slot whose complete-tx the timed loop applies when they land (semantics/mbarrier.py)"),
 ), dims={"W": "warp slots", "R": "registers per thread", "D": "SIMT stack depth", "H": "heap bytes",
          "B": "block slots", "S": "shared bytes per block slot (padded to 8)",
          "LB": "local bytes per thread (padded to 8)", "P": "parameter bytes (padded)",
@@ -266,6 +287,7 @@ class Machine(NamedTuple):
     race_warp: np.ndarray
     race_bstamp: np.ndarray
     race_found: np.ndarray
+    bulk_tx: np.ndarray
 # <state-layout:Machine end>
 
 # <state-layout:launch begin>
@@ -293,7 +315,8 @@ L_RECONVERGENCE = 20
 L_SHARED_LIMIT = 21
 L_MEMCHECK = 22
 L_RACECHECK = 23
-LAUNCH_FIELDS = 24
+L_TIMED = 24
+LAUNCH_FIELDS = 25
 # <state-layout:launch end>
 
 # <state-layout:err begin>
@@ -321,6 +344,7 @@ ERR_CALL_DEPTH = 9
 ERR_TEXTURE = 10
 ERR_ASSERT = 11
 ERR_MEMCHECK = 12
+ERR_ASYNC = 13
 # <state-layout:error-kinds end>
 
 # <state-layout:hw-notes begin>
@@ -370,6 +394,9 @@ MK_ATOMIC = 3
 MK_TEXTURE = 4
 MK_ASYNC_COMMIT = 5
 MK_ASYNC_WAIT = 6
+MK_BULK = 7
+MK_BULK_COMMIT = 8
+MK_BULK_WAIT = 9
 # <state-layout:mem-kinds end>
 
 # <state-layout:async-flags begin>

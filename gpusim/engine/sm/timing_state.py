@@ -220,6 +220,8 @@ TIMING_STATE = Record("TimingState", "the timed loop's state", (
           "server)"),
     Field("loop", "int64", (LOOP,), "LP_*", "the timed loop between two calls"),
     Field("cp_state", "int64", ("W", CP), "CP_*", "cp.async groups per warp (issue.async_copy_groups)"),
+    Field("bulk_groups", "int64", ("W", CP), "CP_*", "cp.async.bulk groups per warp, kept like cp_state "
+          "(async_timing.py)"),
 ), dims={"W": "warp slots (NSM x SLOTS)", "SUB": "sub-partitions (NSM x NSP)", "NSM": "SMs",
          "BS": "block slots (NSM x BSLOTS)", "EVAL": "NSM x NSP x ceil(SLOTS / NSP)",
          "R": "registers per thread (at least 1)", "NI": "instructions (at least 1)",
@@ -290,6 +292,7 @@ class TimingState(NamedTuple):
     shared_path: np.ndarray
     loop: np.ndarray
     cp_state: np.ndarray
+    bulk_groups: np.ndarray
 # <state-layout:TimingState end>
 
 # <state-layout:prm begin>
@@ -433,6 +436,9 @@ class MemoryPath(NamedTuple):
     lane_addr: np.ndarray      # Machine's
     warp_block: np.ndarray     # Machine's
     cp_state: np.ndarray       # tensor cores (issue 14)
+    bulk_groups: np.ndarray    # cp.async.bulk groups (issue 25)
+    bulk_tx: np.ndarray        # Machine's: bulk copies in flight
+    warp_bslot: np.ndarray     # Machine's
 
 
 MEMORY_PATH_FIELDS = list(MemoryPath._fields)
