@@ -50,8 +50,8 @@ from gpusim.ptx.lower_common import (
     imm_bits,
     leaf_operands,
 )
-from gpusim.ptx.lower_ops import _lower_control, _lower_cvta, _lower_memory, _lower_sync, _lower_warp
 from gpusim.ptx.lower_hopper import HOPPER_OPCODES, lower_hopper
+from gpusim.ptx.lower_ops import _lower_control, _lower_cvta, _lower_memory, _lower_sync, _lower_warp
 from gpusim.ptx.lower_tensor import TENSOR_OPCODES, lower_tensor
 from gpusim.ptx.lower_texture import TEXTURE_LOWERED_OPCODES, lower_texture
 from gpusim.ptx.operands import TEXTURE_OPCODES

@@ -15,8 +15,8 @@ from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.errors import UnsupportedPTXError
 from gpusim.ptx import ast
-from gpusim.ptx.lower_hopper import lower_bulk
 from gpusim.ptx.lower_common import OperandLowering, _err, _expect_operands, _Row
+from gpusim.ptx.lower_hopper import lower_bulk
 
 TENSOR_OPCODES = ("mma", "ldmatrix", "stmatrix", "cp", "wmma")
 

@@ -93,7 +93,7 @@ CTR = Columns("ctr", "ts.ctr", "TC_", "N_TC", "timing counters of the launch", (
 ))
 
 CP = Columns("cp-state", "ts.cp_state[w]", "CP_", "CP_FIELDS",
-             "cp.async groups of one warp (issue.async_copy_groups); the ring follows the named columns", (
+             "cp.async groups of one warp (async_timing.async_copy_groups); the ring follows the named columns", (
     Column("OPEN", "cycle", "arrival of the open (uncommitted) group"),
     Column("COUNT", "groups", "groups committed"),
     Column("FLOOR", "cycle", "arrival of every group older than the ring"),
@@ -219,7 +219,7 @@ TIMING_STATE = Record("TimingState", "the timed loop's state", (
     Field("shared_path", "float64", SM, "cycle", "next-free instant of each SM's shared-memory data path (a "
           "server)"),
     Field("loop", "int64", (LOOP,), "LP_*", "the timed loop between two calls"),
-    Field("cp_state", "int64", ("W", CP), "CP_*", "cp.async groups per warp (issue.async_copy_groups)"),
+    Field("cp_state", "int64", ("W", CP), "CP_*", "cp.async groups per warp (async_timing.async_copy_groups)"),
     Field("bulk_groups", "int64", ("W", CP), "CP_*", "cp.async.bulk groups per warp, kept like cp_state "
           "(async_timing.py)"),
 ), dims={"W": "warp slots (NSM x SLOTS)", "SUB": "sub-partitions (NSM x NSP)", "NSM": "SMs",
