@@ -289,10 +289,12 @@ def exec_bulk_copy(m, row, pc, w, mask):
                 return fail(m, error_kind(mbar), pc, w, lane, _address(m, row, w, lane, 2, L.F_BULK_MBAR_OFFSET))
             if (m.shared64[bslot, mbar >> 3] & VALID) == 0:
                 return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar)
-            m.shared8[bslot, doff:doff + size] = m.mem8[soff:soff + size]
+            for i in range(size):
+                m.shared8[bslot, doff + i] = m.mem8[soff + i]
         else:
-            m.mem8[doff:doff + size] = m.shared8[bslot, soff:soff + size]
-            m.valid[doff:doff + size] = 2
+            for i in range(size):
+                m.mem8[doff + i] = m.shared8[bslot, soff + i]
+                m.valid[doff + i] = 2
         if g2s and not timed:
             if complete_tx(m, bslot, mbar, size) < 0:
                 return _async_fail(m, S.ASYNC_TX_RANGE, size, pc, w, lane, mbar)

@@ -404,6 +404,15 @@ ASYNC_COPY = 1
 ASYNC_NO_L1 = 2
 # <state-layout:async-flags end>
 
+# <state-layout:bulk-tx begin>
+BT_STATE = 0
+BT_MBAR = 1
+BT_BYTES = 2
+BT_READY = 3
+BT_GADDR = 4
+BT_FIELDS = 5
+# <state-layout:bulk-tx end>
+
 def _views(buffer: np.ndarray) -> tuple:
     return (buffer, buffer.view(np.uint16), buffer.view(np.uint32), buffer.view(np.uint64))
 
