@@ -104,12 +104,12 @@ def apply_landed(m, bslot, now):
     while True:
         best = -1
         for i in range(table.shape[0]):
-            if table[i, S.BT_STATE] == S.BT_TIMED and table[i, S.BT_READY] <= now and (
+            if table[i, S.BT_STATE] == S.BTS_TIMED and table[i, S.BT_READY] <= now and (
                     best < 0 or table[i, S.BT_READY] < table[best, S.BT_READY]):
                 best = i
         if best < 0:
             return 0
-        table[best, S.BT_STATE] = S.BT_FREE
+        table[best, S.BT_STATE] = S.BTS_FREE
         if table[best, S.BT_MBAR] >= 0 and complete_tx(m, bslot, table[best, S.BT_MBAR],
                                                        table[best, S.BT_BYTES]) < 0:
             return -1
@@ -196,9 +196,26 @@ def _mbarrier_lane(m, row, pc, w, lane, bslot, offset):
 
 
 @compiled_only
+def _distinct_words(lane_addr, mask):
+    """The first lane of ``mask`` naming each distinct mbarrier: the lanes of a warp that name one object are
+    one operation for the timing model (its shared-atomic request), as a warp-wide arrive is one."""
+    out = 0
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            seen = False
+            for other in range(lane):
+                if (out >> other) & 1 and lane_addr[other] == lane_addr[lane]:
+                    seen = True
+                    break
+            if not seen:
+                out |= 1 << lane
+    return out
+
+
+@compiled_only
 def exec_mbarrier(m, row, pc, w, mask):
     """An mbarrier instruction for the lanes of ``mask``, in lane order. Leaves a shared-memory atomic request
-    on the words for the timing model (an mbarrier operation is timed as one)."""
+    on the words for the timing model (an mbarrier operation is timed as one, one lane per distinct word)."""
     op = row[L.F_AUX]
     if op == L.MB_PENDING_COUNT:
         d0 = row[L.F_DST0]
@@ -226,7 +243,7 @@ def exec_mbarrier(m, row, pc, w, mask):
     req[S.MR_SIZE] = 8
     req[S.MR_VEC] = 1
     req[S.MR_KIND] = S.MK_ATOMIC if mask != 0 else 0
-    req[S.MR_MASK] = mask
+    req[S.MR_MASK] = _distinct_words(m.lane_addr, mask)
     req[S.MR_BYTES] = 8
     return STATUS_OK
 
@@ -238,9 +255,9 @@ def _bulk_slot(m, bslot, now):
     while True:
         best = -1
         for i in range(table.shape[0]):
-            if table[i, S.BT_STATE] == S.BT_FREE:
+            if table[i, S.BT_STATE] == S.BTS_FREE:
                 return i
-            if table[i, S.BT_STATE] == S.BT_TIMED and (best < 0 or table[i, S.BT_READY] < table[best, S.BT_READY]):
+            if table[i, S.BT_STATE] == S.BTS_TIMED and (best < 0 or table[i, S.BT_READY] < table[best, S.BT_READY]):
                 best = i
         if best < 0:
             return -1
@@ -303,7 +320,7 @@ def exec_bulk_copy(m, row, pc, w, mask):
             i = _bulk_slot(m, bslot, m.clock[0])
             if i < 0:
                 return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar)
-            m.bulk_tx[bslot, i, S.BT_STATE] = S.BT_UNTIMED
+            m.bulk_tx[bslot, i, S.BT_STATE] = S.BTS_UNTIMED
             m.bulk_tx[bslot, i, S.BT_MBAR] = mbar
             m.bulk_tx[bslot, i, S.BT_BYTES] = size
             m.bulk_tx[bslot, i, S.BT_READY] = 0

@@ -146,15 +146,19 @@ MEM_KINDS = Kinds("mem-kinds", "mem_req[MR_KIND]", "MK_", "kinds of memory opera
     Kind("TEXTURE", 4, "a texture fetch"),
     Kind("ASYNC_COMMIT", 5, "cp.async.commit_group (only the timing model's cp.async groups act on it)"),
     Kind("ASYNC_WAIT", 6, "cp.async.wait_group / wait_all"),
-    Kind("BULK", 7, "cp.async.bulk: the copies of the instruction are in bulk_tx (BT_STATE = BT_UNTIMED)"),
+    Kind("BULK", 7, "cp.async.bulk: the copies of the instruction are in bulk_tx (BT_STATE = BTS_UNTIMED)"),
     Kind("BULK_COMMIT", 8, "cp.async.bulk.commit_group"),
     Kind("BULK_WAIT", 9, "cp.async.bulk.wait_group{.read} N"),
 ))
 BULK_SLOTS = 64           # bulk copies in flight per block slot (bulk_tx rows)
-BT_FREE, BT_UNTIMED, BT_TIMED = 0, 1, 2   # bulk_tx[.., BT_STATE]
+BULK_STATES = Kinds("bulk-states", "bulk_tx[bslot, i, BT_STATE]", "BTS_", "a bulk copy's state", (
+    Kind("FREE", 0, "the row is free"),
+    Kind("UNTIMED", 1, "issued, not yet timed (the timing model gives it its arrival next)"),
+    Kind("TIMED", 2, "timed: BT_READY holds the cycle its bytes land"),
+))
 BULK_TX = Columns("bulk-tx", "bulk_tx[bslot, i]", "BT_", "BT_FIELDS",
                   "one cp.async.bulk copy in flight (semantics/mbarrier.py, sm/async_timing.py)", (
-    Column("STATE", "BT_FREE/UNTIMED/TIMED", "free; issued, not yet timed; timed (READY holds its arrival)"),
+    Column("STATE", "BTS_*", "free; issued, not yet timed; timed (READY holds its arrival)"),
     Column("MBAR", "shared address", "its mbarrier (global->shared), or -1 (shared->global: a bulk group)"),
     Column("BYTES", "bytes", "bytes copied: the mbarrier's tx-count completes by them"),
     Column("READY", "cycle", "when the data has landed (the complete-tx happens then)"),
@@ -403,6 +407,12 @@ MK_BULK_WAIT = 9
 ASYNC_COPY = 1
 ASYNC_NO_L1 = 2
 # <state-layout:async-flags end>
+
+# <state-layout:bulk-states begin>
+BTS_FREE = 0
+BTS_UNTIMED = 1
+BTS_TIMED = 2
+# <state-layout:bulk-states end>
 
 # <state-layout:bulk-tx begin>
 BT_STATE = 0

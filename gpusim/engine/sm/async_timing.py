@@ -97,16 +97,16 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
     warp's open bulk group. Returns ``cycle``: the instruction does not wait."""
     table = mp.bulk_tx[mp.mem_req[S.MR_BAR_ID]]
     for i in range(table.shape[0]):
-        if table[i, S.BT_STATE] != S.BT_UNTIMED:
+        if table[i, S.BT_STATE] != S.BTS_UNTIMED:
             continue
         load = table[i, S.BT_MBAR] >= 0
         done = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], load)
         mp.pc_mem[pc, T.PM_REQUESTS] += 1
         if load:
             table[i, S.BT_READY] = done
-            table[i, S.BT_STATE] = S.BT_TIMED
+            table[i, S.BT_STATE] = S.BTS_TIMED
         else:
-            table[i, S.BT_STATE] = S.BT_FREE
+            table[i, S.BT_STATE] = S.BTS_FREE
             if done > mp.bulk_groups[w, T.CP_OPEN]:
                 mp.bulk_groups[w, T.CP_OPEN] = done
     return cycle
