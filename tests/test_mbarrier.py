@@ -281,3 +281,15 @@ def test_fences_parse_and_order_only(gpu, tmp_path):
     out = gpu.zeros(1, np.uint32)
     gpu.launch(gpu.load(path)["k"], grid=1, block=32, args=[out])
     assert out.get()[0] == 5
+
+
+def test_bulk_copy_and_elect_refused_on_gpus_before_hopper(mod):
+    a100 = gpusim.GPU("a100", sms=1)
+    kernel = a100.load(HERE / "mbarrier.ptx")
+    with pytest.raises(UnsupportedPTXError, match="not available on a100"):
+        a100.launch(kernel["elect_lanes"], grid=1, block=32, args=[np.uint32(1), a100.zeros(64, np.uint32)])
+    with pytest.raises(UnsupportedPTXError, match="cp.async.bulk.* not available on a100"):
+        a100.launch(kernel["bulk_roundtrip"], grid=1, block=32, args=[a100.zeros(4, np.uint32)] * 3
+                    + [np.uint32(16), a100.zeros(2, np.uint32)])
+    program = [("init", 2), ("arrive", 0), ("test", 0)]          # mbarrier itself exists since sm_80
+    check_program(program, run_program(a100, kernel, program, False))

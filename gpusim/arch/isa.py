@@ -246,6 +246,8 @@ HOPPER_FORMS: tuple[Form, ...] = (
     Form(name="elect", op=c.OP_ELECT, types="any", pipe=PIPE_ALU, latency="int32_latency_cycles", dep=DEP_FIXED),
     Form(name="cp.async.bulk", op=c.OP_BULK_COPY, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
 )
+FIRST_TENSOR_FORM = len(FORMS)
+"""The index of the first tensor form: every form from here on is a tensor or Hopper one."""
 FORMS = FORMS + TENSOR_FORMS + HOPPER_FORMS
 
 _INDEX: dict[tuple[int, str], int] = {}

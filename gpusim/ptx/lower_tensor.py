@@ -398,12 +398,21 @@ def _lower_wmma_mma(fl, ins: ast.Instruction, b: _Row, words: list, types: list,
 
 def check_tensor_support(program, config) -> None:
     """Refuse (UnsupportedPTXError naming the line) a kernel whose tensor instructions ``config``'s GPU
-    does not have: an mma/wmma class whose interval is 0 in the config (e.g. every class on sm_70)."""
+    does not have: an mma/wmma class whose interval is 0 in the config (e.g. every class on sm_70), a bulk
+    copy or elect.sync below compute capability 9.0."""
     code = program.code
-    if not program.n_inst or code[:, L.F_ISA].max() < len(isa.FORMS) - len(isa.TENSOR_FORMS):
+    if not program.n_inst or code[:, L.F_ISA].max() < isa.FIRST_TENSOR_FORM:
         return
+    sm = int(config.compute_capability.replace(".", ""))
     for pc in range(program.n_inst):
         form = isa.FORMS[int(code[pc, L.F_ISA])]
+        hopper = form.name in ("cp.async.bulk", "elect") or int(code[pc, L.F_TC_FLAGS]) & L.TC_BULK and \
+            form.op in (c.OP_CP_COMMIT, c.OP_CP_WAIT)
+        if hopper and sm < 90:
+            raise UnsupportedPTXError(
+                f"{program.texts[pc].split()[0]} is not available on {config.name} (compute capability "
+                f"{config.compute_capability}; it needs 9.0); see docs/tensor-cores.md", program.file,
+                int(program.lines[pc]), 0, program.texts[pc])
         if form.interval is not None and int(getattr(config, form.interval)) == 0:
             raise UnsupportedPTXError(
                 f"{form.name} is not available on {config.name} (compute capability {config.compute_capability}: "
