@@ -293,3 +293,23 @@ def test_bulk_copy_and_elect_refused_on_gpus_before_hopper(mod):
                     + [np.uint32(16), a100.zeros(2, np.uint32)])
     program = [("init", 2), ("arrive", 0), ("test", 0)]          # mbarrier itself exists since sm_80
     check_program(program, run_program(a100, kernel, program, False))
+
+
+@pytest.mark.parametrize("sms", [1, 8])
+def test_bulk_copy_moves_its_bytes_like_cp_async(mod, sms):
+    """A bulk copy's bytes take the memory path cp.async.cg's take: the same DRAM bytes, and the wait ends at
+    most a few polls of the try_wait loop (each an mbarrier operation: a shared atomic, then a branch) after
+    128 threads' cp.async of the same bytes would have it."""
+    gpu = gpusim.GPU("h100-sxm", sms=sms)
+    kernels = gpu.load(HERE / "mbarrier.ptx")
+    config = gpu.config
+    for nbytes in (1024, 16384):
+        got = {}
+        for name in ("time_cp_async", "time_bulk"):
+            t = gpu.zeros(1, np.int64)
+            run = gpu.launch(kernels[name], grid=1, block=128, cache_control="all",
+                             args=[gpu.to_device(np.arange(nbytes // 4, dtype=np.uint32)), np.uint32(nbytes), t])
+            got[name] = (int(t.get()[0]), run.metrics["dram__bytes_read.sum"])
+        assert got["time_bulk"][1] == got["time_cp_async"][1] == nbytes
+        poll = config.atomic_shared_latency_cycles + config.branch_latency_cycles
+        assert got["time_cp_async"][0] - poll <= got["time_bulk"][0] <= got["time_cp_async"][0] + 3 * poll, got
