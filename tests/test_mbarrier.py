@@ -293,3 +293,56 @@ def test_bulk_copy_and_elect_refused_on_gpus_before_hopper(mod):
                     + [np.uint32(16), a100.zeros(2, np.uint32)])
     program = [("init", 2), ("arrive", 0), ("test", 0)]          # mbarrier itself exists since sm_80
     check_program(program, run_program(a100, kernel, program, False))
+
+
+@pytest.mark.parametrize("sms", [1, 8])
+def test_bulk_copy_moves_its_bytes_like_cp_async(mod, sms):
+    """A bulk copy's bytes take the memory path cp.async.cg's take: the same DRAM bytes, and the wait ends at
+    most a few polls of the try_wait loop (each an mbarrier operation: a shared atomic, then a branch) after
+    128 threads' cp.async of the same bytes would have it."""
+    gpu = gpusim.GPU("h100-sxm", sms=sms)
+    kernels = gpu.load(HERE / "mbarrier.ptx")
+    config = gpu.config
+    for nbytes in (1024, 16384):
+        got = {}
+        for name in ("time_cp_async", "time_bulk"):
+            t = gpu.zeros(1, np.int64)
+            run = gpu.launch(kernels[name], grid=1, block=128, cache_control="all",
+                             args=[gpu.to_device(np.arange(nbytes // 4, dtype=np.uint32)), np.uint32(nbytes), t])
+            got[name] = (int(t.get()[0]), run.metrics["dram__bytes_read.sum"])
+        assert got["time_bulk"][1] == got["time_cp_async"][1] == nbytes
+        poll = config.atomic_shared_latency_cycles + config.branch_latency_cycles
+        assert got["time_cp_async"][0] - poll <= got["time_bulk"][0] <= got["time_cp_async"][0] + 3 * poll, got
+
+
+def test_cutlass_style_wait_and_cache_hints(gpu, tmp_path):
+    """CUTLASS's forms: a try_wait.parity loop with labels inside an inline-asm scope and a suspend-time hint,
+    arrive.expect_tx into the sink, bulk copies with an L2 cache-policy operand (accepted, no effect)."""
+    path = tmp_path / "cutlass.ptx"
+    path.write_text(PTX_HEAD + """mov.u32 %r3, 0;
+mov.b64 %rd2, 0;
+mbarrier.init.shared::cta.b64 [%r2], 32;
+mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], 8;
+cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%r1], [%rd1], 256, [%r2], %rd2;
+{
+.reg .pred P1;
+LAB_WAIT:
+mbarrier.try_wait.parity.shared::cta.b64 P1, [%r2], %r3, 10000000;
+@P1 bra DONE;
+bra LAB_WAIT;
+DONE:
+}
+cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%rd1+256], [%r1], 256, %rd2;
+cp.async.bulk.commit_group;
+cp.async.bulk.wait_group 0;
+ret;
+}
+""")
+    kernel = gpu.load(path)["k"]
+    for timing in (False, True):
+        data = gpu.to_device(np.arange(128, dtype=np.uint32))
+        gpu.launch(kernel, grid=1, block=32, args=[data], timing=timing)
+        got = data.get()
+        # 32 lanes expect 8 bytes each (256 in all): the first 256-byte copy completes the phase; every lane
+        # copies the same 256 bytes into t and stores them to the second half
+        assert np.array_equal(got[64:], np.arange(64, dtype=np.uint32))

@@ -125,8 +125,9 @@ def raise_engine_error(m, program) -> None:
 _ASYNC_RULES = {
     S.ASYNC_UNINIT: ("uninitialised", "the 8 bytes at shared address {a} are not an initialised mbarrier "
                      "(mbarrier.init first; after mbarrier.inval the object is gone)"),
-    S.ASYNC_UNDERFLOW: ("arrivals", "the arrival count {x} is more than the phase's pending arrivals (or not "
-                        "in 1..2^20-1) on the mbarrier at shared address {a}"),
+    S.ASYNC_UNDERFLOW: ("arrivals", "an arrival of count {x} is more than the phase's pending arrivals (or "
+                        "not in 1..2^20-1) on the mbarrier at shared address {a}: more threads arrive than "
+                        "mbarrier.init counted?"),
     S.ASYNC_TX_RANGE: ("tx-count", "the tx-count of the mbarrier at shared address {a} leaves the range "
                        "-(2^20-1)..2^20-1 (value {x})"),
     S.ASYNC_INIT_COUNT: ("init count", "mbarrier.init's count {x} is not in 1..2^20-1"),

@@ -162,12 +162,13 @@ def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     words = set(rest)
     g2s = {".shared::cluster", ".global", ".mbarrier::complete_tx::bytes"}
     s2g = {".global", ".shared::cta", ".bulk_group"}
+    hint = 1 if ".L2::cache_hint" in ins.mods else 0      # a trailing cache-policy operand (no effect here)
     if words == g2s and rest.index(".shared::cluster") < rest.index(".global"):
         direction, dst_space, src_space = L.BULK_G2S, L.SP_SHARED, L.SP_GLOBAL
-        _expect_operands(ins, 4)
+        _expect_operands(ins, 4 + hint)
     elif words == s2g and rest.index(".global") < rest.index(".shared::cta"):
         direction, dst_space, src_space = L.BULK_S2G, L.SP_GLOBAL, L.SP_SHARED
-        _expect_operands(ins, 3)
+        _expect_operands(ins, 3 + hint)
     else:
         raise _err(ins, f"'cp{''.join(ins.mods)}': gpusim models cp.async.bulk.shared::cluster.global"
                    ".mbarrier::complete_tx::bytes and cp.async.bulk.global.shared::cta.bulk_group (1D; the "

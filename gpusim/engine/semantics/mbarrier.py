@@ -144,13 +144,13 @@ def _arrive(m, row, word, lane, w):
         expected -= count
     pending -= count
     if pending < 0 or expected < 0 or count < 1 or count > COUNT_MASK:
-        return word, word, S.ASYNC_UNDERFLOW
+        return word, np.uint64(count), S.ASYNC_UNDERFLOW        # the error's value: the arrival count
     if tx > COUNT_MASK:
-        return word, word, S.ASYNC_TX_RANGE
+        return word, np.uint64(tx), S.ASYNC_TX_RANGE
     token = pack(phase, pending, expected, tx)
     new = settle(phase, pending, expected, tx)
     if new[0] != phase and flags & L.MBF_NO_COMPLETE:
-        return word, word, S.ASYNC_NO_COMPLETE
+        return word, np.uint64(count), S.ASYNC_NO_COMPLETE
     return pack(new[0], new[1], new[2], new[3]), token, 0
 
 
@@ -180,7 +180,7 @@ def _mbarrier_lane(m, row, pc, w, lane, bslot, offset):
     if op == L.MB_ARRIVE or op == L.MB_ARRIVE_DROP:
         new, token, sub = _arrive(m, row, word, lane, w)
         if sub != 0:
-            return _async_fail(m, sub, np.int64(word), pc, w, lane, offset)
+            return _async_fail(m, sub, np.int64(token), pc, w, lane, offset)
         m.shared64[bslot, offset >> 3] = new
         if d0 >= 0:
             m.regs[w, d0, lane] = token
