@@ -25,6 +25,7 @@ from gpusim.errors import (
     KernelExceptionError,
     KernelNotFoundError,
     LaunchError,
+    MbarrierError,
     NoTimingError,
     NoTraceError,
     PTXSyntaxError,
@@ -47,7 +48,7 @@ __all__ = [
     "warm_up", "BarrierError", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
     "InternalError", "KernelCompileError", "KernelExceptionError", "KernelNotFoundError", "LaunchError",
     "NoTimingError", "NoTraceError", "PTXSyntaxError", "SimulationLimitError", "UninitializedMemoryError",
-    "UnsupportedPTXError", "WarpSyncError", "TextureError", "__version__",
+    "UnsupportedPTXError", "WarpSyncError", "TextureError", "MbarrierError", "__version__",
 ]
 
 

@@ -73,6 +73,16 @@ class WarpSyncError(IllegalAddressError):
     compute-sanitizer's synccheck would. ``address`` holds the other lane concerned."""
 
 
+class MbarrierError(IllegalAddressError):
+    """An mbarrier or bulk-copy operation the PTX ISA leaves undefined (an operation on a word that is not an
+    initialised mbarrier, more arrivals than pending, a tx-count out of range, a bulk copy whose address or
+    size is not a multiple of 16 bytes), naming the kernel, block, thread, PTX line and address."""
+
+    rule: str = ""
+    """Which rule was broken: 'uninitialised', 'arrivals', 'tx-count', 'init count', 'alignment', 'size',
+    'noComplete', 'space'."""
+
+
 class CallStackOverflowError(GpusimError):
     """A call nested deeper than ``max_call_depth`` (CUDA reports a stack overflow: cudaErrorLaunchFailure with
     compute-sanitizer naming it): names the kernel, block, thread, the call's PTX line and the depth."""

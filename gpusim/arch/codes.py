@@ -246,5 +246,13 @@ MOD_SHIFTAMT = 1 << 30    # bfind.shiftamt: return the left-shift amount instead
 OP_CALL = 110       # call of a .func: push a frame and a SIMT call entry (gpusim.ptx.calls)
 OP_FRET = 111       # the return row at the end of a .func
 OP_VPRINTF = 112    # call.uni vprintf: record a printf in the launch's printf buffer
+# ---------------------------------------------------------------- Hopper (issue 25): mbarrier, bulk copies, elect
+# Semantics in gpusim.engine.semantics.mbarrier, lowering in gpusim.ptx.lower_hopper; step_warp only.
+# cp.async.bulk.commit_group / wait_group are OP_CP_COMMIT / OP_CP_WAIT rows with TC_BULK set.
+OP_MBARRIER = 113   # mbarrier.* (the operation in F_AUX: MB_* of gpusim.arch.layout)
+OP_ELECT = 114      # elect.sync d|p, membermask
+OP_BULK_COPY = 115  # cp.async.bulk (F_AUX: BULK_G2S or BULK_S2G)
+OP_FIRST_HOPPER = 113
+OP_LAST_HOPPER = 115
 # ---------------------------------------------------------------- added by the conformance corpus (dp2a)
 MOD_DP2A_HI = 1 << 31    # dp2a.hi: bytes 2-3 of b (else .lo: bytes 0-1)

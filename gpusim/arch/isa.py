@@ -258,7 +258,20 @@ TENSOR_FORMS = TENSOR_FORMS + tuple(
     Form(name="wgmma.commit_group", op=c.OP_CP_COMMIT, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED),
     Form(name="wgmma.wait_group", op=c.OP_CP_WAIT, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED),
 )
-FORMS = FORMS + TENSOR_FORMS
+
+# ---- Hopper (issue 25): an mbarrier operation is a read-modify-write of its 8-byte shared word, timed as a
+# shared-memory atomic (MIO; its result when the memory model says); elect.sync as vote; a bulk copy is
+# handed to the asynchronous copy unit (the LSU issue slot; its bytes are timed by sm/async_timing.py)
+HOPPER_FORMS: tuple[Form, ...] = (
+    Form(name="mbarrier", op=c.OP_MBARRIER, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),
+    Form(name="mbarrier.pending_count", op=c.OP_MBARRIER, types="any", pipe=PIPE_ALU,
+         latency="int32_latency_cycles", dep=DEP_FIXED),
+    Form(name="elect", op=c.OP_ELECT, types="any", pipe=PIPE_ALU, latency="int32_latency_cycles", dep=DEP_FIXED),
+    Form(name="cp.async.bulk", op=c.OP_BULK_COPY, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+)
+FIRST_TENSOR_FORM = len(FORMS)
+"""The index of the first tensor form: every form from here on is a tensor or Hopper one."""
+FORMS = FORMS + TENSOR_FORMS + HOPPER_FORMS
 
 _INDEX: dict[tuple[int, str], int] = {}
 for _i, _form in enumerate(FORMS):

@@ -58,6 +58,20 @@ F_TC_FLAGS = 10       # TC_* bits
 F_TC_COUNT = 12       # ldmatrix/stmatrix: matrices; wmma.load/store: registers; wmma.mma: na | nb<<8 | nc<<16 | nd<<24
 F_TC_SRC_OFFSET = 13  # cp.async: byte offset of the global source address
 TC_TRANS = 1          # ldmatrix/stmatrix .trans
+TC_BULK = 1024        # cp.async.bulk.commit_group / wait_group (the bulk groups, not cp.async's)
+TC_READ = 2048        # cp.async.bulk.wait_group.read
+# ---- Hopper (issue 25): mbarrier rows (OP_MBARRIER): the operation in F_AUX, flags in F_TC_FLAGS; the
+# address in F_ABASE/F_AOFF; sources: count / txCount / state / parity (then the suspend hint, unused)
+MB_INIT, MB_ARRIVE, MB_ARRIVE_DROP, MB_EXPECT_TX, MB_COMPLETE_TX = 1, 2, 3, 4, 5
+MB_TEST_WAIT, MB_TRY_WAIT, MB_INVAL, MB_PENDING_COUNT = 6, 7, 8, 9
+MBF_EXPECT_TX = 1     # arrive.expect_tx / arrive_drop.expect_tx: source 0 is txCount, the arrival count 1
+MBF_PARITY = 2        # test_wait/try_wait.parity: source 0 is the phase parity, not a state token
+MBF_NO_COMPLETE = 4   # arrive.noComplete: completing the phase is an error
+MBF_COUNT = 8         # arrive with an explicit count (source 0, or source 1 after txCount)
+# bulk copies (OP_BULK_COPY): destination address in F_ABASE/F_AOFF (space F_SPACE), source address in
+# source 0 + F_TC_SRC_OFFSET, size in source 1, the mbarrier (global->shared) in source 2 + F_BULK_MBAR_OFFSET
+BULK_G2S, BULK_S2G = 1, 2
+F_BULK_MBAR_OFFSET = F_TC_SHAPE
 TC_COL_MAJOR = 2      # wmma.load/store .col
 TC_BYPASS_L1 = 4      # cp.async.cg
 TC_WAIT_ALL = 8       # cp.async.wait_all (commit, then wait for every group)

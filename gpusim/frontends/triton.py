@@ -12,7 +12,7 @@ shared memory, and ``grid`` is a tuple or Triton's ``lambda meta: (...)``. Host 
 copied to the device and back; DeviceArrays are passed in place.
 
 Triton's tensor-core code for sm_80-sm_89 (``mma.sync``, ``ldmatrix``, ``cp.async``) runs; kernels that
-need PTX gpusim does not model (Hopper's ``wgmma``, ``mbarrier``, TMA's bulk copies) end in
+need PTX gpusim does not model (Hopper's ``wgmma``, TMA's tensor copies) end in
 ``UnsupportedPTXError`` naming every such instruction the PTX uses. Simplified: one compiled kernel per
 (function, signature, constants, num_warps, num_stages) in the process; no autotuning (pass the constexprs you want).
 """
@@ -35,13 +35,13 @@ _DTYPES = {
     "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
 }
 # PTX instructions (opcode prefixes) Triton emits for Hopper's tensor cores and asynchronous copies that gpusim
-# does not model (mma.sync, ldmatrix, stmatrix and cp.async run: docs/tensor-cores.md).
+# does not model (mma.sync, ldmatrix, stmatrix, cp.async, mbarrier, 1D cp.async.bulk and elect.sync run:
+# docs/tensor-cores.md).
 MISSING_FEATURES = {
     "wgmma": "Hopper warpgroup MMA (wgmma)",
-    "cp.async.bulk": "TMA bulk copies (cp.async.bulk)",
-    "mbarrier": "mbarrier (asynchronous barriers)",
+    "cp.async.bulk.tensor": "TMA tensor copies (cp.async.bulk.tensor)",
+    "cp.async.bulk.prefetch": "TMA prefetches (cp.async.bulk.prefetch)",
     "cp.reduce.async": "TMA bulk reductions",
-    "elect": "elect.sync",
     "setmaxnreg": "setmaxnreg",
 }
 _INSTRUCTION = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w.]*)", re.MULTILINE)

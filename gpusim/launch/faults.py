@@ -22,6 +22,7 @@ from gpusim.errors import (
     IllegalAddressError,
     InitcheckError,
     InternalError,
+    MbarrierError,
     MemcheckError,
     SimulationLimitError,
     SynccheckError,
@@ -110,6 +111,8 @@ def raise_engine_error(m, program) -> None:
             kernel=program.name, block=block, thread=thread, line=line, depth=address)
     if kind == S.ERR_SYNC:
         raise _sync_error(m, program, head, block, thread, line, lane, address)
+    if kind == S.ERR_ASYNC:
+        raise _async_error(m, head, program.name, block, thread, line, address)
     if kind == S.ERR_TEXTURE:
         from gpusim.launch.textures import texture_error
 
@@ -117,6 +120,32 @@ def raise_engine_error(m, program) -> None:
                             thread=thread, line=line)
     raise InternalError(f"internal error: unknown engine error code {kind}: {head}", kernel=program.name,
                         block=block, thread=thread, line=line)
+
+
+_ASYNC_RULES = {
+    S.ASYNC_UNINIT: ("uninitialised", "the 8 bytes at shared address {a} are not an initialised mbarrier "
+                     "(mbarrier.init first; after mbarrier.inval the object is gone)"),
+    S.ASYNC_UNDERFLOW: ("arrivals", "an arrival of count {x} is more than the phase's pending arrivals (or "
+                        "not in 1..2^20-1) on the mbarrier at shared address {a}: more threads arrive than "
+                        "mbarrier.init counted?"),
+    S.ASYNC_TX_RANGE: ("tx-count", "the tx-count of the mbarrier at shared address {a} leaves the range "
+                       "-(2^20-1)..2^20-1 (value {x})"),
+    S.ASYNC_INIT_COUNT: ("init count", "mbarrier.init's count {x} is not in 1..2^20-1"),
+    S.ASYNC_BULK_ALIGN: ("alignment", "cp.async.bulk address {a} is not 16-byte aligned"),
+    S.ASYNC_BULK_SIZE: ("size", "cp.async.bulk size {x} is not a positive multiple of 16 bytes"),
+    S.ASYNC_NO_COMPLETE: ("noComplete", "mbarrier.arrive.noComplete completed the phase of the mbarrier at "
+                          "shared address {a}"),
+    S.ASYNC_BULK_SPACE: ("space", "address {a} is not in shared memory, where an mbarrier lives"),
+}
+
+
+def _async_error(m, head, kernel, block, thread, line, address):
+    rule, text = _ASYNC_RULES.get(int(m.err[S.E_SUB]), ("", "an mbarrier or bulk-copy rule was broken"))
+    error = MbarrierError(f"undefined mbarrier/bulk-copy operation (PTX ISA): {head}: "
+                          + text.format(a=hex_address(address), x=int(m.err[S.E_EXTRA])),
+                          kernel=kernel, block=block, thread=thread, line=line, address=address)
+    error.rule = rule
+    return error
 
 
 def _sync_error(m, program, head, block, thread, line, lane, other) -> WarpSyncError:

@@ -16,6 +16,7 @@ from gpusim.arch import layout as L
 from gpusim.errors import UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.lower_common import OperandLowering, _err, _expect_operands, _Row
+from gpusim.ptx.lower_hopper import lower_bulk
 from gpusim.ptx.lower_wgmma import lower_wgmma
 
 TENSOR_OPCODES = ("mma", "ldmatrix", "stmatrix", "cp", "wmma", "wgmma")
@@ -215,8 +216,11 @@ def _lower_cp_async(fl, ins: ast.Instruction, b: _Row) -> None:
     mods = [m for m in ins.mods if not m.startswith(".L2::") and m != ".L1::no_allocate"]
     if not mods or mods[0] != ".async":
         raise _err(ins, f"'cp{''.join(ins.mods)}' is not supported (only cp.async)", unsupported=True)
-    _require_sm(fl, ins, 80, "cp.async")
     rest = mods[1:]
+    if rest and rest[0] == ".bulk":
+        lower_bulk(fl, ins, b, rest[1:])
+        return
+    _require_sm(fl, ins, 80, "cp.async")
     if rest == [".commit_group"]:
         _expect_operands(ins, 0)
         row[L.F_OP] = c.OP_CP_COMMIT
@@ -397,12 +401,21 @@ def _lower_wmma_mma(fl, ins: ast.Instruction, b: _Row, words: list, types: list,
 
 def check_tensor_support(program, config) -> None:
     """Refuse (UnsupportedPTXError naming the line) a kernel whose tensor instructions ``config``'s GPU
-    does not have: an mma/wmma class whose interval is 0 in the config (e.g. every class on sm_70)."""
+    does not have: an mma/wmma class whose interval is 0 in the config (e.g. every class on sm_70), a bulk
+    copy or elect.sync below compute capability 9.0."""
     code = program.code
-    if not program.n_inst or code[:, L.F_ISA].max() < len(isa.FORMS) - len(isa.TENSOR_FORMS):
+    if not program.n_inst or code[:, L.F_ISA].max() < isa.FIRST_TENSOR_FORM:
         return
+    sm = int(config.compute_capability.replace(".", ""))
     for pc in range(program.n_inst):
         form = isa.FORMS[int(code[pc, L.F_ISA])]
+        hopper = form.name in ("cp.async.bulk", "elect") or int(code[pc, L.F_TC_FLAGS]) & L.TC_BULK and \
+            form.op in (c.OP_CP_COMMIT, c.OP_CP_WAIT)
+        if hopper and sm < 90:
+            raise UnsupportedPTXError(
+                f"{program.texts[pc].split()[0]} is not available on {config.name} (compute capability "
+                f"{config.compute_capability}; it needs 9.0); see docs/tensor-cores.md", program.file,
+                int(program.lines[pc]), 0, program.texts[pc])
         if form.interval is not None and int(getattr(config, form.interval)) == 0:
             raise UnsupportedPTXError(
                 f"{form.name} is not available on {config.name} (compute capability {config.compute_capability}: "

@@ -217,10 +217,10 @@ class InstructionParser:
         kind = token.kind
         if kind == WORD:
             cursor.next()
+            if context == "top" and cursor.peek().kind == "|":
+                return self.parse_pair(token)     # d|p, either may be _ (elect.sync _|p, setp _|p)
             if token.text == "_":
                 return Sink()
-            if context == "top" and cursor.peek().kind == "|":
-                return self.parse_pair(token)
             operand = self.name_operand(token)
             if context == "top" and isinstance(operand, Symbol) and cursor.peek().kind in ("+", "-"):
                 return Address(operand.name, self.parse_offset(), base_is_reg=False)

@@ -33,6 +33,7 @@ from gpusim.engine.semantics.its import (
     its_warpsync,
     warpsync_missing,
 )
+from gpusim.engine.semantics.mbarrier import hopper_op
 from gpusim.engine.semantics.memory_exec import _is_word_access, _word_access, _word_addresses, exec_memory
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.racecheck import race_barrier
@@ -325,6 +326,10 @@ def step_warp(m, code, w):
         stop = _exec_warp_sync_op(m, code, row, op, pc, w, mask)
         if stop != _GO_ON:
             return stop
+    elif op >= c.OP_FIRST_HOPPER and op <= c.OP_LAST_HOPPER:     # mbarrier, cp.async.bulk, elect.sync
+        status = hopper_op(m, row, pc, w, mask, op)
+        if status != STATUS_OK:
+            return status
     m.stk_pc[w, sp] = pc + 1
     normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
     if m.sp[w] < 0:

@@ -69,6 +69,7 @@ def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block,
         init_warp(m, w, (1 << lanes) - 1)
         m.regs[w, :, :] = 0
     m.shared8[bslot, :] = 0
+    m.bulk_tx[bslot, :, :] = 0
     m.local8[first_slot * 32:(first_slot + warps_per_block) * 32, :] = 0
 
 
@@ -161,6 +162,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
     Returns (RUN_* status, warp-instructions executed so far, block of an error, deadlock or limit);
     RUN_SLICE when the budget ran out first (call again with the same state to go on)."""
     launch = m.launch
+    launch[S.L_TIMED] = 0      # bulk copies complete their mbarrier bytes at issue (semantics/mbarrier.py)
     clock = m.clock          # hoisted: a struct field read in the loop costs a reference count each time
     regs, sps, stk_pc, stk_rpc, stk_mask = m.regs, m.sp, m.stk_pc, m.stk_rpc, m.stk_mask
     pc_counts, valid, mem32, lane_addr, mem_req = m.pc_counts, m.valid, m.mem32, m.lane_addr, m.mem_req

@@ -62,6 +62,8 @@ LAUNCH = Columns("launch", "launch", "L_", "LAUNCH_FIELDS", "grid/block geometry
     Column("SHARED_LIMIT", "bytes", "shared bytes a block may touch: its allocation granule (>= SHARED_BYTES)"),
     Column("MEMCHECK", "flag", "1: an access past the declared shared size is an error"),
     Column("RACECHECK", "flag", "1: shared-memory hazards are recorded in race_found"),
+    Column("TIMED", "flag", "1 while the timed loop runs (bulk copies then complete their mbarrier bytes when "
+           "the memory model says); set by each loop at entry"),
 ))
 SYNC_OFF, SYNC_STRICT, SYNC_HARDWARE = 0, 1, 2   # L_SYNCCHECK: no check, synccheck error, count exited threads
 RECONV_IPDOM, RECONV_ITS = 0, 1                  # L_RECONVERGENCE
@@ -89,7 +91,11 @@ ERROR_KINDS = Kinds("error-kinds", "err[E_KIND]", "ERR_", "error kinds (gpusim.l
     Kind("TEXTURE", 10, "a bad texture handle or a mismatched fetch (E_SUB: TEXERR_* of arch.texture_layout)"),
     Kind("ASSERT", 11, "a failed assert(): __assertfail (address: the lanes that called it)"),
     Kind("MEMCHECK", 12, "memcheck: a shared access past the declared size, inside the granule"),
+    Kind("ASYNC", 13, "an mbarrier or bulk-copy rule broken (E_SUB: ASYNC_*, E_EXTRA: the value)"),
 ))
+# E_SUB of ERR_ASYNC (semantics/mbarrier.py): which rule of the PTX ISA was broken
+ASYNC_UNINIT, ASYNC_UNDERFLOW, ASYNC_TX_RANGE, ASYNC_INIT_COUNT = 1, 2, 3, 4
+ASYNC_BULK_ALIGN, ASYNC_BULK_SIZE, ASYNC_NO_COMPLETE, ASYNC_BULK_SPACE = 5, 6, 7, 8
 # E_SUB of ERR_SYNC: which member-mask rule was broken
 SYNC_NOT_MEMBER, SYNC_INACTIVE_MEMBER, SYNC_MASK_MISMATCH = 1, 2, 3
 SYNC_NEVER_ARRIVES = 4    # ITS: every group of the warp is blocked at a warp-synchronous instruction
@@ -152,6 +158,23 @@ MEM_KINDS = Kinds("mem-kinds", "mem_req[MR_KIND]", "MK_", "kinds of memory opera
     Kind("ASYNC_COMMIT", 5, "cp.async.commit_group (only the timing model's cp.async groups act on it)"),
     Kind("ASYNC_WAIT", 6, "cp.async.wait_group / wait_all"),
     Kind("WGMMA", 7, "wgmma.mma_async: the tensor pipe, its shared-memory operand bytes, the warp's open group"),
+    Kind("BULK", 8, "cp.async.bulk: the copies of the instruction are in bulk_tx (BT_STATE = BTS_UNTIMED)"),
+    Kind("BULK_COMMIT", 9, "cp.async.bulk.commit_group"),
+    Kind("BULK_WAIT", 10, "cp.async.bulk.wait_group{.read} N"),
+))
+BULK_SLOTS = 64           # bulk copies in flight per block slot (bulk_tx rows)
+BULK_STATES = Kinds("bulk-states", "bulk_tx[bslot, i, BT_STATE]", "BTS_", "a bulk copy's state", (
+    Kind("FREE", 0, "the row is free"),
+    Kind("UNTIMED", 1, "issued, not yet timed (the timing model gives it its arrival next)"),
+    Kind("TIMED", 2, "timed: BT_READY holds the cycle its bytes land"),
+))
+BULK_TX = Columns("bulk-tx", "bulk_tx[bslot, i]", "BT_", "BT_FIELDS",
+                  "one cp.async.bulk copy in flight (semantics/mbarrier.py, sm/async_timing.py)", (
+    Column("STATE", "BTS_*", "free; issued, not yet timed; timed (READY holds its arrival)"),
+    Column("MBAR", "shared address", "its mbarrier (global->shared), or -1 (shared->global: a bulk group)"),
+    Column("BYTES", "bytes", "bytes copied: the mbarrier's tx-count completes by them"),
+    Column("READY", "cycle", "when the data has landed (the complete-tx happens then)"),
+    Column("GADDR", "heap offset", "the global end of the copy (source or destination)"),
 ))
 ASYNC_FLAGS = Kinds("async-flags", "mem_req[MR_ASYNC]", "ASYNC_", "cp.async flags (bits)", (
     Kind("COPY", 1, "the load is a cp.async copy's"),
@@ -219,6 +242,8 @@ MACHINE = Record("Machine", "the functional state of one launch", (
     Field("race_bstamp", "int64", ("RB",), "block + 1", "racecheck: block each block slot's shadow belongs to"),
     Field("race_found", "int64", (RF_MAX, RACE_FOUND), "RF_*", "racecheck: distinct hazards found"),
     Field("init_found", "int64", (INIT_MAX, INIT_FOUND), "IF_*", "initcheck: reads of never-written global memory"),
+    Field("bulk_tx", "int64", ("B", BULK_SLOTS, BULK_TX), "BT_*", "cp.async.bulk copies in flight per block "
+          "slot whose complete-tx the timed loop applies when they land (semantics/mbarrier.py)"),
 ), dims={"W": "warp slots", "R": "registers per thread", "D": "SIMT stack depth", "H": "heap bytes",
          "B": "block slots", "S": "shared bytes per block slot (padded to 8)",
          "LB": "local bytes per thread (padded to 8)", "P": "parameter bytes (padded)",
@@ -281,6 +306,7 @@ class Machine(NamedTuple):
     race_bstamp: np.ndarray
     race_found: np.ndarray
     init_found: np.ndarray
+    bulk_tx: np.ndarray
 # <state-layout:Machine end>
 
 # <state-layout:launch begin>
@@ -308,7 +334,8 @@ L_RECONVERGENCE = 20
 L_SHARED_LIMIT = 21
 L_MEMCHECK = 22
 L_RACECHECK = 23
-LAUNCH_FIELDS = 24
+L_TIMED = 24
+LAUNCH_FIELDS = 25
 # <state-layout:launch end>
 
 # <state-layout:err begin>
@@ -336,6 +363,7 @@ ERR_CALL_DEPTH = 9
 ERR_TEXTURE = 10
 ERR_ASSERT = 11
 ERR_MEMCHECK = 12
+ERR_ASYNC = 13
 # <state-layout:error-kinds end>
 
 # <state-layout:hw-notes begin>
@@ -396,6 +424,9 @@ MK_TEXTURE = 4
 MK_ASYNC_COMMIT = 5
 MK_ASYNC_WAIT = 6
 MK_WGMMA = 7
+MK_BULK = 8
+MK_BULK_COMMIT = 9
+MK_BULK_WAIT = 10
 # <state-layout:mem-kinds end>
 
 # <state-layout:async-flags begin>
@@ -403,6 +434,21 @@ ASYNC_COPY = 1
 ASYNC_NO_L1 = 2
 ASYNC_WGMMA = 4
 # <state-layout:async-flags end>
+
+# <state-layout:bulk-states begin>
+BTS_FREE = 0
+BTS_UNTIMED = 1
+BTS_TIMED = 2
+# <state-layout:bulk-states end>
+
+# <state-layout:bulk-tx begin>
+BT_STATE = 0
+BT_MBAR = 1
+BT_BYTES = 2
+BT_READY = 3
+BT_GADDR = 4
+BT_FIELDS = 5
+# <state-layout:bulk-tx end>
 
 def _views(buffer: np.ndarray) -> tuple:
     return (buffer, buffer.view(np.uint16), buffer.view(np.uint32), buffer.view(np.uint64))

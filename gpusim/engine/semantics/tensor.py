@@ -420,7 +420,7 @@ def exec_wmma_mma(m, row, w):
 def tensor_op(m, row, pc, w, mask):
     """Execute tensor instruction ``row`` for warp ``w``; returns a STATUS_* code. cp.async.commit_group
     and wait_group have no functional effect: they become requests of their own kinds for the timing
-    model, which keeps the groups (``issue.async_copy_groups``)."""
+    model, which keeps the groups (``async_timing.async_copy_groups``)."""
     op = row[L.F_OP]
     if mask == 0:
         return STATUS_OK
@@ -436,11 +436,11 @@ def tensor_op(m, row, pc, w, mask):
     if op == c.OP_WMMA_MMA:
         exec_wmma_mma(m, row, w)
     elif op == c.OP_CP_COMMIT:
-        m.mem_req[S.MR_KIND] = S.MK_ASYNC_COMMIT
+        m.mem_req[S.MR_KIND] = S.MK_BULK_COMMIT if (row[L.F_TC_FLAGS] & L.TC_BULK) != 0 else S.MK_ASYNC_COMMIT
         if row[L.F_TC_FLAGS] & L.TC_WGMMA:      # wgmma.commit_group: the wgmma groups (semantics/wgmma.py)
             m.mem_req[S.MR_ASYNC] = S.ASYNC_WGMMA
     elif op == c.OP_CP_WAIT:
-        m.mem_req[S.MR_KIND] = S.MK_ASYNC_WAIT
+        m.mem_req[S.MR_KIND] = S.MK_BULK_WAIT if (row[L.F_TC_FLAGS] & L.TC_BULK) != 0 else S.MK_ASYNC_WAIT
         if row[L.F_TC_FLAGS] & L.TC_WGMMA:
             m.mem_req[S.MR_ASYNC] = S.ASYNC_WGMMA
         m.mem_req[S.MR_SIZE] = row[L.F_AUX]

@@ -34,7 +34,8 @@ from gpusim.engine.sm.timing import run_timed
 
 I64, U64 = types.int64, types.uint64
 ALU_EVAL_ARGS = (I64, I64, I64, I64, U64, U64, U64, U64)    # op, ty, ty2, mods, a, b, c, d
-MACHINE_FIELDS_IN_MEMORY_PATH = ("mem_req", "lane_addr", "warp_block")   # the rest are TimingState's
+# the rest are TimingState's
+MACHINE_FIELDS_IN_MEMORY_PATH = ("mem_req", "lane_addr", "warp_block", "bulk_tx", "warp_bslot")
 
 
 def _fields(tuple_type) -> dict:

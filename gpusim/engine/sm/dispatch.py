@@ -56,6 +56,7 @@ def dispatch_block(ts, m, sm, bslot_local, block, cycle, age):
         ts.w_parked[w] = 0
         ts.reg_ready[w, :] = 0
         ts.cp_state[w, :] = 0
+        ts.bulk_groups[w, :] = 0
         sub = sm * prm[T.TP_NSP] + (w - sm * slots) % prm[T.TP_NSP]
         ts.sub_next[sub] = min(ts.sub_next[sub], cycle)
     ts.b_block[bslot] = block

@@ -27,6 +27,7 @@ from gpusim.engine.memory.shared_banks import shared_wavefronts
 from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
+from gpusim.engine.sm.async_timing import async_request
 from gpusim.engine.sm.texture_timing import texture_load
 from gpusim.engine.sm.wgmma_timing import wgmma_timing
 
@@ -142,10 +143,10 @@ def memory_timing(mp, ms, w, sm, sub, pc, cycle):
 
     ``mp`` is the ``MemoryPath``: only the arrays this path touches (a call's arguments are copied
     array by array, so passing the whole timing state and Machine would cost more than the work)."""
-    if mp.mem_req[S.MR_KIND] >= S.MK_ASYNC_COMMIT:      # cp.async.commit_group / wait_group (issue 14)
+    if mp.mem_req[S.MR_KIND] >= S.MK_ASYNC_COMMIT:      # cp.async groups (issue 14), wgmma and cp.async.bulk (25)
         if mp.mem_req[S.MR_KIND] == S.MK_WGMMA:         # wgmma.mma_async (Hopper)
             return wgmma_timing(mp, w, sm, cycle)
-        return async_copy_groups(mp.cp_state, mp.mem_req, w, cycle)
+        return async_request(mp, ms, w, sm, pc, cycle)
     counters = ms.counters
     l1_misses = counters[MS.C_L1_MISS_SECTORS]
     l2_misses = counters[MS.C_L2_MISS_SECTORS]
@@ -383,39 +384,3 @@ def _path_write(reg_ready, reg_dep, w, d, ready, dep, lanes, cycle):
         ready = max(ready, reg_ready[w, d])
     reg_ready[w, d] = ready
     reg_dep[w, d] = dep | (lanes << PATH_SHIFT)
-
-
-@compiled_only
-def async_copy_groups(cp_state, req, w, cycle):
-    """cp.async groups of warp ``w`` (tensor cores, issue 14), for commit_group and wait_group requests
-    (``req[MR_KIND]``); returns the cycle the warp may go on (``cycle`` when it need not wait).
-
-    A copy's data arrival extends the open group (``_memory_timing``); commit_group closes it;
-    wait_group N waits until every committed group but the newest N has arrived; wait_all commits, then
-    waits for all. ``cp_state[w]``: CP_* columns, then a ring of the last CP_RING committed groups'
-    arrival cycles (older ones folded into CP_FLOOR). wgmma's groups (``req[MR_ASYNC]`` = ASYNC_WGMMA) are
-    the same columns from CP_WGMMA on."""
-    kind = req[S.MR_KIND]
-    base = T.CP_WGMMA if req[S.MR_ASYNC] == S.ASYNC_WGMMA else 0
-    req[S.MR_ASYNC] = 0
-    wait_all = kind == S.MK_ASYNC_WAIT and req[S.MR_VEC] != 0
-    if kind == S.MK_ASYNC_COMMIT or wait_all:
-        count = cp_state[w, base + T.CP_COUNT]
-        slot = base + T.CP_RING0 + count % T.CP_RING
-        if count >= T.CP_RING and cp_state[w, slot] > cp_state[w, base + T.CP_FLOOR]:
-            cp_state[w, base + T.CP_FLOOR] = cp_state[w, slot]
-        cp_state[w, slot] = cp_state[w, base + T.CP_OPEN]
-        cp_state[w, base + T.CP_OPEN] = 0
-        cp_state[w, base + T.CP_COUNT] = count + 1
-        if kind == S.MK_ASYNC_COMMIT:
-            return cycle
-    keep = 0 if wait_all else req[S.MR_SIZE]
-    count = cp_state[w, base + T.CP_COUNT]
-    until = cycle
-    if keep < count:
-        until = max(until, cp_state[w, base + T.CP_FLOOR])
-        for i in range(max(0, count - T.CP_RING), count - keep):
-            t = cp_state[w, base + T.CP_RING0 + i % T.CP_RING]
-            if t > until:
-                until = t
-    return until

@@ -71,13 +71,14 @@ def run_timed(ts, m, ms, code, budget):
     mp = T.MemoryPath(prm, ts.pipe_interval, ts.pipe_free, ts.pipe_busy_acc, ts.pipe_busy_t0, ts.shared_path,
                       ts.bank_scratch, ts.pc_mem, ts.last_sectors, ts.ctr, ts.addrs, ts.sectors, ts.lane_ops,
                       ts.w_mem_pending, ts.mem_trace, ts.mem_trace_n, m.mem_req, m.lane_addr, m.warp_block,
-                      ts.cp_state)
+                      ts.cp_state, ts.bulk_groups, m.bulk_tx, m.warp_bslot)
     # lazy accounting of ready warps needs one bit per warp of a sub-partition, and no interval trace
     # (a parked warp's not_selected / throttle cycles are charged in total, not as intervals)
     # hoisted for the functional step (a struct field read costs a reference count here)
     regs, sp_of, stk_pc, stk_rpc, stk_mask = m.regs, m.sp, m.stk_pc, m.stk_rpc, m.stk_mask
     pc_counts, mem_req, valid, mem32, lane_addr = m.pc_counts, m.mem_req, m.valid, m.mem32, m.lane_addr
     heap_bytes = m.launch[S.L_HEAP_BYTES]
+    m.launch[S.L_TIMED] = 1    # bulk copies complete their mbarrier bytes when they land (sm/async_timing.py)
     lazy = ts.trace.shape[0] == 0 and ts.issue_trace.shape[0] == 0 and slots // nsp <= 62
     side_by_side = (prm[T.TP_WHATIF] & T.WHATIF_NO_DIVERGENCE_COST) != 0    # what-if: issue_unit
     if loop[T.LP_STARTED] == 0:

@@ -95,13 +95,13 @@ CTR = Columns("ctr", "ts.ctr", "TC_", "N_TC", "timing counters of the launch", (
 ))
 
 CP = Columns("cp-state", "ts.cp_state[w]", "CP_", "CP_FIELDS",
-             "cp.async groups of one warp (issue.async_copy_groups); the ring follows the named columns", (
+             "cp.async groups of one warp (async_timing.async_copy_groups); the ring follows the named columns", (
     Column("OPEN", "cycle", "arrival of the open (uncommitted) group"),
     Column("COUNT", "groups", "groups committed"),
     Column("FLOOR", "cycle", "arrival of every group older than the ring"),
     Column("RING0", "cycle", "first of the CP_RING newest committed groups' arrivals"),
 ), width=2 * (3 + CP_RING))
-CP_WGMMA = 3 + CP_RING    # wgmma's groups: the same columns again from here (issue.async_copy_groups)
+CP_WGMMA = 3 + CP_RING    # wgmma's groups: the same columns again from here (async_timing.async_copy_groups)
 
 LOOP = Columns("loop", "ts.loop", "LP_", "N_LP", "where the timed loop stands between two calls (run in slices)", (
     Column("STARTED", "flag", "1 once the loop has started"),
@@ -222,7 +222,9 @@ TIMING_STATE = Record("TimingState", "the timed loop's state", (
     Field("shared_path", "float64", SM, "cycle", "next-free instant of each SM's shared-memory data path (a "
           "server)"),
     Field("loop", "int64", (LOOP,), "LP_*", "the timed loop between two calls"),
-    Field("cp_state", "int64", ("W", CP), "CP_*", "cp.async groups per warp (issue.async_copy_groups)"),
+    Field("cp_state", "int64", ("W", CP), "CP_*", "cp.async groups per warp (async_timing.async_copy_groups)"),
+    Field("bulk_groups", "int64", ("W", CP), "CP_*", "cp.async.bulk groups per warp, kept like cp_state "
+          "(async_timing.py)"),
 ), dims={"W": "warp slots (NSM x SLOTS)", "SUB": "sub-partitions (NSM x NSP)", "NSM": "SMs",
          "BS": "block slots (NSM x BSLOTS)", "EVAL": "NSM x NSP x ceil(SLOTS / NSP)",
          "R": "registers per thread (at least 1)", "NI": "instructions (at least 1)",
@@ -293,6 +295,7 @@ class TimingState(NamedTuple):
     shared_path: np.ndarray
     loop: np.ndarray
     cp_state: np.ndarray
+    bulk_groups: np.ndarray
 # <state-layout:TimingState end>
 
 # <state-layout:prm begin>
@@ -438,6 +441,9 @@ class MemoryPath(NamedTuple):
     lane_addr: np.ndarray      # Machine's
     warp_block: np.ndarray     # Machine's
     cp_state: np.ndarray       # tensor cores (issue 14)
+    bulk_groups: np.ndarray    # cp.async.bulk groups (issue 25)
+    bulk_tx: np.ndarray        # Machine's: bulk copies in flight
+    warp_bslot: np.ndarray     # Machine's
 
 
 MEMORY_PATH_FIELDS = list(MemoryPath._fields)

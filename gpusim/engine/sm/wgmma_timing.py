@@ -8,7 +8,7 @@ and a quarter of B, which the warpgroup's four warps share) go through the SM's 
 and its result is ready ``wgmma_latency_cycles`` + (N / 8 - 1) intervals after the operands start to
 arrive. That completion extends the warp's open wgmma group; ``wgmma.commit_group`` closes it and
 ``wgmma.wait_group N`` holds the warp until all but the newest N committed groups are complete
-(``issue.async_copy_groups`` on the wgmma columns of ``cp_state``).
+(``async_timing.async_copy_groups`` on the wgmma columns of ``cp_state``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Regenerates the committed PTX fixture from the .cu beside it (needs nvcc; the tests do not). CUDA 13.0.
+set -euo pipefail
+cd "$(dirname "$0")"
+nvcc -ptx -O3 -arch=sm_90 tile_pipeline.cu -o tile_pipeline.ptx
