@@ -14,8 +14,8 @@
 // Pipeline: STAGES = 4 shared buffers, AHEAD = 2 slices loaded ahead. Iteration kt waits for its own
 // cp.async group of slice kt (cp.async.wait_group AHEAD - 1), a __syncthreads makes every thread's copies of
 // slice kt visible and tells every thread that the other warpgroup's wgmmas of slice kt - 2 are complete
-// (each warpgroup ends an iteration with wgmma.wait_group 1, all but the slice it just issued); the refill of
-// slice kt + AHEAD then goes to the buffer of slice kt - 2 while the 4 wgmmas of slice kt are issued. So
+// (each warpgroup ends an iteration with wgmma.wait_group 1, all but the slice it just issued); the 4 wgmmas
+// of slice kt are issued with the refill of slice kt + AHEAD into the buffer of slice kt - 2 after the first. So
 // the tensor pipe always has the current slice's wgmmas and the loads have two slices (2 x 1024 tensor
 // cycles on h100) to arrive.
 // Launch: grid (ceil(N / 256), ceil(M / 128)), 256 threads, dynamic shared memory SMEM_BYTES (196608 + 1024
@@ -36,9 +36,9 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, uint32_t src_size) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-                 :: "r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
+                 :: "r"(dst), "l"(src), "r"(src_size) : "memory");
 }
 
 // 128-byte swizzle, K-major: SBO = 1024 bytes (8 rows of 128 bytes), LBO unused (1 by convention),
@@ -48,17 +48,39 @@ __device__ __forceinline__ uint64_t desc_128b(uint32_t addr) {
            | (uint64_t(1) << 62);
 }
 
-// rows rows of a K slice starting at k0 into a swizzled buffer: chunk c of row x at x * 128 + (c ^ (x & 7)) * 16
-__device__ __forceinline__ void load_slice(uint32_t buf, const uint16_t* g, int rows, int row0, int nrows, int K,
-                                           int k0) {
-    for (int id = threadIdx.x; id < rows * 8; id += THREADS) {
-        int x = id >> 3, c = id & 7;
-        int row = row0 + x, k = k0 + c * 8;
-        bool valid = row < nrows && k < K;
-        const uint16_t* src = g + (valid ? (size_t)row * K + k : 0);
-        cp_async_16(buf + x * 128 + ((c ^ (x & 7)) << 4), src, valid);
+// One thread's pieces of a K slice. Thread t copies chunk c = t % 8 of rows x = t / 8 + 32 i (i = 0 .. PIECES - 1)
+// of the slice: x % 8 = (t / 8) % 8 for every i, so the swizzled chunk c ^ (x % 8) is the same for all of a
+// thread's pieces and piece i lands 32 x 128 = 4096 bytes after piece 0. Each piece's row address and
+// validity (zero-fill past M or N: src_size 0, with the address of a row that exists) are worked out once,
+// before the mainloop, so that a piece costs an address add and the cp.async (gpusim times the PTX as written).
+template <int PIECES>
+struct Rows {
+    const uint8_t* ptr[PIECES];        // piece i's chunk at k = 0
+    uint32_t size[PIECES];             // 16, or 0 past the matrix's last row
+
+    __device__ __forceinline__ void init(const uint16_t* g, int row0, int nrows, int K) {
+        int x = threadIdx.x >> 3, c = threadIdx.x & 7;
+#pragma unroll
+        for (int i = 0; i < PIECES; ++i) {
+            int row = row0 + x + 32 * i;
+            ptr[i] = reinterpret_cast<const uint8_t*>(g + (size_t)(row < nrows ? row : 0) * K + c * 8);
+            size[i] = row < nrows ? 16 : 0;
+        }
     }
-}
+
+    // the slice at element k0 into dst (this thread's swizzled chunk of row t / 8)
+    __device__ __forceinline__ void load(uint32_t dst, int k0, int K) const {
+        if (k0 + BK <= K) {                                   // a whole slice: every chunk is in K
+#pragma unroll
+            for (int i = 0; i < PIECES; ++i) cp_async_16(dst + i * 4096, ptr[i] + 2 * k0, size[i]);
+        } else {                                              // the last, partial slice: zero-fill past K
+            bool in_k = k0 + (threadIdx.x & 7) * 8 < K;
+#pragma unroll
+            for (int i = 0; i < PIECES; ++i)
+                cp_async_16(dst + i * 4096, in_k ? ptr[i] + 2 * k0 : ptr[i], in_k ? size[i] : 0);
+        }
+    }
+};
 
 __device__ __forceinline__ void wgmma_m64n256k16(float (&acc)[128], uint64_t da, uint64_t db) {
     asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
@@ -76,6 +98,13 @@ gemm_wgmma(const uint16_t* __restrict__ A, const uint16_t* __restrict__ B, float
     const int wg = threadIdx.x / 128;
     const int kslices = (K + BK - 1) / BK;
 
+    // this thread's pieces: the 128 rows of A in 4, the 256 rows of B in 8; its swizzled chunk of row t / 8
+    Rows<BM / 32> rows_a;
+    Rows<BN / 32> rows_b;
+    rows_a.init(A, m0, M, K);
+    rows_b.init(B, n0, N, K);
+    const uint32_t chunk = (threadIdx.x >> 3) * 128 + (((threadIdx.x & 7) ^ ((threadIdx.x >> 3) & 7)) << 4);
+
     float acc[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
@@ -83,9 +112,8 @@ gemm_wgmma(const uint16_t* __restrict__ A, const uint16_t* __restrict__ B, float
 #pragma unroll
     for (int s = 0; s < AHEAD; ++s) {
         if (s < kslices) {
-            uint32_t buf = base + s * STAGE_BYTES;
-            load_slice(buf, A, BM, m0, M, K, s * BK);
-            load_slice(buf + A_BYTES, B, BN, n0, N, K, s * BK);
+            rows_a.load(base + s * STAGE_BYTES + chunk, s * BK, K);
+            rows_b.load(base + s * STAGE_BYTES + A_BYTES + chunk, s * BK, K);
         }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
@@ -93,24 +121,29 @@ gemm_wgmma(const uint16_t* __restrict__ A, const uint16_t* __restrict__ B, float
     for (int kt = 0; kt < kslices; ++kt) {
         asm volatile("cp.async.wait_group %0;\n" :: "n"(AHEAD - 1) : "memory");
         __syncthreads();
+        // slice kt is in shared memory; both warpgroups' wgmmas of slice kt - 2 are complete. The first wgmma
+        // goes first, so that the tensor pipe, still busy with the last wgmmas of slice kt - 1, gets its next
+        // one at once; then the refill of slice kt + AHEAD into the buffer of slice kt - 2, issued while that
+        // wgmma occupies the pipe (a whole slice earlier than after the 4 wgmmas: the loads have ~2 slices of
+        // tensor time to arrive); then the other 3 wgmmas.
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        int next = kt + AHEAD;
+        const uint32_t buf = base + (kt % STAGES) * STAGE_BYTES;
+        const uint64_t da = desc_128b(buf + wg * 64 * 128);
+        const uint64_t db = desc_128b(buf + A_BYTES);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        wgmma_m64n256k16(acc, da, db);
+        const int next = kt + AHEAD;
         if (next < kslices) {
-            uint32_t buf = base + (next % STAGES) * STAGE_BYTES;
-            load_slice(buf, A, BM, m0, M, K, next * BK);
-            load_slice(buf + A_BYTES, B, BN, n0, N, K, next * BK);
+            const uint32_t nbuf = base + (next % STAGES) * STAGE_BYTES + chunk;
+            rows_a.load(nbuf, next * BK, K);
+            rows_b.load(nbuf + A_BYTES, next * BK, K);
         }
         asm volatile("cp.async.commit_group;\n" ::: "memory");
-
-        uint32_t buf = base + (kt % STAGES) * STAGE_BYTES;
-        uint64_t da = desc_128b(buf + wg * 64 * 128);
-        uint64_t db = desc_128b(buf + A_BYTES);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-        for (int k = 0; k < BK / 16; ++k)
+        for (int k = 1; k < BK / 16; ++k)
             wgmma_m64n256k16(acc, da + 2 * k, db + 2 * k);        // + 32 bytes (>> 4) per 16 elements of K
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");   // slice kt - 1's wgmmas are done
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 
