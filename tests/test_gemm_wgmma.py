@@ -95,12 +95,13 @@ def _l2_roof(config) -> float:
     return config.l2_bytes_per_cycle / config.sms * flop_per_byte
 
 
-def test_fed_at_the_sm_port_rate_the_mainloop_reaches_the_dense_peak():
+@pytest.mark.parametrize("config", ["h100-sxm", "h200"])
+def test_fed_at_the_sm_port_rate_the_mainloop_reaches_the_dense_peak(config):
     """With L2 delivering the SM's port rate (interconnect_bytes_per_cycle_per_sm, above the 48 B/clk the tile
     needs at peak), the mainloop keeps the tensor pipe >= 85 % busy: FLOP/clk/SM >= 0.85 x the dense BF16 peak
     (and not above it); the whole run's tensor-pipe busy metric is its FLOPs over the peak."""
-    base = gpusim.GPU("h100-sxm", sms=1).config
-    gpu = gpusim.GPU("h100-sxm", sms=1, l2_bytes_per_cycle=base.interconnect_bytes_per_cycle_per_sm)
+    base = gpusim.GPU(config, sms=1).config
+    gpu = gpusim.GPU(config, sms=1, l2_bytes_per_cycle=base.interconnect_bytes_per_cycle_per_sm)
     peak = gpu.config.tensor_flops_per_cycle_per_sm
     assert _l2_roof(gpu.config) >= peak                       # the memory system is not what binds here
     rate, run = _steady(gpu)
@@ -112,10 +113,11 @@ def test_fed_at_the_sm_port_rate_the_mainloop_reaches_the_dense_peak():
     assert busy == pytest.approx(flops / run.cycles / peak, rel=0.02)
 
 
-def test_on_h100_as_configured_the_mainloop_is_l2_bound():
-    """On h100-sxm as configured the SM's share of L2 (l2_bytes_per_cycle / sms) feeds less than the tile needs
+@pytest.mark.parametrize("config", ["h100-sxm", "h200"])
+def test_as_configured_the_mainloop_is_l2_bound(config):
+    """On h100-sxm and h200 as configured the SM's share of L2 (l2_bytes_per_cycle / sms) feeds less than the tile needs
     at the tensor peak: the mainloop runs at >= 85 % of that L2 roof (and not above it), L2 nearly saturated."""
-    gpu = gpusim.GPU("h100-sxm", sms=1)
+    gpu = gpusim.GPU(config, sms=1)
     roof = _l2_roof(gpu.config)
     assert roof < gpu.config.tensor_flops_per_cycle_per_sm
     rate, run = _steady(gpu)
