@@ -18,8 +18,8 @@
 // of slice kt are issued with the refill of slice kt + AHEAD into the buffer of slice kt - 2 after the first. So
 // the tensor pipe always has the current slice's wgmmas and the loads have two slices (2 x 1024 tensor
 // cycles on h100) to arrive.
-// Launch: grid (ceil(N / 256), ceil(M / 128)), 256 threads, dynamic shared memory SMEM_BYTES (196608 + 1024
-// for the 1024-byte alignment of the swizzle pattern).
+// Launch: grid (ceil(N / 256), ceil(M / 128)), 256 threads, 197632 bytes of dynamic shared memory (4 x 48 KB
+// stages + 1024 for the 1024-byte alignment of the swizzle pattern).
 #include <cstdint>
 
 #define BM 128
