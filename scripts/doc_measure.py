@@ -191,3 +191,74 @@ def measure_registers() -> dict:
             rows.append({"file": rel, "kernel": name, "arch": entry["arch"], "ptxas": ptxas,
                          "gpusim": int(program.regs_estimate), "cap": cap})
     return {"rows": rows}
+
+
+# ---------------------------------------------------------------- docs/tensor-cores.md: the wgmma GEMM
+
+WGMMA_TILE = (128, 256)
+WGMMA_SHARED = 4 * (128 + 256) * 128 + 1024
+WGMMA_STEADY_K = (256, 512)
+WGMMA_WHOLE = ((512, 512, 2048, 8), (1408, 3072, 1024, 132))
+"""programs/gemm_wgmma: (M, N, K, SMs) of the whole-GEMM runs on h100-sxm (cold caches; 132: one tile per SM)."""
+
+
+def _wgmma_launch(gpu: Any, m: int, n: int, k: int, times: int = 1) -> Any:
+    import numpy as np
+
+    from gpusim.labs.support import PROGRAMS_DIR
+
+    rng = np.random.default_rng(3)
+    bits = [(rng.uniform(-1, 1, (rows, k)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+            for rows in (m, n)]
+    kernel = gpu.load(str(PROGRAMS_DIR / "gemm_wgmma.ptx"))["gemm_wgmma"]
+    a, b = (gpu.to_device(x) for x in bits)
+    c = gpu.zeros(m * n, np.float32)
+    bm, bn = WGMMA_TILE
+    for _ in range(times):
+        run = gpu.launch(kernel, grid=(-(-n // bn), -(-m // bm)), block=256, shared_bytes=WGMMA_SHARED,
+                         args=[a, b, c, np.int32(m), np.int32(n), np.int32(k)])
+    expect = (bits[0].astype(np.uint32) << 16).view(np.float32).astype(np.float64) @ \
+        (bits[1].astype(np.uint32) << 16).view(np.float32).astype(np.float64).T
+    assert np.abs(c.get().reshape(m, n) - expect).max() <= -(-k // 16) * k * 2.0 ** -24
+    return run
+
+
+def _wgmma_row(case: str, run: Any, flops: float, sms: int, config: Any, steady: float | None) -> dict:
+    metrics = run.metrics
+    stalls = {key.split("stalled_")[1].removesuffix(".sum"): value for key, value in metrics.items()
+              if "warps_issue_stalled_" in key and key.endswith(".sum")}
+    total = sum(stalls.values()) or 1
+    top = sorted(((v, k) for k, v in stalls.items() if k != "selected"), reverse=True)[:3]
+    bm, bn = WGMMA_TILE
+    l2_roof = config.l2_bytes_per_cycle / config.sms * (2 * bm * bn / ((bm + bn) * 2))
+    peak = config.tensor_flops_per_cycle_per_sm
+    return {"case": case, "sms": sms, "steady_pct": None if steady is None else 100 * steady / peak,
+            "whole_pct": 100 * flops / run.cycles / sms / peak,
+            "pipe_pct": metrics["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"],
+            "l2_pct": metrics["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
+            "dram_pct": metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
+            "l2_roof_pct": min(100.0, 100 * l2_roof / peak),
+            "stalls": [(k, 100 * v / total) for v, k in top]}
+
+
+def measure_wgmma_gemm() -> dict:
+    from gpusim.api.gpu import GPU
+
+    bm, bn = WGMMA_TILE
+    rows = []
+    base = GPU("h100-sxm", sms=1).config
+    for case, overrides in (("1 SM, L2 at the SM's port rate", {"l2_bytes_per_cycle":
+                                                                base.interconnect_bytes_per_cycle_per_sm}),
+                            ("1 SM, h100-sxm as configured", {})):
+        gpu = GPU("h100-sxm", sms=1, **overrides)
+        short, long = (_wgmma_launch(gpu, bm, bn, k, times=2) for k in WGMMA_STEADY_K)
+        k0, k1 = WGMMA_STEADY_K
+        steady = 2 * bm * bn * (k1 - k0) / (long.cycles - short.cycles)
+        rows.append(_wgmma_row(f"{case}: {bm} x {bn} x {k1}, operands in L2", long, 2 * bm * bn * k1, 1,
+                               gpu.config, steady))
+    for m, n, k, sms in WGMMA_WHOLE:
+        gpu = GPU("h100-sxm", sms=sms)
+        run = _wgmma_launch(gpu, m, n, k)
+        rows.append(_wgmma_row(f"{sms} SMs, h100-sxm as configured: {m} x {n} x {k}, cold caches", run,
+                               2 * m * n * k, sms, gpu.config, None))
+    return {"rows": rows}

@@ -141,6 +141,18 @@ def render_wide_gemms(data: dict) -> str:
     return "\n".join(lines)
 
 
+def render_wgmma_gemm(data: dict) -> str:
+    lines = ["| run (programs/gemm_wgmma) | % of dense BF16 peak, K loop | % of peak, whole run | tensor pipe busy % | "
+             "L2 roof, % of peak | L2 % | DRAM % | top stalls (% of warp samples) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in data["rows"]:
+        steady = "" if r["steady_pct"] is None else f"{r['steady_pct']:.1f}"
+        stalls = ", ".join(f"{name} {pct:.0f}" for name, pct in r["stalls"])
+        lines.append(f"| {r['case']} | {steady} | {r['whole_pct']:.1f} | {r['pipe_pct']:.1f} | "
+                     f"{r['l2_roof_pct']:.0f} | {r['l2_pct']:.0f} | {r['dram_pct']:.0f} | {stalls} |")
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------------------- docs/design.md: speed
 
 SPEED_ROWS = (("alu", "ALU-bound FFMA loop, 512 warps on 4 SMs of h100-sxm, timed", "≥ 5 M warp-inst/s"),
@@ -275,6 +287,7 @@ TABLES = {
     "codegen-stream-loads": Table("docs/codegen.md", M.measure_stream_loads, render_stream_loads),
     "tensor-l2-caps": Table("docs/tensor-cores.md", M.measure_l2_caps, render_l2_caps),
     "tensor-wide-gemms": Table("docs/tensor-cores.md", M.measure_wide_gemms, render_wide_gemms),
+    "tensor-wgmma-gemm": Table("docs/tensor-cores.md", M.measure_wgmma_gemm, render_wgmma_gemm),
     "design-speed": Table("docs/design.md", None, render_speed),
     "kernels-registers": Table("docs/kernels.md", M.measure_registers, render_registers),
     "engine-state": Table("docs/engine-state.md", None, render_engine_state, declared=True),

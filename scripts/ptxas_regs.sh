@@ -39,6 +39,11 @@ write_ptxas_regs() {
                 split(substr($0, RSTART, RLENGTH), f, " "); print name, f[2]; name = "" }' > "$work/$arch.regs" \
             || true  # a refused architecture fails the pipeline under pipefail; its file stays empty
     done
+    # an arch-specific .target (sm_90a: wgmma, setmaxnreg) runs on its base architecture's chips, whose ptxas
+    # refuses it: the base architecture's count is the .target's
+    for arch in "${archs[@]}"; do
+        if [ ! -s "$work/$arch.regs" ] && [ "$target" = "${arch}a" ]; then cp "$work/$target.regs" "$work/$arch.regs"; fi
+    done
     if [ ! -s "$work/$target.regs" ]; then
         echo "write_ptxas_regs: ptxas -v at $ptx's .target $target reported no kernel" >&2
         rm -rf "$work"

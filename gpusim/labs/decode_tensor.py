@@ -9,7 +9,7 @@ the tensor pipe is the bound and tokens/s stop growing. Two ridges matter, both 
   989 TFLOP/s; 320 at the configs' 1980 MHz clock);
 * the **attainable one**: the rate mma.sync reaches (~67 % of the dense peak on H100: one HMMA.16816 per
   ~6 cycles per sub-partition) / sustained DRAM bandwidth -- fewer sequences, and where a mma.sync kernel's
-  knee falls. The last third of the peak needs wgmma (a later step of gpusim).
+  knee falls. The last third of the peak needs wgmma (programs/gemm_wgmma, docs/tensor-cores.md).
 
 The GEMM is gpusim.labs.tensor_gemm (programs/gemm_bf16_mma.cu). INT8 (W8A8, s32 accumulate) and FP8 (e4m3)
 weights halve the bytes per token -- half the step time at batch 1 -- and their mma.sync runs twice as many
@@ -151,5 +151,5 @@ def tensor_lesson(values: dict) -> str:
         + (f"8-bit weights halve the bytes per token (batch-1 step time {halves} of BF16's) and their mma.sync "
            f"runs twice the FLOPs per cycle on half the bytes, so their ridge in sequences stays where BF16's is "
            f"({ridges}). " if quantized else "")
-        + "The last third of H100's dense peak needs wgmma (a later step of gpusim)."
+        + "The last third of H100's dense peak needs wgmma (programs/gemm_wgmma, docs/tensor-cores.md)."
     )

@@ -21,7 +21,8 @@ and a mma.sync FLOP-intensity sweep whose knee lands on the ridge mma.sync can a
 Simplifications: the attainable ridge uses the sustained DRAM bandwidth (peak x dram_efficiency), which is
 what a streaming kernel reaches; FLOPs are counted from the kernel's arithmetic (tiles x rounds x 4096) and
 DRAM bytes from the run's counters. mma.sync reaches ~67 % of H100's dense peak (one HMMA.16816 per
-~6 cycles per sub-partition, measured): the last third needs wgmma, which gpusim does not model yet.
+~6 cycles per sub-partition, measured): the last third needs wgmma (Hopper's warpgroup mma from shared
+memory), which programs/gemm_wgmma uses (docs/tensor-cores.md, "Hopper: wgmma").
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ CEILINGS = ("fp32", "tensor_bf16", "tensor_tf32", "tensor_fp8", "tensor_int8", "
 ATTAINABLE = "mma_sync_bf16"
 """The ceiling the sweep's kernel can reach: mma.sync m16n8k16 bf16."""
 WGMMA_NOTE = ("mma.sync reaches {pct:.0f}% of the dense BF16 peak; the last third of the peak needs wgmma "
-              "(warpgroup mma from shared memory, Hopper), a later step of gpusim")
+              "(warpgroup mma from shared memory, Hopper), as programs/gemm_wgmma uses it: its K loop keeps the "
+              "tensor pipe busy when L2 feeds the SM fast enough (docs/tensor-cores.md)")
 
 
 def _bf16_tiles(tiles: int) -> np.ndarray:
