@@ -77,3 +77,16 @@ def test_a_hand_built_config_rejects_a_wrong_type(field):
 def test_a_hand_built_config_that_is_right_is_used_as_is():
     config = gpusim.GPU("teaching").config
     assert gpusim.GPU(config).config is config
+
+
+@pytest.mark.parametrize("types", [".f64.f32", ".f32.f64", ".f32.f16.f16.s32", ".s32.f16.f16.f32"])
+def test_a_wmma_accumulator_of_the_wrong_type_is_an_error_at_its_line(types):
+    """Fuzz campaign seed 27, case 8649: a wmma.mma whose accumulator type is neither .f32 nor .f16 (float
+    inputs) raised a raw KeyError; the PTX ISA allows .f16/.f32 accumulators for f16 inputs, .s32 for integer."""
+    regs = ", ".join(f"%f{i}" for i in range(8))
+    instruction = (f"wmma.mma.sync.aligned.row.col.m16n16k16{types} {{{regs}}}, {{{regs}}}, {{{regs}}}, "
+                   f"{{{regs}}};")
+    head = HEAD.replace(".reg .f32 %f<4>;", ".reg .f32 %f<9>;")
+    with pytest.raises(PTXSyntaxError) as info:
+        gpusim.GPU("h100-sxm").load_ptx(head + instruction + "\nret;\n}\n")
+    assert info.value.line == LINE and "accumulate" in info.value.detail

@@ -375,7 +375,8 @@ def _lower_wmma_mma(fl, ins: ast.Instruction, b: _Row, words: list, types: list,
     if (shape, klass) not in _WMMA_INPUTS or _INPUT_CLASS.get(bty) != klass:
         raise _err(ins, f"wmma.mma {'m{}n{}k{}'.format(*shape)} with these types is not supported", unsupported=True)
     int_path = klass == "int8"
-    if int_path != (dty == c.T_S32) or int_path != (cty == c.T_S32):
+    accumulators = (c.T_S32,) if int_path else (c.T_F32, c.T_F16)
+    if dty not in accumulators or cty not in accumulators:
         raise _err(ins, "wmma.mma: integer inputs accumulate in .s32, float inputs in .f32/.f16")
     _require_sm(fl, ins, _WMMA_INPUTS[(shape, klass)], "wmma.mma")
     na = wmma_fragment_registers("a", shape, aty)
