@@ -112,25 +112,30 @@ def pointer_operands(code: np.ndarray, widths: list[int]) -> set[int]:
 
 
 def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, Range]:
-    """Register -> its live :class:`Range`, for registers that take a general register."""
+    """Register -> its live :class:`Range`, for registers that take a general register.
+
+    The dataflow runs on bit sets over the registers the code names, numbered densely in register order (a
+    kernel may declare a million registers and use ten: sets over the declared numbers would be that wide)."""
     n = int(code.shape[0])
     param = parameter_registers(code) - pointer_operands(code, widths)
+    operands = [_operands(code[pc]) for pc in range(n)]
+    named = sorted({r for soft, hard, writes in operands for r in (*soft, *hard, *writes)})
+    dense = {r: i for i, r in enumerate(named)}
     uses_defs = []
     first_hard: dict[int, int] = {}
-    for pc in range(n):
-        soft, hard, writes = _operands(code[pc])
+    for pc, (soft, hard, writes) in enumerate(operands):
         uses = 0
         for r in soft:
             if r not in param:
-                uses |= 1 << r
+                uses |= 1 << dense[r]
         for r in hard:
-            uses |= 1 << r
+            uses |= 1 << dense[r]
             if r in param:
                 first_hard.setdefault(r, pc)
         defs = 0
         for r in writes:
             if r not in param:
-                defs |= 1 << r
+                defs |= 1 << dense[r]
         uses_defs.append((uses, defs))
     starts, succs = basic_blocks(code)
     ends = starts[1:] + [n]
@@ -149,9 +154,9 @@ def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, Range]:
                 live_in[b] = live
                 changed = True
     counted = 0
-    for r, width in enumerate(widths):
-        if width:
-            counted |= 1 << r
+    for i, r in enumerate(named):
+        if widths[r]:
+            counted |= 1 << i
     masks: dict[int, int] = {}
     for b in range(len(starts)):
         live = 0
@@ -164,7 +169,7 @@ def live_intervals(code: np.ndarray, widths: list[int]) -> dict[int, Range]:
             for bits, point in ((after, 2 * pc + 1), (live & counted, 2 * pc)):
                 while bits:
                     low = bits & -bits
-                    r = low.bit_length() - 1
+                    r = named[low.bit_length() - 1]
                     bits ^= low
                     masks[r] = masks.get(r, 0) | 1 << point
     out = {}
