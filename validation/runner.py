@@ -163,11 +163,13 @@ def run_copy_width(case, point, params):
     runs once, as in the published benchmark's launch); GB/s of read + write."""
     gpu = _gpu(case, params)
     kernel = gpu.load(str(KERNEL_DIR / case.meta["ptx"]))[point["kernel"]]
-    threads = int(params["threads"])
+    threads = int(point.get("threads", params["threads"]))
     nbytes = int(params["bytes_per_sm"]) * gpu.config.sms
     src = np.random.default_rng(SEED).integers(0, 255, nbytes, dtype=np.uint8)
     dsrc, ddst = gpu.to_device(src), gpu.zeros(nbytes, np.uint8)
     blocks = math.ceil(nbytes // int(point["width"]) / threads)   # one word per thread, as the published run
+    if "blocks_per_sm" in point:   # a grid-stride run: this many resident blocks per SM loop over the buffer
+        blocks = int(point["blocks_per_sm"]) * gpu.config.sms
     run = gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[ddst, dsrc, np.uint64(nbytes)])
     if not np.array_equal(ddst.get(), src):
         raise AssertionError(f"{point['kernel']}: copy differs")
@@ -275,3 +277,11 @@ def run_mma(case, point, params):
 
 FAMILIES = {"sgemm": run_sgemm, "hgemm": run_hgemm, "transpose": run_transpose, "copy_width": run_copy_width,
             "reduce": run_reduce, "stream": run_stream, "chase": run_chase, "mma": run_mma}
+
+
+def _add_probe_families():
+    from validation.probes import PROBE_FAMILIES
+    FAMILIES.update(PROBE_FAMILIES)
+
+
+_add_probe_families()

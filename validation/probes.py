@@ -1,0 +1,167 @@
+"""gpusim runs of the calibration probes (validation/kernels/probe.cu), the kernels validation/hardware.py timed on
+a real GPU: dependent-instruction latencies, L1 requests by the number of lines they touch, bandwidth at a working
+set, loaded latency (one request in flight per warp), empty-block throughput, and the wgmma GEMM program.
+
+Where the hardware figure is a steady state reached after a warm-up launch (an L2-resident working set, a warmed
+L1), the simulated figure is the difference of two launches that differ only in their iteration count, so the
+first pass's misses and the launch latency cancel, as they are amortised in the measured run."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpusim.analytic import tensor_peaks
+from validation.runner import KERNEL_DIR, _chip, _gpu, _scale
+
+ROOT = KERNEL_DIR.parent.parent
+
+
+def _probe(case, point, params):
+    gpu = _gpu(case, params, point)
+    return gpu, gpu.load(str(KERNEL_DIR / case.meta["ptx"]))[point["kernel"]]
+
+
+def run_probe_lat(case, point, params):
+    """One block of `threads` (point) threads times `iters` links of a dependent chain with clock64; cycles/link."""
+    gpu, kernel = _probe(case, point, params)
+    iters = int(params["iters"])
+    cycles, out = gpu.zeros(1, np.int64), gpu.zeros(1024, np.float32)
+    args = [np.int32(iters), cycles, out]
+    if point["kernel"] == "lat_atom_global":
+        args = [gpu.zeros(64, np.uint32)] + args
+    run = gpu.launch(kernel, grid=(1,), block=(int(point["threads"]),), args=args)
+    field = point.get("config_field")
+    analytic = float(getattr(gpu.config, field)) if field else None
+    return run, float(cycles.get()[0]) / iters, analytic, {"block": [int(point["threads"])], "iters": iters}
+
+
+def _difference(launch, iters):
+    """(Delta cycles, Delta seconds, second run) between launches of iters and 2 x iters iterations."""
+    first, second = launch(iters), launch(2 * iters)
+    return second.cycles - first.cycles, second.seconds - first.seconds, second
+
+
+def run_probe_l1(case, point, params):
+    """l1_lines: 2 blocks of 512 threads per SM, lane l reading line l % lines of a 32 KB L1-resident set;
+    cycles per warp-level request per SM (difference of two launches)."""
+    gpu, kernel = _probe(case, point, params)
+    blocks, threads, iters = 2 * gpu.config.sms, 512, int(params["iters"])
+    buf, out = gpu.to_device(np.ones(8 * 1024, np.float32)), gpu.zeros(blocks * threads, np.float32)
+
+    def launch(n):
+        return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[buf, np.int32(point["lines"]),
+                                                                         np.int32(n), out])
+    cycles, _, run = _difference(launch, iters)
+    per_sm = blocks * threads // 32 * iters / gpu.config.sms
+    return run, cycles / per_sm, None, {"grid": [blocks], "block": [threads], "iters": iters}
+
+
+def run_probe_bw(case, point, params):
+    """read_ws / write_ws: 4 blocks of 512 threads per SM streaming 16-byte words over the point's working set
+    (an L2-resident set is scaled to the slice's share of L2); GB/s of the whole chip."""
+    gpu, kernel = _probe(case, point, params)
+    blocks, threads = 4 * gpu.config.sms, 512
+    ws = int(point["working_set"])
+    if point.get("scale_to_slice", False):
+        ws = max(16 * blocks * threads, int(ws / _scale(gpu)) // 4096 * 4096)
+    ws = 1 << (ws.bit_length() - 1)   # the kernels index with a mask: a power of two
+    buf = gpu.zeros(ws // 4, np.float32)
+    iters = max(1, int(params["iters"]))
+    if point["kernel"] == "read_ws":
+        out = gpu.zeros(blocks * threads, np.float32)
+
+        def launch(n):
+            return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[buf, np.uint64(ws // 16 - 1),
+                                                                             np.int32(n), out])
+    else:
+        def launch(n):
+            return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[buf, np.uint64(ws // 16 - 1),
+                                                                             np.int32(n)])
+    if point.get("steady", False):
+        _, seconds, run = _difference(launch, iters)
+    else:
+        run = launch(iters)
+        seconds = run.seconds
+    moved = 16.0 * blocks * threads * iters
+    analytic = None
+    return run, moved / seconds * _scale(gpu) / 1e9, analytic, {"grid": [blocks], "block": [threads],
+                                                               "working_set": ws, "iters": iters}
+
+
+def run_probe_chain(case, point, params):
+    """chain_read: `warps_per_sm` warps per SM, each with one 128-byte request in flight (the next address depends
+    on the loaded 0), streaming over the point's working set; cycles per load (clock64 in the kernel)."""
+    gpu, kernel = _probe(case, point, params)
+    warps = int(point["warps_per_sm"])
+    threads = 32 * warps if warps <= 32 else 32 * warps // 2
+    blocks = gpu.config.sms if warps <= 32 else 2 * gpu.config.sms
+    ws = int(point["working_set"])
+    buf = gpu.zeros(ws // 4, np.uint32)
+    iters = int(params["iters"])
+    cycles, sink = gpu.zeros(blocks * threads // 32, np.int64), gpu.zeros(blocks * threads, np.uint32)
+
+    def launch(n):
+        return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[buf, np.uint64(ws // 4 - 1),
+                                                                         np.int32(n), cycles, sink])
+    if point.get("steady", False):
+        first = launch(iters)
+        c1 = cycles.get().astype(np.float64).mean()
+        run = launch(2 * iters)
+        latency = (cycles.get().astype(np.float64).mean() - c1) / iters
+        del first
+    else:
+        run = launch(iters)
+        latency = cycles.get().astype(np.float64).mean() / iters
+    field = point.get("config_field")
+    analytic = float(getattr(gpu.config, field)) if field else None
+    return run, latency, analytic, {"grid": [blocks], "block": [threads], "working_set": ws, "iters": iters}
+
+
+def run_probe_blocks(case, point, params):
+    """empty_block: `blocks_per_sm` blocks of `threads` per SM that exit at once; cycles per block per SM."""
+    gpu, kernel = _probe(case, point, params)
+    per_sm, threads = int(point["blocks_per_sm"]), int(point["threads"])
+    out = gpu.zeros(1, np.float32)
+
+    def launch(n):
+        return gpu.launch(kernel, grid=(gpu.config.sms * n,), block=(threads,), args=[out])
+    if per_sm > 1:
+        cycles, _, run = _difference(launch, per_sm // 2)
+        value = cycles / (per_sm // 2)
+    else:
+        run = launch(1)
+        value = float(run.cycles)
+    return run, value, None, {"block": [threads], "blocks_per_sm": per_sm}
+
+
+def run_wgmma(case, point, params):
+    """programs/gemm_wgmma (128 x 256 tiles, bf16 -> fp32) at n^3 on a slice, the first `waves` waves; TFLOP/s."""
+    gpu = _gpu(case, params)
+    n = int(params["n"])
+    kernel = gpu.load(str(ROOT / "programs" / "gemm_wgmma.ptx"))["gemm_wgmma"]
+    shared = 197632
+    blocks = gpu.config.sms * int(params["waves"])
+    full_x = n // 256
+    grid = (min(blocks, full_x), max(1, -(-blocks // full_x)))
+    rng = np.random.default_rng(24)
+    a32 = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    b32 = rng.uniform(-1, 1, (grid[0] * 256, n)).astype(np.float32)
+    a = (a32.view(np.uint32) >> 16).astype(np.uint16)
+    b = np.zeros((n, n), np.uint16)
+    b[:grid[0] * 256] = (b32.view(np.uint32) >> 16).astype(np.uint16)
+    dc = gpu.zeros(n * n, np.float32)
+    run = gpu.launch(kernel, grid=grid, block=(256,), shared_bytes=shared,
+                     args=[gpu.to_device(a), gpu.to_device(b), dc, np.int32(n), np.int32(n), np.int32(n)])
+    a64 = (a[:128].astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    b64 = (b[:256].astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if not np.allclose(dc.get().reshape(n, n)[:128, :256], a64 @ b64.T, atol=n * n * 2.0 ** -24):
+        raise AssertionError("gemm_wgmma: wrong result in the first tile")
+    flops = 2.0 * n * 128 * 256 * grid[0] * grid[1]
+    sim = flops / run.seconds * _scale(gpu) / 1e12
+    peak = tensor_peaks(_chip(case))["tensor_bf16"]
+    return run, sim, peak / 1e12, {"grid": list(grid), "block": [256], "waves":
+                                                            int(params["waves"])}
+
+
+PROBE_FAMILIES = {"probe_lat": run_probe_lat, "probe_l1": run_probe_l1, "probe_bw": run_probe_bw,
+                  "probe_chain": run_probe_chain, "probe_blocks": run_probe_blocks, "wgmma": run_wgmma}
