@@ -27,6 +27,7 @@ from tests.ptx_lines import kernel_lines
 
 DATA = Path(__file__).parent / "data" / "sanitize"
 RACES = DATA / "races.ptx"
+BULK = Path(__file__).parent / "ptx" / "hopper" / "mbarrier.ptx"
 TIMING = pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
 
 
@@ -230,6 +231,28 @@ def test_initcheck_reports_every_read_and_the_kernel_runs_on(timing):
     assert f"byte 0 of the {4 * n}-byte allocation" in run.sanitizer_report
     clean = gpu.launch(copy, 2, 48, [out, gpu.zeros(n, np.int32), np.int32(n)], timing=timing)
     assert clean.uninitialized_reads == [] and "ERROR SUMMARY: 0 errors" in clean.sanitizer_report
+
+
+@TIMING
+def test_initcheck_finds_a_bulk_copy_of_gpu_empty_memory(timing):
+    """cp.async.bulk global->shared reads its source like a load: one lane (thread 0 of bulk_roundtrip in
+    tests/ptx/hopper/mbarrier.ptx) copies the whole never-written allocation, one read of ``nbytes`` bytes."""
+    gpu = gpusim.GPU("h100-sxm", sms=1, sanitize="initcheck", sanitize_action="report")
+    kernel = gpu.load(BULK)["bulk_roundtrip"]
+    nbytes = 1024
+    source = gpu.empty(nbytes // 4, np.uint32)
+    out, out2 = gpu.zeros(nbytes // 4, np.uint32), gpu.zeros(nbytes // 4, np.uint32)
+    run = gpu.launch(kernel, 1, 128, [source, out, out2, np.uint32(nbytes), gpu.zeros(2, np.uint32)], timing=timing)
+    [read] = run.uninitialized_reads
+    assert read["count"] == 1 and read["bytes"] == nbytes and read["address"] == source.ptr
+    assert read["thread"] == (0, 0, 0) and read["block"] == (0, 0, 0)
+    assert read["line"] == kernel_lines(BULK, "bulk_roundtrip", r"cp\.async\.bulk\.shared::cluster\.global")[0]
+    assert f"Uninitialized __global__ memory read of size {nbytes} bytes" in run.sanitizer_report
+    assert np.array_equal(out.get(), out2.get())                 # the kernel ran on: both copies of the tile
+    data = np.arange(nbytes // 4, dtype=np.uint32)
+    clean = gpu.launch(kernel, 1, 128, [gpu.to_device(data), out, out2, np.uint32(nbytes), gpu.zeros(2, np.uint32)],
+                       timing=timing)
+    assert clean.uninitialized_reads == [] and np.array_equal(out2.get(), data)
 
 
 def test_exited_threads_at_a_barrier_are_an_error_before_cc_7():
