@@ -9,25 +9,17 @@ engine's order to decide (both paths interleave the warps at memory accesses: wa
 warp 0's write): a write seen first makes a read-after-write, a read seen first a write-after-read, with the
 lines swapped."""
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import gpusim
+from tests.ptx_lines import kernel_lines
 
 DATA = Path(__file__).parent / "data" / "sanitize"
 PTX = DATA / "races_async.ptx"
 TIMING = pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
-
-
-def kernel_lines(kernel: str, pattern: str) -> list[int]:
-    """PTX lines (1-based) of the instructions matching ``pattern`` inside ``kernel``'s body."""
-    lines = PTX.read_text().splitlines()
-    start = next(i for i, text in enumerate(lines) if re.search(rf"\.entry {kernel}\(", text))
-    end = next(i for i in range(start, len(lines)) if lines[i].strip() == "}")
-    return [i + 1 for i in range(start, end) if re.search(pattern, lines[i])]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +62,7 @@ def test_the_planted_race_is_found_with_both_lines(racing, timing, name):
     assert len(run.hazards) == 1, run.sanitizer_report
     hazard = run.hazards[0]
     assert hazard["severity"] == "error"
-    lines = {"write": kernel_lines(f"{name}_race", write), "read": kernel_lines(f"{name}_race", read)}
+    lines = {"write": kernel_lines(PTX, f"{name}_race", write), "read": kernel_lines(PTX, f"{name}_race", read)}
     warps = {"write": 0, "read": 1}
     raw = hazard["type"] == "read-after-write"
     first, second, count = ("write", "read", reads) if raw else ("read", "write", writes)
@@ -110,6 +102,6 @@ def test_an_atomic_and_a_plain_access_of_another_warp_race(racing, timing, kerne
     assert len(run.hazards) == 1, run.sanitizer_report
     hazard = run.hazards[0]
     assert hazard["type"] == kind
-    assert hazard["line0"] in kernel_lines(kernel, r"\b(atom|red)\.shared")
-    assert hazard["line1"] in kernel_lines(kernel, later)
+    assert hazard["line0"] in kernel_lines(PTX, kernel, r"\b(atom|red)\.shared")
+    assert hazard["line1"] in kernel_lines(PTX, kernel, later)
     assert hazard["count"] == count

@@ -3,7 +3,6 @@ device assert(), on both paths. Kernels: tests/data/sanitize/*.cu compiled with 
 -lineinfo (the committed .ptx; regenerate.sh). Expected lines are found in the PTX text, threads and values
 from the kernels' source, the shared granule from the config's allocation rules."""
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,18 +23,12 @@ from gpusim.errors import (
     SynccheckError,
     UninitializedMemoryError,
 )
+from tests.ptx_lines import kernel_lines
 
 DATA = Path(__file__).parent / "data" / "sanitize"
 RACES = DATA / "races.ptx"
+BULK = Path(__file__).parent / "ptx" / "hopper" / "mbarrier.ptx"
 TIMING = pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
-
-
-def kernel_lines(kernel: str, pattern: str) -> list[int]:
-    """PTX lines (1-based) of the instructions matching ``pattern`` inside ``kernel``'s body."""
-    lines = RACES.read_text().splitlines()
-    start = next(i for i, text in enumerate(lines) if re.search(rf"\.entry {kernel}\(", text))
-    end = next(i for i in range(start, len(lines)) if lines[i].strip() == "}")
-    return [i + 1 for i in range(start, end) if re.search(pattern, lines[i])]
 
 
 def cuda_line(text: str) -> int:
@@ -82,8 +75,8 @@ def test_racecheck_finds_the_planted_hazard(racing, timing, kernel, kind, first,
     hazard = run.hazards[0]
     assert hazard["type"] == kind and hazard["severity"] == "error"
     # the earlier access is the kernel's first access of its kind, the later the last one of its kind
-    assert hazard["line0"] == kernel_lines(kernel, first)[0]
-    assert hazard["line1"] == kernel_lines(kernel, second)[-1]
+    assert hazard["line0"] == kernel_lines(RACES, kernel, first)[0]
+    assert hazard["line1"] == kernel_lines(RACES, kernel, second)[-1]
     assert hazard["thread0"][0] // 32 != hazard["thread1"][0] // 32          # threads of two warps
     assert 0 <= hazard["address"] < 32 * 4 and hazard["count"] == 32           # 32 lanes x 1 access each
     assert "RACECHECK SUMMARY: 1 hazard displayed (1 error" in run.sanitizer_report
@@ -123,7 +116,7 @@ def test_racy_softmax_gives_a_result_a_gpu_gives_and_racecheck_names_the_race(ra
     np.testing.assert_allclose(y.get().reshape(rows, cols), softmax(x), rtol=1e-5, atol=1e-7)
     war = [h for h in run.hazards if h["type"] == "write-after-read"]
     assert war and war[0]["address"] == 0
-    reads_of_slot0 = kernel_lines("softmax_racy", r"ld\.shared\.f32\s+%f\d+, \[_ZZ12softmax_racyE6shared\];")
+    reads_of_slot0 = kernel_lines(RACES, "softmax_racy", r"ld\.shared\.f32\s+%f\d+, \[_ZZ12softmax_racyE6shared\];")
     assert war[0]["line0"] in reads_of_slot0
     assert war[0]["thread1"][0] == 0 and war[0]["thread0"][0] >= 32     # warp 0's lane 0 writes after another warp
 
@@ -183,7 +176,7 @@ def test_a_4_byte_dynamic_shared_overrun_runs_with_a_warning_and_memcheck_report
     with pytest.raises(MemcheckError) as info:
         checked.launch(checked.load(RACES)["shared_overrun"], 1, n, [checked.to_device(values),
                        checked.zeros(n, np.float32), np.int32(n)], shared_bytes=4 * n, timing=timing)
-    store = kernel_lines("shared_overrun", r"st\.shared\.u32\s+\[%r\d+\], %r\d+;")
+    store = kernel_lines(RACES, "shared_overrun", r"st\.shared\.u32\s+\[%r\d+\], %r\d+;")
     assert info.value.thread == (0, 0, 0) and info.value.address == 4 * n
     assert info.value.line in store
     assert f"CUDA line {cuda_line('buf[n] = -1.0f')}" in str(info.value)
@@ -214,7 +207,7 @@ def test_initcheck_finds_a_read_of_gpu_empty_memory(timing):
     assert "Uninitialized __global__ memory read of size 4 bytes" in info.value.report
     # as compute-sanitizer's initcheck, the kernel goes on: every thread's read is counted, one error each
     assert info.value.reads[0]["count"] == 32 and "ERROR SUMMARY: 32 errors" in info.value.report
-    assert info.value.line == next(line for line in kernel_lines("copy", r"ld\.global"))
+    assert info.value.line == next(line for line in kernel_lines(RACES, "copy", r"ld\.global"))
     out = gpu.zeros(32, np.int32)
     gpu.launch(copy, 1, 32, [gpu.to_device(np.arange(32, dtype=np.int32)), out, np.int32(32)], timing=timing)
     np.testing.assert_array_equal(out.get(), np.arange(32))
@@ -233,11 +226,33 @@ def test_initcheck_reports_every_read_and_the_kernel_runs_on(timing):
     [read] = run.uninitialized_reads
     assert read["count"] == n and read["bytes"] == 4 and read["address"] == source.ptr
     assert read["thread"] == (0, 0, 0) and read["block"] == (0, 0, 0)
-    assert read["line"] in kernel_lines("copy", r"ld\.global")
+    assert read["line"] in kernel_lines(RACES, "copy", r"ld\.global")
     assert f"ERROR SUMMARY: {n} errors" in run.sanitizer_report
     assert f"byte 0 of the {4 * n}-byte allocation" in run.sanitizer_report
     clean = gpu.launch(copy, 2, 48, [out, gpu.zeros(n, np.int32), np.int32(n)], timing=timing)
     assert clean.uninitialized_reads == [] and "ERROR SUMMARY: 0 errors" in clean.sanitizer_report
+
+
+@TIMING
+def test_initcheck_finds_a_bulk_copy_of_gpu_empty_memory(timing):
+    """cp.async.bulk global->shared reads its source like a load: one lane (thread 0 of bulk_roundtrip in
+    tests/ptx/hopper/mbarrier.ptx) copies the whole never-written allocation, one read of ``nbytes`` bytes."""
+    gpu = gpusim.GPU("h100-sxm", sms=1, sanitize="initcheck", sanitize_action="report")
+    kernel = gpu.load(BULK)["bulk_roundtrip"]
+    nbytes = 1024
+    source = gpu.empty(nbytes // 4, np.uint32)
+    out, out2 = gpu.zeros(nbytes // 4, np.uint32), gpu.zeros(nbytes // 4, np.uint32)
+    run = gpu.launch(kernel, 1, 128, [source, out, out2, np.uint32(nbytes), gpu.zeros(2, np.uint32)], timing=timing)
+    [read] = run.uninitialized_reads
+    assert read["count"] == 1 and read["bytes"] == nbytes and read["address"] == source.ptr
+    assert read["thread"] == (0, 0, 0) and read["block"] == (0, 0, 0)
+    assert read["line"] == kernel_lines(BULK, "bulk_roundtrip", r"cp\.async\.bulk\.shared::cluster\.global")[0]
+    assert f"Uninitialized __global__ memory read of size {nbytes} bytes" in run.sanitizer_report
+    assert np.array_equal(out.get(), out2.get())                 # the kernel ran on: both copies of the tile
+    data = np.arange(nbytes // 4, dtype=np.uint32)
+    clean = gpu.launch(kernel, 1, 128, [gpu.to_device(data), out, out2, np.uint32(nbytes), gpu.zeros(2, np.uint32)],
+                       timing=timing)
+    assert clean.uninitialized_reads == [] and np.array_equal(out2.get(), data)
 
 
 def test_exited_threads_at_a_barrier_are_an_error_before_cc_7():

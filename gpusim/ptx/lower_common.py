@@ -190,6 +190,22 @@ class OperandLowering(Protocol):
     def reg_of(self, ins: ast.Instruction, name: str) -> int: ...
 
 
+def _reg_vector(fl: OperandLowering, ins: ast.Instruction, operand, count: int, what: str,
+                who: str | None = None) -> list[int]:
+    """Register indices of a vector operand ``{r0, ...}`` of exactly ``count`` registers (``what`` names it
+    in errors, ``who`` the instruction: ``'opcode'`` unless given)."""
+    if not isinstance(operand, ast.Vector) or len(operand.elems) != count:
+        found = len(operand.elems) if isinstance(operand, ast.Vector) else 1
+        who = f"'{ins.opcode}'" if who is None else who
+        raise _err(ins, f"{who} needs {count} registers for {what} ({{r0, ...}}), found {found}")
+    out = []
+    for elem in operand.elems:
+        if not isinstance(elem, ast.Reg):
+            raise _err(ins, f"{what} must be registers, found {type(elem).__name__}")
+        out.append(fl.reg_of(ins, elem.name))
+    return out
+
+
 def leaf_operands(func: ast.Function):
     """Every operand of every instruction of ``func`` as (instruction, operand), vectors and lists opened."""
 

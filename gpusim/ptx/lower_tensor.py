@@ -15,7 +15,7 @@ from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.errors import UnsupportedPTXError
 from gpusim.ptx import ast
-from gpusim.ptx.lower_common import OperandLowering, _err, _expect_operands, _Row
+from gpusim.ptx.lower_common import OperandLowering, _err, _expect_operands, _reg_vector, _Row
 from gpusim.ptx.lower_hopper import lower_bulk
 from gpusim.ptx.lower_wgmma import lower_wgmma
 
@@ -58,18 +58,6 @@ def _target_sm(fl) -> int:
     target = getattr(getattr(fl, "module", None), "target", None) or "sm_90"
     digits = "".join(ch for ch in target if ch.isdigit())
     return int(digits) if digits else 90
-
-
-def _regs(fl: OperandLowering, ins: ast.Instruction, operand, count: int, what: str) -> list[int]:
-    if not isinstance(operand, ast.Vector) or len(operand.elems) != count:
-        found = len(operand.elems) if isinstance(operand, ast.Vector) else 1
-        raise _err(ins, f"'{ins.opcode}' needs {count} registers for {what} ({{r0, ...}}), found {found}")
-    out = []
-    for elem in operand.elems:
-        if not isinstance(elem, ast.Reg):
-            raise _err(ins, f"{what} must be registers, found {type(elem).__name__}")
-        out.append(fl.reg_of(ins, elem.name))
-    return out
 
 
 def _split(ins: ast.Instruction) -> tuple[list[str], list[int], tuple[int, int, int] | None, set[str]]:
@@ -161,9 +149,9 @@ def _lower_mma(fl, ins: ast.Instruction, b: _Row) -> None:
     nc = 4 if cty in (c.T_F32, c.T_S32) else 2
     nd = 4 if dty in (c.T_F32, c.T_S32) else 2
     _expect_operands(ins, 4)
-    b.set_dsts(_regs(fl, ins, ins.operands[0], nd, "d"))
+    b.set_dsts(_reg_vector(fl, ins, ins.operands[0], nd, "d"))
     for operand, count, what in ((ins.operands[1], na, "a"), (ins.operands[2], nb, "b"), (ins.operands[3], nc, "c")):
-        for reg in _regs(fl, ins, operand, count, what):
+        for reg in _reg_vector(fl, ins, operand, count, what):
             b.add_src((L.SK_REG, reg))
     row[L.F_OP] = c.OP_MMA
     row[L.F_TY] = dty
@@ -191,7 +179,7 @@ def _lower_ldmatrix(fl, ins: ast.Instruction, b: _Row, store: bool) -> None:
     num = count[found[0]]
     _expect_operands(ins, 2)
     regs_operand, address = (ins.operands[1], ins.operands[0]) if store else (ins.operands[0], ins.operands[1])
-    regs = _regs(fl, ins, regs_operand, num, "the matrix registers")
+    regs = _reg_vector(fl, ins, regs_operand, num, "the matrix registers")
     base, offset, space = fl.address(ins, address)
     if space not in (None, L.SP_SHARED):
         raise _err(ins, f"{ins.opcode} addresses shared memory")
@@ -325,7 +313,7 @@ def _lower_wmma(fl, ins: ast.Instruction, b: _Row) -> None:
     store = kind == ".store"
     _expect_operands(ins, (2, 3))
     regs_operand, address = (ins.operands[1], ins.operands[0]) if store else (ins.operands[0], ins.operands[1])
-    regs = _regs(fl, ins, regs_operand, nregs, f"the {which[1:]} fragment")
+    regs = _reg_vector(fl, ins, regs_operand, nregs, f"the {which[1:]} fragment")
     base, offset, sym_space = fl.address(ins, address)
     if space == L.SP_GENERIC and sym_space is not None:
         space = sym_space
@@ -384,9 +372,9 @@ def _lower_wmma_mma(fl, ins: ast.Instruction, b: _Row, words: list, types: list,
     nc = wmma_fragment_registers("c", shape, cty)
     nd = wmma_fragment_registers("d", shape, dty)
     _expect_operands(ins, 4)
-    b.set_dsts(_regs(fl, ins, ins.operands[0], nd, "d"))
+    b.set_dsts(_reg_vector(fl, ins, ins.operands[0], nd, "d"))
     for operand, count, what in ((ins.operands[1], na, "a"), (ins.operands[2], nb, "b"), (ins.operands[3], nc, "c")):
-        for reg in _regs(fl, ins, operand, count, what):
+        for reg in _reg_vector(fl, ins, operand, count, what):
             b.add_src((L.SK_REG, reg))
     m, n, k = shape
     row[L.F_OP] = c.OP_WMMA_MMA

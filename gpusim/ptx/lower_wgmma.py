@@ -20,7 +20,7 @@ from gpusim.arch import codes as c
 from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.ptx import ast
-from gpusim.ptx.lower_common import _err, _expect_operands, _Row
+from gpusim.ptx.lower_common import _err, _expect_operands, _reg_vector, _Row
 
 _TYPES = {".f16": c.T_F16, ".bf16": c.T_BF16, ".tf32": c.T_TF32, ".e4m3": c.T_E4M3, ".e5m2": c.T_E5M2,
           ".s8": c.T_S8, ".u8": c.T_U8, ".f32": c.T_F32, ".s32": c.T_S32}
@@ -143,19 +143,13 @@ def _lower_mma_async(fl, ins: ast.Instruction, b: _Row, words: list[str]) -> Non
 
 
 def _reg_list(fl, ins: ast.Instruction, operand, count: int, what: str) -> list[int]:
-    if not isinstance(operand, ast.Vector) or len(operand.elems) != count:
-        found = len(operand.elems) if isinstance(operand, ast.Vector) else 1
-        raise _err(ins, f"wgmma needs {count} registers for {what} ({{r0, ...}}), found {found}")
-    out = []
-    for elem in operand.elems:
-        if not isinstance(elem, ast.Reg):
-            raise _err(ins, f"{what} must be registers, found {type(elem).__name__}")
-        reg = fl.reg_of(ins, elem.name)
+    """``_reg_vector``, each index within the 15 bits a row's register list holds."""
+    regs = _reg_vector(fl, ins, operand, count, what, who="wgmma")
+    for elem, reg in zip(operand.elems, regs, strict=True):
         if reg > MAX_REG_INDEX:
             raise _err(ins, f"gpusim lists wgmma accumulators in 15 bits: register {elem.name} is number {reg}",
                        unsupported=True)
-        out.append(reg)
-    return out
+    return regs
 
 
 def _desc(fl, ins: ast.Instruction, operand, what: str) -> tuple[int, int]:

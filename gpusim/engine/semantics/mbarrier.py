@@ -33,7 +33,7 @@ from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.memops import error_kind, resolve
+from gpusim.engine.semantics.memops import error_kind, resolve, resolve_noting
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, fail
 from gpusim.engine.semantics.warpops import _members
@@ -295,7 +295,7 @@ def exec_bulk_copy(m, row, pc, w, mask):
         dspace, doff = resolve(m, L.SP_SHARED if g2s else L.SP_GLOBAL, dst, size, 1, False)
         if dspace < 0:
             return fail(m, error_kind(doff), pc, w, lane, dst)
-        sspace, soff = resolve(m, L.SP_GLOBAL if g2s else L.SP_SHARED, src, size, 1, g2s)
+        sspace, soff = resolve_noting(m, L.SP_GLOBAL if g2s else L.SP_SHARED, src, size, 1, g2s, pc, w, lane)
         if sspace < 0:
             return fail(m, error_kind(soff), pc, w, lane, src)
         mbar = np.int64(-1)
