@@ -28,14 +28,15 @@ LIMITS_BY_CC = {
 # gpu-specs.md chips table: config -> (cc, SMs, FP32 peak TF, dense tensor TF, DRAM GB/s, L2 MB, L1+shared KB)
 CHIPS = {
     "h100-sxm": ("9.0", 132, 66.9, None, 3350, 50, 256),
-    "h200": ("9.0", 132, 67.0, None, 4800, 50, 256),
+    # h200's L2: 60 MiB, cudaDevAttrL2CacheSize read on an H200 (validation/measured/h200.json)
+    "h200": ("9.0", 132, 67.0, None, 4800, 60, 256),
     "a100": ("8.0", 108, 19.5, 312, 2039, 40, 192),
     "v100": ("7.0", 80, 15.7, 125, 900, 6, 128),
     "rtx4090": ("8.9", 128, 82.6, 165, 1008, 72, 128),
 }
 SOURCE_KEYS = (r"\b(PG|BPG|OCC|VTG|MT4G|TK|GSIM|ASIM|AZ|GL|NV|DS3)\b|R2-(HBM2|HBM3|GDDR6)\b|Ramulator 2"
                r"|gpu-specs|CUDA Graphs blog|estimate|calibrated|simulation limit|ptxas control bits"
-               r"|forums\.developer\.nvidia\.com")
+               r"|forums\.developer\.nvidia\.com|measured \(validation/measured/\w+\.json")
 
 
 def test_list_configs_names_every_shipped_file():
@@ -51,6 +52,15 @@ def test_shipped_config_loads_and_records_chip(name):
     assert config.chip_l2_slices == config.l2_slices and config.chip_dram_channels == config.dram_channels
     assert config.warp_size == WARP_SIZE == 32
     assert config.scheduler in SCHEDULER_POLICIES
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_measured_values_cite_a_measurement_file_that_exists(name):
+    """A value 'measured (validation/measured/F.json, ...)' names a file validation/hardware.py wrote on a real GPU."""
+    root = CONFIG_DIR.parent
+    for number, line in enumerate((CONFIG_DIR / f"{name}.toml").read_text().splitlines(), 1):
+        for cited in re.findall(r"measured \((validation/measured/\w+\.json)", line):
+            assert (root / cited).is_file(), f"{name}.toml:{number} cites {cited}, which does not exist"
 
 
 @pytest.mark.parametrize("name", SHIPPED)

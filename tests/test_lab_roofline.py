@@ -17,7 +17,11 @@ def test_every_point_follows_min_of_peak_and_intensity_times_bandwidth(result):
     points = result.values["points"]
     assert any(p["intensity"] < ridge / 2 for p in points) and any(p["intensity"] > 2 * ridge for p in points)
     for point in points:
-        assert point["achieved_flops"] == pytest.approx(point["roof_flops"], rel=0.15), point
+        # a memory-side point streams reads *and* writes: the DRAM's read/write turnarounds cost a copy 5-25 %
+        # of the read-only bandwidth the roof uses (AZ copy/dot 0.91 on H100; measured on an H200, copy/read
+        # 0.76-0.95: validation/measured/h200.json), so those points get the wider band
+        rel = 0.22 if point["intensity"] < ridge / 2 else 0.15
+        assert point["achieved_flops"] == pytest.approx(point["roof_flops"], rel=rel), point
 
 
 def test_knee_sits_at_the_ridge_point(result):

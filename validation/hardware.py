@@ -347,6 +347,54 @@ def probe_loaded_latency():
                    warps_per_sm=warps, bandwidth_gbs=bw, iters=iters, grid=[blocks], block=[threads])
 
 
+def probe_copy_latency():
+    """chain_copy: the loaded-latency curve of a copy (a read and a write stream), 1 GiB, 4-64 warps per SM."""
+    mod = module("probe.ptx")
+    fn = mod.get_function("chain_copy")
+    sms = RESULT["meta"]["multiProcessorCount"]
+    src, dst = cp.zeros((1 << 30) // 4, cp.uint32), cp.zeros((1 << 30) // 4, cp.uint32)
+    iters = 1000
+    for warps in (4, 8, 16, 32, 48, 64):
+        threads = 32 * warps if warps <= 32 else 32 * warps // 2
+        blocks = sms if warps <= 32 else 2 * sms
+        cycles = cp.zeros(blocks * threads // 32, cp.int64)
+        ms, times = timed(lambda: fn((blocks,), (threads,), (src, dst, np.uint64((1 << 28) - 1), np.int32(iters),
+                                                             cycles)))
+        lat = float(cycles.get().mean()) / iters
+        bw = 2 * 128.0 * blocks * threads / 32 * iters / (ms * 1e-3) / 1e9
+        record("probe_copy", "chain_copy", lat, "cycles", ms, times=times, working_set=1 << 30, warps_per_sm=warps,
+               bandwidth_gbs=bw, iters=iters, grid=[blocks], block=[threads])
+
+
+def mma_clock():
+    """The SM clock while mma.sync runs on every SM: one thread spins on a second stream meanwhile."""
+    mma_mod, probe_mod = module("mma_rate.ptx"), module("probe.ptx")
+    spin = probe_mod.get_function("spin")
+    sms = RESULT["meta"]["multiProcessorCount"]
+    for name in ("mma_f16_16816", "mma_s8_16832"):
+        fn = mma_mod.get_function(name)
+        out = cp.zeros(sms * 512, cp.int32 if "s8" in name else cp.float32)
+        ticks = cp.zeros(1, cp.int64)
+        side = cp.cuda.Stream(non_blocking=True)
+        main = cp.cuda.Stream(non_blocking=True)
+        with main:
+            for _ in range(5):
+                fn((sms,), (512,), (out, np.int32(4096)))
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        with side:
+            start.record()
+            spin((1,), (1,), (np.int64(10_000_000), ticks))
+            end.record()
+        with main:
+            for _ in range(60):
+                fn((sms,), (512,), (out, np.int32(4096)))
+        end.synchronize()
+        main.synchronize()
+        ms = cp.cuda.get_elapsed_time(start, end)
+        record("mma_clock", name, int(ticks.get()[0]) / (ms * 1000.0), "MHz", ms,
+               note="clock64 ticks of a spinning thread / its event time, while the kernel runs on every SM")
+
+
 def probe_l1_lines():
     mod = module("probe.ptx")
     fn = mod.get_function("l1_lines")
@@ -408,7 +456,8 @@ SECTIONS = [("clock", sm_clock), ("latencies", probe_latencies), ("chase", chase
             ("blocks", probe_blocks), ("bandwidth", probe_bandwidth), ("loaded_latency", probe_loaded_latency),
             ("copy_width", copy_width), ("reduce", reduce), ("stream", stream), ("mma", mma),
             ("sgemm", sgemm), ("hgemm", hgemm), ("transpose", transpose), ("wgmma", wgmma_gemm),
-            ("clock_after", lambda: sm_clock("sm_clock_mhz_spin_after"))]
+            ("clock_after", lambda: sm_clock("sm_clock_mhz_spin_after")), ("copy_latency", probe_copy_latency),
+            ("mma_clock", mma_clock)]
 
 
 def main(argv=None):

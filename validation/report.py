@@ -19,7 +19,10 @@ HEADER = """# Validation against published hardware measurements
      `python -m validation --render` (re-renders the stored results). tests/test_validation_report.py fails when
      this file is stale. -->
 
-Each case is a published ladder or table: kernels written in this repository from the published algorithm
+Each case is a published ladder or table, or one this project measured on a real GPU (the cases whose source
+says "measured by this project": validation/hardware.py ran this suite's own committed PTX on an H200 through the
+driver and wrote validation/measured/*.json, from which those cases read their figures; the "published" column
+holds the measurement): kernels written in this repository from the published algorithm
 (validation/kernels/*.cu, compiled to committed .ptx), run on the config of the GPU that was measured, usually
 on a proportional slice (`GPU(config, sms=k)`: k SMs with their share of L2 and DRAM bandwidth) and scaled back
 to the whole chip. Errors are of normalised throughput: simulated / published - 1, latencies inverted first, so

@@ -145,6 +145,9 @@ class GPUConfig:
     branch_latency_cycles: int = _spec("pipes", "cycles", "branch resolution before the warp fetches again")
     shuffle_latency_cycles: int = _spec("pipes", "cycles", "warp shuffle / vote result")
     barrier_latency_cycles: int = _spec("pipes", "cycles", "release after the last warp reaches bar.sync")
+    barrier_cycles_per_warp: int = _spec("pipes", "cycles", "added to the release per warp that waited at the "
+                                         "barrier (the barrier unit takes the arrivals one after another)",
+                                         minimum=0)
     # calls (issue 12: calls)
     call_latency_cycles: int = _spec("pipes", "cycles", "a call of a .func (or vprintf) before the warp fetches "
                                      "the callee")
@@ -215,6 +218,11 @@ class GPUConfig:
     kernel_launch_latency_cycles: int = _spec("launch", "cycles", "GPU-side cost from a stream launch "
                                               "to the first block", minimum=0)
     block_launch_cycles: int = _spec("launch", "cycles", "cost for a block to start on an SM", minimum=0)
+    block_dispatch_interval_cycles: int = _spec("launch", "cycles", "an SM starts at most one block per this "
+                                                "many cycles (the work distributor's rate)", minimum=0)
+    warp_dispatch_cycles: float = _spec("launch", "cycles", "and at most one warp per this many cycles: a block "
+                                        "of w warps holds the SM's dispatch for max(interval, w x this)",
+                                        minimum=0)
     scheduler: str = _spec("launch", "", "warp-scheduler policy: " + ", ".join(SCHEDULER_POLICIES),
                            minimum=None)
     two_level_active_warps: int = _spec("launch", "warps", "active-set size per scheduler under "

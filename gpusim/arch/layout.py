@@ -161,6 +161,9 @@ PREDEFINED_CONSTANTS = {"WARP_SZ": 32}
 MEM_ADDR32 = 1
 # F_MODS of ld.s8/s16/s32: a destination register is 64 bits, so the value is sign-extended to 64 bits
 MEM_DST64 = 2
+# F_MODS of ld.global.cg / ld.global.cv: the load bypasses L1 (PTX ISA, "Cache operators": .cg caches in L2
+# only, .cv fetches again); timed like cp.async.cg's reads (no L1 lookup or fill)
+MEM_NO_L1 = 4
 
 # ---------------------------------------------------------------- F_AUX values
 ATOM_ADD, ATOM_MIN, ATOM_MAX, ATOM_INC, ATOM_DEC, ATOM_EXCH, ATOM_CAS, ATOM_AND, ATOM_OR, ATOM_XOR = (

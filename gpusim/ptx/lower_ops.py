@@ -83,6 +83,8 @@ def _lower_memory(fl: OperandLowering, ins: ast.Instruction, b: _Row, m: _Mods, 
     row[L.F_SPACE] = space
     if base >= 0 and space in (L.SP_SHARED, L.SP_LOCAL, L.SP_PARAM) and fl.reg_bits(base) == 32:
         row[L.F_MODS] |= L.MEM_ADDR32
+    if op == "ld" and space == L.SP_GLOBAL and (".cg" in ins.mods or ".cv" in ins.mods):
+        row[L.F_MODS] |= L.MEM_NO_L1
     if op in ("ld", "ldu") and c.TYPE_SIGNED[ty] and c.TYPE_BYTES[ty] < 8 and any(
             d >= 0 and fl.reg_bits(d) == 64 for d in dsts):
         row[L.F_MODS] |= L.MEM_DST64

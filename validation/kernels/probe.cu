@@ -46,6 +46,23 @@ extern "C" __global__ void chain_read(const unsigned* buf, unsigned long long ma
     if (s) sink[t] = s;
 }
 
+// ---- loaded latency under copy traffic: as chain_read, but each loaded word is stored to dst (a read and a
+// write stream of the same size), so the read latency is the one a copy kernel's loads see ----
+extern "C" __global__ void chain_copy(const unsigned* src, unsigned* dst, unsigned long long mask, int iters,
+                                      long long* cycles)
+{
+    unsigned long long stride = (unsigned long long)blockDim.x * gridDim.x;
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    long long t0 = clock64();
+    for (int k = 0; k < iters; ++k) {
+        unsigned v = __ldcg(&src[i & mask]);
+        dst[i & mask] = v;
+        i += stride + v;
+    }
+    long long t1 = clock64();
+    if ((threadIdx.x & 31) == 0) cycles[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = t1 - t0;
+}
+
 // ---- L1 request cost by the number of 128-byte lines it touches: lane l reads word l / lines of line
 // l % lines; 8 line sets (32 KB) rotate, so after the first pass every load hits L1 ----
 extern "C" __global__ void l1_lines(const float* buf, int lines, int iters, float* out)

@@ -35,8 +35,8 @@ Stores and atomics
       the data stage, no bank rule). L1 is write-through and no-allocate (present sectors are updated, nothing is
       allocated); L2 is write-back with write-allocate: a written sector becomes present and dirty without a
       DRAM read (whole-sector writes; see ``cache``). Evicting a dirty L2 line writes its dirty sectors to
-      that line's DRAM channel, consuming the channel's bandwidth. The returned cycle is when the last
-      sector has been accepted by its L2 slice; stores do not hold registers.
+      its DRAM channel; the store is accepted when its last sector reached its L2 slice and any such victim's
+      writes crossed the bus (the L2 drains dirty lines no faster than DRAM writes). No registers held.
     * ``global_atomic``: executed by the L2 slice's atomic unit at ``atomic_l2_ops_per_cycle_per_slice``
       operations per cycle, one operation per participating lane. The sector is read through L2 (from DRAM
       on a miss) and left dirty. An isolated single-lane atomic costs ``l2_latency_cycles`` (L2-resident)
@@ -303,15 +303,15 @@ def _dram(sector_addr, arrival_cycle, is_write, servers, params, rates):
 
 @compiled_only
 def _write_back(evicted_line, evicted_dirty_sectors, arrival_cycle, servers, params, rates, counters):
-    """Send a dirty L2 victim's dirty sectors to DRAM as writes (they occupy banks and the bus; nobody
-    waits for them). ``evicted_dirty_sectors`` is the count; they are written as the line's first sectors
-    (same row and channel block as the sectors that were dirty: a line never spans an interleave block)."""
+    """Write a dirty L2 victim's dirty sectors to DRAM (as the line's first sectors: same row and channel
+    block, a line never spans an interleave block). Returns when the last crossed the bus (a store waits)."""
+    done = np.int64(arrival_cycle)
     if evicted_line < 0 or evicted_dirty_sectors == 0:
-        return
-    sector_bytes = params[P_SECTOR_BYTES]
+        return done
     for sector in range(evicted_dirty_sectors):
-        _dram(evicted_line + sector * sector_bytes, arrival_cycle, True, servers, params, rates)
-    counters[C_DRAM_WRITE_BYTES] += evicted_dirty_sectors * sector_bytes
+        done = _dram(evicted_line + sector * params[P_SECTOR_BYTES], arrival_cycle, True, servers, params, rates)
+    counters[C_DRAM_WRITE_BYTES] += evicted_dirty_sectors * params[P_SECTOR_BYTES]
+    return done
 
 
 @compiled_only(inline="always")
@@ -461,8 +461,8 @@ def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, count
         _, l2_way, evicted_line, evicted_dirty = cache_write_way(l2, l2_set, l2_way, line_addr, sector, served_cycle,
                                                                  True, True)
         counters[C_L2_STORE_SECTORS] += 1
-        _write_back(evicted_line, evicted_dirty, served_cycle, servers, params, rates, counters)
-        accepted = max(accepted, served_cycle)
+        accepted = max(accepted, served_cycle, _write_back(evicted_line, evicted_dirty, served_cycle, servers,
+                                                           params, rates, counters))
     return accepted
 
 

@@ -62,6 +62,8 @@ def _word_access(regs, mem32, valid, lane_addr, mem_req, row, w, mask, is_load):
     mem_req[S.MR_BYTES] = 4
     if is_load:
         mem_req[S.MR_KIND] = S.MK_LOAD
+        if row[L.F_MODS] & L.MEM_NO_L1:    # ld.global.cg / .cv: timed without L1
+            mem_req[S.MR_ASYNC] = S.ASYNC_NO_L1
         d = row[L.F_DST0]
         if d >= 0:
             for lane in range(32):
@@ -142,6 +144,8 @@ def exec_memory(m, row, pc, w, mask):
         race_instruction(m, row, w, pc, bslot, mask, size, vec, op == c.OP_ST)
     if op == c.OP_LD:
         req[S.MR_KIND] = S.MK_LOAD
+        if row[L.F_MODS] & L.MEM_NO_L1:    # ld.global.cg / .cv (lowered on .global only): timed without L1
+            req[S.MR_ASYNC] = S.ASYNC_NO_L1
         sign64 = (row[L.F_MODS] & L.MEM_DST64) != 0 and c.TYPE_SIGNED[ty] == 1
         for lane in range(32):
             if (mask >> lane) & 1:

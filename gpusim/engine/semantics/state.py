@@ -178,7 +178,7 @@ BULK_TX = Columns("bulk-tx", "bulk_tx[bslot, i]", "BT_", "BT_FIELDS",
 ))
 ASYNC_FLAGS = Kinds("async-flags", "mem_req[MR_ASYNC]", "ASYNC_", "cp.async flags (bits)", (
     Kind("COPY", 1, "the load is a cp.async copy's"),
-    Kind("NO_L1", 2, "cp.async.cg: the copy bypasses L1"),
+    Kind("NO_L1", 2, "cp.async.cg, ld.global.cg / .cv: the load bypasses L1"),
     Kind("WGMMA", 4, "a commit_group / wait_group request is wgmma's (its own groups)"),
 ))
 

@@ -291,14 +291,14 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
             mp.ctr[T.TC_GLD_REQ] += 1
             mp.ctr[T.TC_GLD_SECTORS] += n
             mp.ctr[T.TC_GLD_IDEAL] += ideal
-        copy = req[S.MR_ASYNC]             # cp.async (issue 14): S.ASYNC_COPY, | S.ASYNC_NO_L1 for .cg
+        copy = req[S.MR_ASYNC]             # cp.async (issue 14): S.ASYNC_COPY, | S.ASYNC_NO_L1 for .cg and ld.cg
         use_l1 = prm[T.TP_USE_L1] != 0 and (copy & S.ASYNC_NO_L1) == 0
         done, wait = global_load(mp.sectors, n, sm, cycle, use_l1, ms.l1, ms.l2, ms.servers,
                                  ms.mshr, ms.params, ms.rates, ms.counters,
                                  _l1_data_bytes(mp, addrs, mask, nbytes, active))
         if copy != 0:
             req[S.MR_ASYNC] = 0
-            if done > mp.cp_state[w, T.CP_OPEN]:
+            if (copy & S.ASYNC_COPY) != 0 and done > mp.cp_state[w, T.CP_OPEN]:
                 mp.cp_state[w, T.CP_OPEN] = done
         if wait > 0:
             mp.ctr[T.TC_LG_THROTTLE_CYCLES] += wait

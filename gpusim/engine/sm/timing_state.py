@@ -60,6 +60,8 @@ PRM = Columns("prm", "ts.prm", "TP_", "N_TP", "the launch's timing parameters", 
     Column("WHATIF", "WHATIF_* bits", "what-if switches (0 for a normal launch): gpusim.launch.what_if"),
     Column("WGMMA_N8_INTERVAL", "cycles", "wgmma: tensor pipe per warp per 8 columns of N"),
     Column("WGMMA_LATENCY", "cycles", "wgmma: result after the first 8 columns"),
+    Column("BLOCK_INTERVAL", "cycles", "an SM starts at most one block per this many cycles"),
+    Column("BARRIER_PER_WARP", "cycles", "barrier release: added per warp that waited"),
 ))
 # TP_WHATIF bits: each removes one limit of the model (docs/what-if.md)
 WHATIF_NO_BANK_CONFLICTS = 1     # a shared-memory phase takes ceil(distinct words / banks) wavefronts
@@ -200,6 +202,7 @@ TIMING_STATE = Record("TimingState", "the timed loop's state", (
     Field("sm_warps", "int64", SM, "warps", "resident warps"),
     Field("sm_active_since", "int64", SM, "cycle", "start of the current busy interval"),
     Field("sm_active_cycles", "int64", SM, "cycles", "cycles with at least one resident warp"),
+    Field("sm_dispatch_free", "int64", SM, "cycle", "earliest cycle the SM may start its next block"),
     Field("b_block", "int64", ("BS",), "block", "block in each block slot (-1 free)", fill=-1),
     Field("b_live", "int64", ("BS",), "warps", "live warps of each block slot"),
     Field("stalls", "int64", (N_STATES,), "warp-cycles", "warp-cycles per state"),
@@ -274,6 +277,7 @@ class TimingState(NamedTuple):
     sm_warps: np.ndarray
     sm_active_since: np.ndarray
     sm_active_cycles: np.ndarray
+    sm_dispatch_free: np.ndarray
     b_block: np.ndarray
     b_live: np.ndarray
     stalls: np.ndarray
@@ -325,7 +329,9 @@ TP_TEX_LAT = 22
 TP_WHATIF = 23
 TP_WGMMA_N8_INTERVAL = 24
 TP_WGMMA_LATENCY = 25
-N_TP = 26
+TP_BLOCK_INTERVAL = 26
+TP_BARRIER_PER_WARP = 27
+N_TP = 28
 # <state-layout:prm end>
 
 # <state-layout:ctr begin>
