@@ -15,7 +15,7 @@ from pathlib import Path
 
 CASE_DIR = Path(__file__).resolve().parent / "cases"
 MEASURED_DIR = Path(__file__).resolve().parent / "measured"
-KINDS = ("validation", "calibration")
+KINDS = ("validation", "calibration", "counters")
 REQUIRED = ("title", "kind", "gpu", "config", "unit", "source", "published_size", "simulated_size", "family",
             "ptx", "higher_is_better")
 

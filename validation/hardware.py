@@ -452,12 +452,56 @@ def host_costs(binary):
     print("  host costs:", RESULT["host_costs"], flush=True)
 
 
+NCU_METRICS = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
+               "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+               "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+               "l1tex__t_sector_hit_rate.pct", "smsp__inst_executed_op_shared_ld.sum",
+               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+               "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "lts__t_sectors.sum",
+               "lts__t_sector_hit_rate.pct", "dram__bytes_read.sum", "dram__bytes_write.sum",
+               "gpu__time_duration.sum")
+
+
+def ncu_target():
+    """The kernels Nsight Compute reads counters of (`counters` section): each launched once, small sizes."""
+    n = 1024
+    mod = module("sgemm_ladder.ptx")
+    rng = np.random.default_rng(24)
+    da = cp.asarray(rng.standard_normal((n, n), dtype=np.float32))
+    db = cp.asarray(rng.standard_normal((n, n), dtype=np.float32))
+    dc = cp.zeros(n * n, cp.float32)
+    for name, (block, rows, cols, x_rows) in SGEMM.items():
+        grid = (n // rows, n // cols) if x_rows else (n // cols, n // rows)
+        mod.get_function(name)(grid, block, (np.int32(n), np.float32(1.0), da, db, np.float32(0.0), dc))
+    tmod = module("transpose_ladder.ptx")
+    src, dst = cp.zeros(4096 * 4096, cp.float32), cp.zeros(4096 * 4096, cp.float32)
+    for name, block in TRANSPOSE.items():
+        tmod.get_function(name)((128, 128), block, (src, dst, np.int32(4096)))
+    mmod = module("memory.ptx")
+    nbytes = 64 << 20
+    a, b = cp.zeros(nbytes, cp.uint8), cp.zeros(nbytes, cp.uint8)
+    for width in (1, 4, 16):
+        mmod.get_function(f"copy_w{width}")((nbytes // width // 1024,), (1024,), (b, a, np.uint64(nbytes)))
+    cp.cuda.Device().synchronize()
+
+
+def counters():
+    """Nsight Compute's counters for ncu_target's kernels (ncu --clock-control none), as CSV in the JSON."""
+    cmd = ["ncu", "--clock-control", "none", "--csv", "--metrics", ",".join(NCU_METRICS), "--kernel-name",
+           "regex:sgemm|tr_|copy_w", sys.executable, str(Path(__file__).resolve()), "--ncu-target"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
+    RESULT["ncu"] = {"command": " ".join(cmd[:8]) + " ...", "returncode": proc.returncode,
+                     "csv": proc.stdout[-400000:], "stderr": proc.stderr[-4000:]}
+    print(f"  ncu rc {proc.returncode}, {proc.stdout.count(chr(10))} lines", flush=True)
+
+
 SECTIONS = [("clock", sm_clock), ("latencies", probe_latencies), ("chase", chase), ("l1_lines", probe_l1_lines),
             ("blocks", probe_blocks), ("bandwidth", probe_bandwidth), ("loaded_latency", probe_loaded_latency),
             ("copy_width", copy_width), ("reduce", reduce), ("stream", stream), ("mma", mma),
             ("sgemm", sgemm), ("hgemm", hgemm), ("transpose", transpose), ("wgmma", wgmma_gemm),
             ("clock_after", lambda: sm_clock("sm_clock_mhz_spin_after")), ("copy_latency", probe_copy_latency),
-            ("mma_clock", mma_clock)]
+            ("mma_clock", mma_clock), ("counters", counters)]
 
 
 def main(argv=None):
@@ -465,6 +509,10 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="JSON file to write (rewritten after every section)")
     parser.add_argument("--host-costs", default=None, help="a built validation/kernels/host_costs.cu")
     parser.add_argument("--only", nargs="*", help="run only these sections")
+    parser.add_argument("--ncu-target", action="store_true", help=argparse.SUPPRESS)
+    if "--ncu-target" in (argv if argv is not None else sys.argv[1:]):
+        ncu_target()
+        return
     args = parser.parse_args(argv)
     if cp is None:
         sys.exit("validation/hardware.py needs CuPy and an NVIDIA GPU")

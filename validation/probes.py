@@ -134,33 +134,71 @@ def run_probe_blocks(case, point, params):
 
 
 def run_wgmma(case, point, params):
-    """programs/gemm_wgmma (128 x 256 tiles, bf16 -> fp32) at n^3 on a slice, the first `waves` waves; TFLOP/s."""
+    """programs/gemm_wgmma (128 x 256 tiles, bf16 -> fp32) on the whole chip: one wave of 33 x 4 = 132 blocks
+    (M = 512, N = 8448) with K = `k`, so every tile of A is read by 33 SMs and of B by 4 through the shared L2 as
+    in the measured 8192^3 run (a slice would read them from its small DRAM share); TFLOP/s."""
     gpu = _gpu(case, params)
-    n = int(params["n"])
+    k, (gx, gy) = int(params["k"]), (33, 4)
+    m, n = gy * 128, gx * 256
     kernel = gpu.load(str(ROOT / "programs" / "gemm_wgmma.ptx"))["gemm_wgmma"]
-    shared = 197632
-    blocks = gpu.config.sms * int(params["waves"])
-    full_x = n // 256
-    grid = (min(blocks, full_x), max(1, -(-blocks // full_x)))
     rng = np.random.default_rng(24)
-    a32 = rng.uniform(-1, 1, (n, n)).astype(np.float32)
-    b32 = rng.uniform(-1, 1, (grid[0] * 256, n)).astype(np.float32)
-    a = (a32.view(np.uint32) >> 16).astype(np.uint16)
-    b = np.zeros((n, n), np.uint16)
-    b[:grid[0] * 256] = (b32.view(np.uint32) >> 16).astype(np.uint16)
-    dc = gpu.zeros(n * n, np.float32)
-    run = gpu.launch(kernel, grid=grid, block=(256,), shared_bytes=shared,
-                     args=[gpu.to_device(a), gpu.to_device(b), dc, np.int32(n), np.int32(n), np.int32(n)])
+    a = (rng.uniform(-1, 1, (m, k)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    b = (rng.uniform(-1, 1, (n, k)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    dc = gpu.zeros(m * n, np.float32)
+    run = gpu.launch(kernel, grid=(gx, gy), block=(256,), shared_bytes=197632,
+                     args=[gpu.to_device(a), gpu.to_device(b), dc, np.int32(m), np.int32(n), np.int32(k)])
     a64 = (a[:128].astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     b64 = (b[:256].astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    if not np.allclose(dc.get().reshape(n, n)[:128, :256], a64 @ b64.T, atol=n * n * 2.0 ** -24):
+    if not np.allclose(dc.get().reshape(m, n)[:128, :256], a64 @ b64.T, atol=k * k * 2.0 ** -24):
         raise AssertionError("gemm_wgmma: wrong result in the first tile")
-    flops = 2.0 * n * 128 * 256 * grid[0] * grid[1]
-    sim = flops / run.seconds * _scale(gpu) / 1e12
-    peak = tensor_peaks(_chip(case))["tensor_bf16"]
-    return run, sim, peak / 1e12, {"grid": list(grid), "block": [256], "waves":
-                                                            int(params["waves"])}
+    sim = 2.0 * m * n * k / run.seconds * _scale(gpu) / 1e12
+    return run, sim, tensor_peaks(_chip(case))["tensor_bf16"] / 1e12, {"grid": [gx, gy], "block": [256], "k": k}
+
+
+
+
+
+_COUNTER_RUNS: dict = {}
+
+
+def _counter_launch(gpu, name):
+    """The launch validation/hardware.py's ncu_target made of kernel `name`, cut to a few blocks; returns
+    (run, blocks launched)."""
+    from validation.runner import SGEMM_SHAPES, TRANSPOSE_BLOCK, _grid_2d
+    if name.startswith("sgemm"):
+        n, (block, rows, cols, x_rows) = 1024, SGEMM_SHAPES[name]
+        kernel = gpu.load(str(KERNEL_DIR / "sgemm_ladder.ptx"))[name]
+        grid = _grid_2d(2 * gpu.config.sms * max(1, 1024 // int(np.prod(block))), n // (rows if x_rows else cols))
+        rng = np.random.default_rng(24)
+        args = [np.int32(n), np.float32(1.0), gpu.to_device(rng.standard_normal((n, n), dtype=np.float32)),
+                gpu.to_device(rng.standard_normal((n, n), dtype=np.float32)), np.float32(0.0),
+                gpu.zeros(n * n, np.float32)]
+    elif name.startswith("tr_"):
+        n, block = 4096, TRANSPOSE_BLOCK[name]
+        kernel = gpu.load(str(KERNEL_DIR / "transpose_ladder.ptx"))[name]
+        grid = _grid_2d(64, n // 32)
+        args = [gpu.zeros(n * n, np.float32), gpu.zeros(n * n, np.float32), np.int32(n)]
+    else:
+        block, grid = (1024,), (32,)
+        nbytes = 32 * 1024 * int(name.removeprefix("copy_w"))   # one word per thread, as ncu_target launches it
+        kernel = gpu.load(str(KERNEL_DIR / "memory.ptx"))[name]
+        args = [gpu.zeros(nbytes, np.uint8), gpu.to_device(np.ones(nbytes, np.uint8)), np.uint64(nbytes)]
+    run = gpu.launch(kernel, grid=grid, block=block, args=args)
+    return run, int(np.prod(grid))
+
+
+def run_counters(case, point, params):
+    """One of validation/ncu_ratios.RATIOS for the point's kernel, from gpusim's metrics of the same names."""
+    from validation.ncu_ratios import RATIOS
+    key = (case.meta["config"], point["kernel"])
+    if key not in _COUNTER_RUNS:
+        _COUNTER_RUNS[key] = _counter_launch(_gpu(case, params), point["kernel"])
+    run, blocks = _COUNTER_RUNS[key]
+    num, den = RATIOS[point["ratio"]]
+    denominator = blocks if den == "blocks" else run.metrics[den]
+    return run, run.metrics[num] / denominator, None, {"blocks": blocks}
 
 
 PROBE_FAMILIES = {"probe_lat": run_probe_lat, "probe_l1": run_probe_l1, "probe_bw": run_probe_bw,
-                  "probe_chain": run_probe_chain, "probe_blocks": run_probe_blocks, "wgmma": run_wgmma}
+                  "probe_chain": run_probe_chain, "probe_blocks": run_probe_blocks, "wgmma": run_wgmma,
+                  "counters": run_counters}

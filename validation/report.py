@@ -129,7 +129,7 @@ def render(results: dict, cases) -> str:
     out = [HEADER]
     overview = ["## Cases", "", "| case | kind | GPU / config | points | run | median \\|error\\| | Kendall τ | "
                 "steps right | step error (median) |", "|---|---|---|---:|---|---:|---:|---:|---:|"]
-    body, by_kind = [], {"validation": ([], [], []), "calibration": ([], [], [])}
+    body, by_kind = [], {"validation": ([], [], []), "calibration": ([], [], []), "counters": ([], [], [])}
     for case in cases:
         record = results.get("cases", {}).get(case.name)
         if record is None:
@@ -162,6 +162,9 @@ def render(results: dict, cases) -> str:
     out += _summary_lines("Validation (application ladders)", *by_kind["validation"], show_targets=True)
     out += _summary_lines("Calibration (microbenchmarks; consistency checks)", *by_kind["calibration"],
                           show_targets=False)
+    if by_kind["counters"][0]:
+        out += _summary_lines("Hardware counters (Nsight Compute on an H200: per-launch ratios of counters gpusim "
+                              "also reports)", *by_kind["counters"], show_targets=False)
     out += [f"Steps: a published step within ±{100 * stats.FLAT:.0f} % is flat; a simulated one within "
             f"±{100 * stats.FLAT_SIM:.0f} %. The analytic overlay is gpusim.analytic's roofline (sustained DRAM "
             "bandwidth; FP32 roof at the run's DRAM arithmetic intensity for SGEMM; the mma.sync rate for tensor "
