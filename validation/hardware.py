@@ -366,6 +366,30 @@ def probe_copy_latency():
                bandwidth_gbs=bw, iters=iters, grid=[blocks], block=[threads])
 
 
+def probe_shared_and_partial():
+    """Shared loads/stores by conflict degree (cycles per request per SM) and global stores by sector coverage."""
+    mod = module("probe.ptx")
+    sms = RESULT["meta"]["multiProcessorCount"]
+    clock = RESULT["meta"].get("sm_clock_mhz_spin") or RESULT["meta"]["clockRate"] / 1000.0
+    blocks, threads, iters = 2 * sms, 512, 4096
+    out = cp.zeros(blocks * threads, cp.float32)
+    for name in ("lds_stride", "sts_stride"):
+        fn = mod.get_function(name)
+        for stride in (1, 2, 4, 8, 16, 32, 33):
+            ms, times = timed(lambda: fn((blocks,), (threads,), (np.int32(stride), np.int32(iters), out)))
+            per_sm = blocks * threads / 32 * iters / sms
+            record("probe_shared", name, ms * 1e-3 * clock * 1e6 / per_sm, "cycles/request", ms, times=times,
+                   stride=stride, grid=[blocks], block=[threads], iters=iters)
+    fn = mod.get_function("st_spread")
+    buf = cp.zeros((8 << 20) // 4, cp.float32)
+    for spread in (1, 2, 4, 8):
+        ms, times = timed(lambda: fn((4 * sms,), (512,), (buf, np.int32(spread), np.uint64((8 << 20) // 4 - 1),
+                                                         np.int32(1024))))
+        requests = 4 * sms * 512 / 32 * 1024
+        record("probe_store", "st_spread", requests / (ms * 1e-3 * clock * 1e6) / sms, "requests/cycle/SM", ms,
+               times=times, spread=spread, grid=[4 * sms], block=[512], iters=1024)
+
+
 def mma_clock():
     """The SM clock while mma.sync runs on every SM: one thread spins on a second stream meanwhile."""
     mma_mod, probe_mod = module("mma_rate.ptx"), module("probe.ptx")
@@ -501,7 +525,8 @@ SECTIONS = [("clock", sm_clock), ("latencies", probe_latencies), ("chase", chase
             ("copy_width", copy_width), ("reduce", reduce), ("stream", stream), ("mma", mma),
             ("sgemm", sgemm), ("hgemm", hgemm), ("transpose", transpose), ("wgmma", wgmma_gemm),
             ("clock_after", lambda: sm_clock("sm_clock_mhz_spin_after")), ("copy_latency", probe_copy_latency),
-            ("mma_clock", mma_clock), ("counters", counters)]
+            ("mma_clock", mma_clock), ("counters", counters),
+            ("shared_partial", probe_shared_and_partial)]
 
 
 def main(argv=None):

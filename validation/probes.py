@@ -199,6 +199,34 @@ def run_counters(case, point, params):
     return run, run.metrics[num] / denominator, None, {"blocks": blocks}
 
 
+def run_probe_shared(case, point, params):
+    """lds_stride / sts_stride: 2 blocks of 512 threads per SM, lane l at word l * stride (a stride-way bank
+    conflict for powers of two); cycles per warp-level request per SM (difference of two launches)."""
+    gpu, kernel = _probe(case, point, params)
+    blocks, threads, iters = 2 * gpu.config.sms, 512, int(params["iters"])
+    out = gpu.zeros(blocks * threads, np.float32)
+
+    def launch(n):
+        return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[np.int32(point["stride"]), np.int32(n), out])
+    cycles, _, run = _difference(launch, iters)
+    return run, cycles / (blocks * threads // 32 * iters / gpu.config.sms), None, {"grid": [blocks], "iters": iters}
+
+
+def run_probe_store(case, point, params):
+    """st_spread: 4 blocks of 512 threads per SM storing into an L2-resident buffer, lane l at word l * spread
+    (spread 1: 4 full sectors per request, 8: 32 sectors of 4 bytes); requests per cycle per SM."""
+    gpu, kernel = _probe(case, point, params)
+    blocks, threads, iters = 4 * gpu.config.sms, 512, int(params["iters"])
+    words = int(params["buffer_bytes"]) // 4
+    buf = gpu.zeros(words, np.float32)
+
+    def launch(n):
+        return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[buf, np.int32(point["spread"]),
+                                                                         np.uint64(words - 1), np.int32(n)])
+    cycles, _, run = _difference(launch, iters)
+    return run, blocks * threads // 32 * iters / gpu.config.sms / cycles, None, {"grid": [blocks], "iters": iters}
+
+
 PROBE_FAMILIES = {"probe_lat": run_probe_lat, "probe_l1": run_probe_l1, "probe_bw": run_probe_bw,
                   "probe_chain": run_probe_chain, "probe_blocks": run_probe_blocks, "wgmma": run_wgmma,
-                  "counters": run_counters}
+                  "counters": run_counters, "probe_shared": run_probe_shared, "probe_store": run_probe_store}

@@ -74,6 +74,41 @@ extern "C" __global__ void l1_lines(const float* buf, int lines, int iters, floa
     out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
 
+// ---- shared-memory throughput by bank conflict: lane l reads (or writes) word l * stride of a 4096-word tile
+// (stride 1: conflict-free; 2^j: min(32, 2^j)-way conflicts; 33: conflict-free), volatile so every access issues
+extern "C" __global__ void lds_stride(int stride, int iters, float* out)
+{
+    __shared__ float tile[4096 + 4];
+    volatile float* s = tile;
+    for (int k = threadIdx.x; k < 4096 + 4; k += blockDim.x) s[k] = (float)k;
+    __syncthreads();
+    int base = ((threadIdx.x & 31) * stride) & 4095;
+    float acc = 0.f;
+    for (int k = 0; k < iters; ++k) acc += s[base + (k & 3)];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+extern "C" __global__ void sts_stride(int stride, int iters, float* out)
+{
+    __shared__ float tile[4096 + 4];
+    volatile float* s = tile;
+    int base = ((threadIdx.x & 31) * stride) & 4095;
+    for (int k = 0; k < iters; ++k) s[base + (k & 3)] = (float)k;
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s[threadIdx.x & 4095];
+}
+
+// ---- global stores by sector coverage: lane l stores word l * spread of its warp's slice of an L2-resident
+// buffer (spread 1: 4 full sectors per request; 8: 32 sectors with 4 bytes each) ----
+extern "C" __global__ void st_spread(float* buf, int spread, unsigned long long mask, int iters)
+{
+    unsigned long long warp = (blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) / 32;
+    unsigned long long warps = (unsigned long long)blockDim.x * gridDim.x / 32;
+    unsigned long long lane = threadIdx.x & 31;
+    for (int k = 0; k < iters; ++k)
+        buf[((warp + k * warps) * 32 * spread + lane * spread) & mask] = (float)k;
+}
+
 // ---- dependent-instruction latencies: thread 0 of one warp times `iters` links of a chain with clock64 ----
 #define CHAIN_KERNEL(NAME, T, INIT, STEP)                                                              \
     extern "C" __global__ void NAME(int iters, long long* cycles, float* out)                         \
