@@ -109,3 +109,24 @@ def test_a_match_that_is_not_exactly_one_measurement_is_an_error(tmp_path):
     bad.write_text(text.replace('kernel = "mma_f16_16816"}', 'kernel = "mma_nothing"}'))
     with pytest.raises(CaseError, match="bad.toml: point 1"):
         load_case(bad)
+
+
+@pytest.mark.parametrize("spread", [1, 8])
+def test_store_sectors_occupy_their_l2_slice_at_the_store_rate(spread):
+    """A store-only stream into an L2-resident buffer is bound by l2_write_bytes_per_cycle (set here to a quarter
+    of the read rate so it binds): sectors per cycle = that rate / 32 B, for whole and for 4-byte sectors."""
+    base = load_config("h200")
+    gpu = _gpu(sms=4, l2_write_bytes_per_cycle=base.l2_bytes_per_cycle / 4)
+    kernel = gpu.load(str(KERNELS / "probe.ptx"))["st_spread"]
+    blocks, threads, words = 16, 512, 65536
+    buf = gpu.zeros(words, np.float32)
+
+    def sectors_per_cycle(iters):
+        run = gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[buf, np.int32(spread), np.uint64(words - 1),
+                                                                        np.int32(iters)])
+        return run.cycles, run.metrics["lts__t_sectors.sum"]
+    c1, s1 = sectors_per_cycle(32)
+    c2, s2 = sectors_per_cycle(64)
+    rate = (s2 - s1) / (c2 - c1)
+    bound = gpu.config.l2_write_bytes_per_cycle / gpu.config.sector_bytes
+    assert 0.85 * bound <= rate <= 1.02 * bound

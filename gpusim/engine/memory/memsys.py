@@ -37,21 +37,17 @@ Stores and atomics
       DRAM read (whole-sector writes; see ``cache``). Evicting a dirty L2 line writes its dirty sectors to
       its DRAM channel; the store is accepted when its last sector reached its L2 slice and any such victim's
       writes crossed the bus (the L2 drains dirty lines no faster than DRAM writes). No registers held.
-    * ``global_atomic``: executed by the L2 slice's atomic unit at ``atomic_l2_ops_per_cycle_per_slice``
-      operations per cycle, one operation per participating lane. The sector is read through L2 (from DRAM
-      on a miss) and left dirty. An isolated single-lane atomic costs ``l2_latency_cycles`` (L2-resident)
-      and each further operation queued at the unit adds ``1 / rate`` cycles. L1 is bypassed and unchanged.
+    * ``global_atomic``: the L2 slice's atomic unit runs ``atomic_l2_ops_per_cycle_per_slice`` lane operations
+      per cycle on the sector read through L2 (DRAM on a miss), left dirty; L1 is bypassed. An isolated one
+      costs ``l2_latency_cycles``; each one queued ahead adds 1 / rate. Store sectors are served at the
+      slice's store rate (``l2_write_bytes_per_cycle``), loads and atomics at its read rate.
 
 MSHRs
-    Each SM has ``mshrs_per_sm`` slots, state ``mshr_free_cycle`` int64[sms, mshrs_per_sm] holding the cycle
-    each slot's sector completes (a slot is free once that cycle is reached), kept as a min-heap per SM
-    (``l1tex.replace_earliest_mshr``). A sector that misses in L1 takes the slot that frees earliest; if
-    even that one is still busy the sector waits for it, which also delays the sectors after it. A hit on a
-    pending fill needs no slot (it merges). The wait also holds the SM's L1TEX pipeline (in order: requests
-    behind a stalled miss wait too). The loads return the total cycles the request's issue was held back
-    this way so the caller can charge ``lg_throttle``. A ``cp.async`` (LDGSTS) request occupies slots exactly
-    like a load's misses: it needs no registers, so only the MSHRs (and the ``cp.async`` group waits) bound
-    how much a warp keeps in flight.
+    Each SM has ``mshrs_per_sm`` slots (``mshr_free_cycle`` int64[sms, mshrs_per_sm]: when each slot's sector
+    completes; a min-heap per SM, ``l1tex.replace_earliest_mshr``). An L1 miss takes the earliest-free slot,
+    waiting for it if busy (delaying the sectors after it and, in order, the SM's L1TEX pipeline); a hit on a
+    pending fill merges. Loads return the wait (``lg_throttle``). cp.async (LDGSTS) occupies slots like a
+    load's misses: only the MSHRs and its group waits bound what a warp keeps in flight.
 
 State
     l1        cache state with one partition per SM (``make_memsys_state``)
@@ -65,10 +61,8 @@ State
     gpusim/engine/records.py): their constants are generated blocks, their tables are in docs/engine-state.md.
 
 Simplifications
-    * Request traffic and response data share one interconnect reservation per sector, made when the sector
-      leaves the SM; the return trip is inside the fixed latency.
-    * Every sector of a request arrives at the first server at the issue cycle; servers serialise them.
-    * DRAM timing (banks, row buffers, refresh, turnaround, scheduling) is ``dram``'s; see its docstring.
+    * One interconnect reservation per sector (request and data), made when it leaves the SM; the return
+      trip is inside the fixed latency. A request's sectors reach the first server at issue, serialised.
     * A line evicted while its fill is in flight is not refetched for the requests already waiting on it.
 """
 
@@ -126,8 +120,9 @@ RATES = Columns("memsys-rates", "ms.rates", "R_", "N_RATE_PARAMS", "rates of the
     Column("DRAM_BYTES_PER_CYCLE_PER_CHANNEL", "bytes/cycle", "one DRAM channel's peak: one burst per burst "
            "time on its data bus"),
     Column("ATOMIC_OPS_PER_CYCLE_PER_SLICE", "operations/cycle", "the atomic unit of one L2 slice"),
+    Column("L2_WRITE_BYTES_PER_CYCLE_PER_SLICE", "bytes/cycle", "one L2 slice, for store sectors"),
     Column("DRAM_TIMING", "-", "first of dram.N_TIMING entries: the DRAM timing (dram.make_dram_params)"),
-), width=5 + N_TIMING)
+), width=6 + N_TIMING)
 SERVERS = Columns("memsys-servers", "ms.servers", "SRV_", "N_SERVERS", "the servers tuple: float64 next-free "
                   "instants of each server", (
     Column("L1_PATH", "cycle [sms]", "L1TEX pipeline (tag and data stages) of each SM"),
@@ -175,8 +170,9 @@ R_ICNT_BYTES_PER_CYCLE_PER_SM = 1
 R_L2_BYTES_PER_CYCLE_PER_SLICE = 2
 R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL = 3
 R_ATOMIC_OPS_PER_CYCLE_PER_SLICE = 4
-R_DRAM_TIMING = 5
-N_RATE_PARAMS = 16
+R_L2_WRITE_BYTES_PER_CYCLE_PER_SLICE = 5
+R_DRAM_TIMING = 6
+N_RATE_PARAMS = 17
 # <state-layout:memsys-rates end>
 
 # <state-layout:memsys-servers begin>
@@ -215,10 +211,12 @@ def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles:
                        l2_bytes_per_cycle: float, dram_bandwidth_gbs: float,
                        dram_channels: int, clock_mhz: float, interconnect_bytes_per_cycle_per_sm: float,
                        mshrs_per_sm: int, atomic_l2_ops_per_cycle_per_slice: float, l1_tags_per_cycle: int,
-                       dram_interleave_bytes: int = DRAM_INTERLEAVE_BYTES, dram=None):
+                       dram_interleave_bytes: int = DRAM_INTERLEAVE_BYTES, dram=None,
+                       l2_write_bytes_per_cycle: float | None = None):
     """Pack config fields into ``(params int64[N_INT_PARAMS], rates float64[N_RATE_PARAMS])``.
 
-    ``l2_bytes_per_cycle`` is the whole L2's rate (split evenly over slices); ``dram_bandwidth_gbs`` the
+    ``l2_bytes_per_cycle`` is the whole L2's rate (split evenly over slices; stores at ``l2_write_bytes_per_cycle``,
+    default the same); ``dram_bandwidth_gbs`` the
     peak of all channels in 1e9 bytes/s, converted to bytes per core cycle at ``clock_mhz`` and split evenly
     over channels. ``dram`` is the ``(geometry, timing)`` of ``dram.make_dram_params`` (None: an ideal DRAM,
     ``dram.ideal_dram_params``, whose channels stream at their peak and answer in ``dram_latency_cycles``).
@@ -262,6 +260,7 @@ def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles:
     rates[R_L2_BYTES_PER_CYCLE_PER_SLICE] = l2_bytes_per_cycle / l2_slices
     rates[R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL] = dram_bytes_per_cycle / dram_channels
     rates[R_ATOMIC_OPS_PER_CYCLE_PER_SLICE] = atomic_l2_ops_per_cycle_per_slice
+    rates[R_L2_WRITE_BYTES_PER_CYCLE_PER_SLICE] = (l2_write_bytes_per_cycle or l2_bytes_per_cycle) / l2_slices
     rates[R_DRAM_TIMING:] = dram[1]
     return params, rates
 
@@ -323,11 +322,12 @@ def _l2_place(line_addr, l2, params):
 
 
 @compiled_only(inline="always")
-def _l2_arrive(l2_slice, arrival_cycle, servers, params, rates, counters):
-    """Queue a sector at its L2 slice. Returns the cycle it is served."""
+def _l2_arrive(l2_slice, arrival_cycle, servers, params, rates, counters, write=False):
+    """Queue a sector at its L2 slice (a store at the slice's store rate). Returns the cycle it is served."""
     counters[C_L2_SECTORS] += 1
-    return arrival_cycle + server_queue_delay(servers[SRV_L2_SLICE], l2_slice, arrival_cycle,
-                                              params[P_SECTOR_BYTES], rates[R_L2_BYTES_PER_CYCLE_PER_SLICE])
+    rate = rates[R_L2_WRITE_BYTES_PER_CYCLE_PER_SLICE if write else R_L2_BYTES_PER_CYCLE_PER_SLICE]
+    return arrival_cycle + server_queue_delay(servers[SRV_L2_SLICE], l2_slice, arrival_cycle, params[P_SECTOR_BYTES],
+                                              rate)
 
 
 @compiled_only
@@ -457,7 +457,7 @@ def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, count
         counters[C_L1_STORE_SECTORS] += 1
         leave_cycle = path_cycle + server_queue_delay(servers[SRV_ICNT], sm, path_cycle, sector_bytes,
                                                       rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
-        served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters)
+        served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters, True)
         _, l2_way, evicted_line, evicted_dirty = cache_write_way(l2, l2_set, l2_way, line_addr, sector, served_cycle,
                                                                  True, True)
         counters[C_L2_STORE_SECTORS] += 1
