@@ -247,8 +247,9 @@ def measure_wgmma_gemm() -> dict:
     bm, bn = WGMMA_TILE
     rows = []
     base = GPU("h100-sxm", sms=1).config
-    for case, overrides in (("1 SM, L2 at the SM's port rate", {"l2_bytes_per_cycle":
-                                                                base.interconnect_bytes_per_cycle_per_sm}),
+    port = base.interconnect_bytes_per_cycle_per_sm
+    for case, overrides in (("1 SM, L2 at the SM's port rate", {"l2_bytes_per_cycle": port,
+                                                                "l2_write_bytes_per_cycle": port}),
                             ("1 SM, h100-sxm as configured", {})):
         gpu = GPU("h100-sxm", sms=1, **overrides)
         short, long = (_wgmma_launch(gpu, bm, bn, k, times=2) for k in WGMMA_STEADY_K)

@@ -101,7 +101,8 @@ def test_fed_at_the_sm_port_rate_the_mainloop_reaches_the_dense_peak(config):
     needs at peak), the mainloop keeps the tensor pipe >= 85 % busy: FLOP/clk/SM >= 0.85 x the dense BF16 peak
     (and not above it); the whole run's tensor-pipe busy metric is its FLOPs over the peak."""
     base = gpusim.GPU(config, sms=1).config
-    gpu = gpusim.GPU(config, sms=1, l2_bytes_per_cycle=base.interconnect_bytes_per_cycle_per_sm)
+    port = base.interconnect_bytes_per_cycle_per_sm
+    gpu = gpusim.GPU(config, sms=1, l2_bytes_per_cycle=port, l2_write_bytes_per_cycle=port)
     peak = gpu.config.tensor_flops_per_cycle_per_sm
     assert _l2_roof(gpu.config) >= peak                       # the memory system is not what binds here
     rate, run = _steady(gpu)

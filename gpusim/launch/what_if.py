@@ -7,8 +7,8 @@ What it models
     dram_bandwidth     ``dram_bandwidth_gbs`` x factor (x 1e9 for "x infinity": a sector's DRAM slot lasts
                        < 1e-6 cycles, under the servers' rounding tolerance, so DRAM never queues)
     dram_latency       ``dram_latency_cycles`` = ``l2_latency_cycles`` (a DRAM access costs an L2 hit's time)
-    l2_bandwidth       ``l2_bytes_per_cycle`` and ``interconnect_bytes_per_cycle_per_sm`` (the SM-to-L2 port)
-                       x factor
+    l2_bandwidth       ``l2_bytes_per_cycle``, ``l2_write_bytes_per_cycle`` and ``interconnect_bytes_per_cycle_per_sm``
+                       (the SM-to-L2 port) x factor
     shared_bank_conflicts engine switch ``WHATIF_NO_BANK_CONFLICTS``: every shared-memory phase takes
                        ceil(distinct words / banks) wavefronts (broadcasts and the wide-access phases kept)
     coalescing         engine switch ``WHATIF_PERFECT_COALESCING``: a global/local load or store moves only
@@ -401,6 +401,7 @@ LIMITS = (
           nothing_to_remove=_dram_latency_equal),
     Limit("l2_bandwidth", lambda c, f: f"L2 and SM-to-L2 bandwidth {_times(f)}", ("lts__t_bytes.sum.per_second",),
           overrides=lambda c, f: {"l2_bytes_per_cycle": c.l2_bytes_per_cycle * _bandwidth(f),
+                                  "l2_write_bytes_per_cycle": c.l2_write_bytes_per_cycle * _bandwidth(f),
                                   "interconnect_bytes_per_cycle_per_sm":
                                       c.interconnect_bytes_per_cycle_per_sm * _bandwidth(f)},
           nothing_to_remove=_no_l2),
