@@ -19,6 +19,7 @@ import pytest
 import gpusim
 from gpusim.arch.config import load_config
 from validation.cases import MEASURED_DIR, CaseError, load_case, load_cases, measured_value
+from validation.runner import chase_table
 
 KERNELS = Path(__file__).resolve().parent.parent / "validation" / "kernels"
 
@@ -30,10 +31,7 @@ def _gpu(sms=1, **fields):
 def _chase(gpu, nbytes, bypass):
     """A warm random chase over `nbytes` (validation/kernels/memory.cu `chase`): cycles per load."""
     kernel = gpu.load(str(KERNELS / "memory.ptx"))["chase"]
-    slots = nbytes // 128
-    order = np.random.default_rng(3).permutation(slots)
-    nxt = np.zeros(nbytes // 4, np.uint32)
-    nxt[order * 32] = np.roll(order, -1) * 32
+    slots, nxt = nbytes // 128, chase_table(nbytes, seed=3)
     sink, cyc = gpu.zeros(1, np.uint32), gpu.zeros(1, np.int64)
     gpu.launch(kernel, grid=(1,), block=(1,), args=[gpu.to_device(nxt), np.int32(slots), np.int32(bypass), sink, cyc])
     return float(cyc.get()[0]) / slots

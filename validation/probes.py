@@ -11,7 +11,18 @@ from __future__ import annotations
 import numpy as np
 
 from gpusim.analytic import tensor_peaks
-from validation.runner import KERNEL_DIR, _chip, _gpu, _scale
+from validation.ncu_ratios import RATIOS
+from validation.runner import (
+    KERNEL_DIR,
+    SGEMM_SHAPES,
+    TRANSPOSE_BLOCK,
+    _chip,
+    _gpu,
+    _grid_2d,
+    _resident_blocks,
+    _scale,
+    config_field,
+)
 
 ROOT = KERNEL_DIR.parent.parent
 
@@ -30,15 +41,19 @@ def run_probe_lat(case, point, params):
     if point["kernel"] == "lat_atom_global":
         args = [gpu.zeros(64, np.uint32)] + args
     run = gpu.launch(kernel, grid=(1,), block=(int(point["threads"]),), args=args)
-    field = point.get("config_field")
-    analytic = float(getattr(gpu.config, field)) if field else None
-    return run, float(cycles.get()[0]) / iters, analytic, {"block": [int(point["threads"])], "iters": iters}
+    detail = {"block": [int(point["threads"])], "iters": iters}
+    return run, float(cycles.get()[0]) / iters, config_field(gpu, point), detail
 
 
 def _difference(launch, iters):
     """(Delta cycles, Delta seconds, second run) between launches of iters and 2 x iters iterations."""
     first, second = launch(iters), launch(2 * iters)
     return second.cycles - first.cycles, second.seconds - first.seconds, second
+
+
+def _warp_requests_per_sm(gpu, blocks, threads, iters):
+    """Warp-level requests each SM issues when every thread of the grid makes `iters` of them."""
+    return blocks * threads // 32 * iters / gpu.config.sms
 
 
 def run_probe_l1(case, point, params):
@@ -52,8 +67,8 @@ def run_probe_l1(case, point, params):
         return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[buf, np.int32(point["lines"]),
                                                                          np.int32(n), out])
     cycles, _, run = _difference(launch, iters)
-    per_sm = blocks * threads // 32 * iters / gpu.config.sms
-    return run, cycles / per_sm, None, {"grid": [blocks], "block": [threads], "iters": iters}
+    return run, cycles / _warp_requests_per_sm(gpu, blocks, threads, iters), None, {"grid": [blocks],
+                                                                                   "block": [threads], "iters": iters}
 
 
 def run_probe_bw(case, point, params):
@@ -67,24 +82,18 @@ def run_probe_bw(case, point, params):
     ws = 1 << (ws.bit_length() - 1)   # the kernels index with a mask: a power of two
     buf = gpu.zeros(ws // 4, np.float32)
     iters = max(1, int(params["iters"]))
-    if point["kernel"] == "read_ws":
-        out = gpu.zeros(blocks * threads, np.float32)
+    tail = [gpu.zeros(blocks * threads, np.float32)] if point["kernel"] == "read_ws" else []   # read_ws's sums
 
-        def launch(n):
-            return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[buf, np.uint64(ws // 16 - 1),
-                                                                             np.int32(n), out])
-    else:
-        def launch(n):
-            return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[buf, np.uint64(ws // 16 - 1),
-                                                                             np.int32(n)])
+    def launch(n):
+        return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[buf, np.uint64(ws // 16 - 1),
+                                                                         np.int32(n)] + tail)
     if point.get("steady", False):
         _, seconds, run = _difference(launch, iters)
     else:
         run = launch(iters)
         seconds = run.seconds
     moved = 16.0 * blocks * threads * iters
-    analytic = None
-    return run, moved / seconds * _scale(gpu) / 1e9, analytic, {"grid": [blocks], "block": [threads],
+    return run, moved / seconds * _scale(gpu) / 1e9, None, {"grid": [blocks], "block": [threads],
                                                                "working_set": ws, "iters": iters}
 
 
@@ -111,9 +120,8 @@ def run_probe_chain(case, point, params):
         launch(iters)
     run = launch(iters)
     latency = cycles.get().astype(np.float64).mean() / iters
-    field = point.get("config_field")
-    analytic = float(getattr(gpu.config, field)) if field else None
-    return run, latency, analytic, {"grid": [blocks], "block": [threads], "working_set": ws, "iters": iters}
+    detail = {"grid": [blocks], "block": [threads], "working_set": ws, "iters": iters}
+    return run, latency, config_field(gpu, point), detail
 
 
 def run_probe_blocks(case, point, params):
@@ -155,20 +163,17 @@ def run_wgmma(case, point, params):
     return run, sim, tensor_peaks(_chip(case))["tensor_bf16"] / 1e12, {"grid": [gx, gy], "block": [256], "k": k}
 
 
-
-
-
 _COUNTER_RUNS: dict = {}
 
 
 def _counter_launch(gpu, name):
     """The launch validation/hardware.py's ncu_target made of kernel `name`, cut to a few blocks; returns
     (run, blocks launched)."""
-    from validation.runner import SGEMM_SHAPES, TRANSPOSE_BLOCK, _grid_2d
     if name.startswith("sgemm"):
         n, (block, rows, cols, x_rows) = 1024, SGEMM_SHAPES[name]
         kernel = gpu.load(str(KERNEL_DIR / "sgemm_ladder.ptx"))[name]
-        grid = _grid_2d(2 * gpu.config.sms * max(1, 1024 // int(np.prod(block))), n // (rows if x_rows else cols))
+        waves = 2 * _resident_blocks(gpu, kernel, int(np.prod(block))) * gpu.config.sms
+        grid = _grid_2d(waves, n // (rows if x_rows else cols))
         rng = np.random.default_rng(24)
         args = [np.int32(n), np.float32(1.0), gpu.to_device(rng.standard_normal((n, n), dtype=np.float32)),
                 gpu.to_device(rng.standard_normal((n, n), dtype=np.float32)), np.float32(0.0),
@@ -189,7 +194,6 @@ def _counter_launch(gpu, name):
 
 def run_counters(case, point, params):
     """One of validation/ncu_ratios.RATIOS for the point's kernel, from gpusim's metrics of the same names."""
-    from validation.ncu_ratios import RATIOS
     key = (case.meta["config"], point["kernel"])
     if key not in _COUNTER_RUNS:
         _COUNTER_RUNS[key] = _counter_launch(_gpu(case, params), point["kernel"])
@@ -209,7 +213,7 @@ def run_probe_shared(case, point, params):
     def launch(n):
         return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[np.int32(point["stride"]), np.int32(n), out])
     cycles, _, run = _difference(launch, iters)
-    return run, cycles / (blocks * threads // 32 * iters / gpu.config.sms), None, {"grid": [blocks], "iters": iters}
+    return run, cycles / _warp_requests_per_sm(gpu, blocks, threads, iters), None, {"grid": [blocks], "iters": iters}
 
 
 def run_probe_store(case, point, params):
@@ -224,7 +228,7 @@ def run_probe_store(case, point, params):
         return gpu.launch(kernel, grid=(blocks,), block=(threads,), args=[buf, np.int32(point["spread"]),
                                                                          np.uint64(words - 1), np.int32(n)])
     cycles, _, run = _difference(launch, iters)
-    return run, blocks * threads // 32 * iters / gpu.config.sms / cycles, None, {"grid": [blocks], "iters": iters}
+    return run, _warp_requests_per_sm(gpu, blocks, threads, iters) / cycles, None, {"grid": [blocks], "iters": iters}
 
 
 PROBE_FAMILIES = {"probe_lat": run_probe_lat, "probe_l1": run_probe_l1, "probe_bw": run_probe_bw,

@@ -231,27 +231,36 @@ def run_stream(case, point, params):
     return run, sim, _roof_bandwidth(case) / 1e12, {"grid": [blocks], "block": [threads], "elements": n}
 
 
+def chase_table(nbytes, seed=SEED):
+    """The `chase` kernel's next[] array: a random cyclic permutation of the 128-byte-spaced words of `nbytes`."""
+    slots, words = nbytes // 128, 128 // 4
+    order = np.random.default_rng(seed).permutation(slots)
+    nxt = np.zeros(nbytes // 4, np.uint32)
+    nxt[order * words] = np.roll(order, -1) * words
+    return nxt
+
+
+def config_field(gpu, point):
+    """The analytic column of a latency point: the config field it names (`config_field`), or None."""
+    field = point.get("config_field")
+    return float(getattr(gpu.config, field)) if field else None
+
+
 def run_chase(case, point, params):
-    """One thread follows a random cyclic permutation of 128-byte-spaced words over `bytes` (ld.global.cg when
-    the point says bypass_l1; gpusim does not model that bypass); cycles per dependent load, from clock64 in the
-    kernel. A `warm` point chases the whole array once before timing a whole pass (cache-hit latency); otherwise
-    `steps` loads are timed after `steps` warm-up loads (a cold DRAM chase)."""
+    """One thread follows a random cyclic permutation of 128-byte-spaced words over `bytes` (ld.global.cg, which
+    bypasses L1, when the point says bypass_l1); cycles per dependent load, from clock64 in the kernel. A `warm`
+    point chases the whole array once before timing a whole pass (cache-hit latency); otherwise `steps` loads are
+    timed after `steps` warm-up loads (a cold DRAM chase)."""
     gpu = _gpu(case, params, point)
     kernel = gpu.load(str(KERNEL_DIR / case.meta["ptx"]))[point["kernel"]]
-    nbytes, stride = int(point["bytes"]), 128
-    slots = nbytes // stride
-    order = np.random.default_rng(SEED).permutation(slots)
-    nxt = np.zeros(nbytes // 4, np.uint32)
-    words = stride // 4
-    nxt[order * words] = np.roll(order, -1) * words
+    nbytes = int(point["bytes"])
+    nxt = chase_table(nbytes)
+    slots = nbytes // 128
     steps = slots if point.get("warm", False) else int(params["steps"])  # warm: the warm-up pass covers it all
     dnext, sink, cyc = gpu.to_device(nxt), gpu.zeros(1, np.uint32), gpu.zeros(1, np.int64)
     run = gpu.launch(kernel, grid=(1,), block=(1,), args=[dnext, np.int32(steps), np.int32(point["bypass_l1"]),
                                                           sink, cyc])
-    sim = float(cyc.get()[0]) / steps
-    field = point.get("config_field")
-    analytic = float(getattr(gpu.config, field)) if field else None
-    return run, sim, analytic, {"bytes": nbytes, "steps": steps}
+    return run, float(cyc.get()[0]) / steps, config_field(gpu, point), {"bytes": nbytes, "steps": steps}
 
 
 MMA_FLOPS = {"mma_f16_16816": 4096, "mma_f16_1688": 2048, "mma_tf32_1688": 2048, "mma_s8_16832": 8192}
