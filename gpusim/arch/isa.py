@@ -263,6 +263,9 @@ TENSOR_FORMS = TENSOR_FORMS + tuple(
 # shared-memory atomic (MIO; its result when the memory model says); elect.sync as vote; a bulk copy is
 # handed to the asynchronous copy unit (the LSU issue slot; its bytes are timed by sm/async_timing.py)
 HOPPER_FORMS: tuple[Form, ...] = (
+    # setmaxnreg and griddepcontrol (gpusim.ptx.lower_launch_control): checked, then issued as no-ops
+    *(Form(name=name, op=c.OP_NOP, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED)
+      for name in ("setmaxnreg.inc", "setmaxnreg.dec", "griddepcontrol.launch_dependents", "griddepcontrol.wait")),
     Form(name="mbarrier", op=c.OP_MBARRIER, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),
     Form(name="mbarrier.pending_count", op=c.OP_MBARRIER, types="any", pipe=PIPE_ALU,
          latency="int32_latency_cycles", dep=DEP_FIXED),

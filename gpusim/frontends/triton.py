@@ -34,15 +34,13 @@ _DTYPES = {
     "float32": "fp32", "float16": "fp16", "float64": "fp64", "int8": "i8", "int16": "i16", "int32": "i32",
     "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
 }
-# PTX instructions (opcode prefixes) Triton emits for Hopper's tensor cores and asynchronous copies that gpusim
-# does not model (mma.sync, ldmatrix, stmatrix, cp.async, mbarrier, 1D cp.async.bulk and elect.sync run:
+# PTX instructions (opcode prefixes) Triton emits for Hopper's asynchronous copies that gpusim does not model
+# (mma.sync, wgmma, ldmatrix, stmatrix, cp.async, mbarrier, 1D cp.async.bulk, elect.sync, setmaxnreg run:
 # docs/tensor-cores.md).
 MISSING_FEATURES = {
-    "wgmma": "Hopper warpgroup MMA (wgmma)",
     "cp.async.bulk.tensor": "TMA tensor copies (cp.async.bulk.tensor)",
     "cp.async.bulk.prefetch": "TMA prefetches (cp.async.bulk.prefetch)",
     "cp.reduce.async": "TMA bulk reductions",
-    "setmaxnreg": "setmaxnreg",
 }
 _INSTRUCTION = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w.]*)", re.MULTILINE)
 

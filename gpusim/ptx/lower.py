@@ -51,6 +51,7 @@ from gpusim.ptx.lower_common import (
     leaf_operands,
 )
 from gpusim.ptx.lower_hopper import HOPPER_OPCODES, lower_hopper
+from gpusim.ptx.lower_launch_control import LAUNCH_CONTROL_OPCODES, lower_launch_control
 from gpusim.ptx.lower_ops import _lower_control, _lower_cvta, _lower_memory, _lower_sync, _lower_warp
 from gpusim.ptx.lower_tensor import TENSOR_OPCODES, lower_tensor
 from gpusim.ptx.lower_texture import TEXTURE_LOWERED_OPCODES, lower_texture
@@ -72,7 +73,8 @@ _ALU_OPS = {
 SUPPORTED_OPCODES = sorted(set(_ALU_OPS) | {
     "ld", "ldu", "st", "atom", "red", "cvta", "prefetch", "prefetchu", "bra", "ret", "exit", "bar",
     "barrier", "membar", "fence", "nanosleep", "trap", "shfl", "vote", "activemask", "match", "redux",
-    "mma", "ldmatrix", "stmatrix", "cp.async", "wmma", "wgmma", "mbarrier", "cp.async.bulk", "elect"})
+    "mma", "ldmatrix", "stmatrix", "cp.async", "wmma", "wgmma", "mbarrier", "cp.async.bulk", "elect",
+    *LAUNCH_CONTROL_OPCODES})
 
 # the type of each source operand, when it differs from the instruction type
 _U32_SOURCES = {  # op -> indices of sources that are u32 whatever the instruction type
@@ -389,6 +391,8 @@ def _lower_instruction(fl: _FunctionLowering, ins: ast.Instruction, label_pc: di
             lower_tensor(fl, ins, b, label_pc)
         elif op in HOPPER_OPCODES:
             lower_hopper(fl, ins, b)
+        elif op in LAUNCH_CONTROL_OPCODES:
+            lower_launch_control(fl, ins, b)
         elif op in TEXTURE_OPCODES:
             raise _err(ins, f"'{op}{''.join(ins.mods)}' is not supported: gpusim models texture fetches (tex, "
                        "tld4) on texture objects, not texture queries or surfaces (see docs/kernels.md)",
