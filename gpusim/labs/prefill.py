@@ -9,8 +9,8 @@ cores by gpusim.labs.tensor_gemm on a slice of ``sms`` SMs, in three phases:
   double-buffered ldmatrix fragments). Each weight byte serves every token, 2 x prompt / 2 = prompt FLOP per
   weight byte (512 here), and with the activations (held in the slice's L2, which is why the slice has 8
   SMs) and the outputs ~350 FLOP per DRAM byte: right of the mma.sync ridge, DRAM is not the limit. On
-  h100-sxm as configured the L2 is: a 128 x 256 tile does 85 FLOPs per byte it loads from L2, and 2500 B/cycle
-  (18.9 per SM) feed 59 % of the mma.sync rate (gpusim.labs.tensor_gemm.l2_cap_flops); the report names the L2;
+  h100-sxm as configured the L2 nearly is: a 128 x 256 tile does 85 FLOPs per byte it loads from L2, and 3815
+  B/cycle (28.9 per SM) feed 90 % of the mma.sync rate (gpusim.labs.tensor_gemm.l2_cap_flops);
 * **prefill, f16 accumulate**: the same prompt through the layer in FP16 with f16 accumulators
   (gemm_f16_mma_256x256): two accumulators per register let a 256 x 256 tile fit, 128 FLOPs per L2 byte, and
   the tensor pipe runs near the rate mma.sync attains, with the L2 close behind it;

@@ -119,9 +119,10 @@ WIDE_TYPES = {
 
 def l2_cap_flops(config: Any, kind: str = "bf16", k: int | None = None) -> float:
     """The FLOP/s at which a type's block tile fills the L2 bandwidth with its operand loads (and, given ``k``,
-    its output stores): its FLOPs per L2 byte x the config's L2 bytes per second. On h100-sxm (2500 B/cycle,
-    18.9 per SM) the 128 x 128 bf16 tile's 64 FLOP/B feed 44 % of the mma.sync rate, 128 x 256's 85 59 %,
-    256 x 256's 128 89 %: the reason Hopper feeds its tensor cores with TMA multicast and wgmma's larger tiles."""
+    its output stores): its FLOPs per L2 byte x the config's L2 bytes per second. On h100-sxm (3815 B/cycle,
+    28.9 per SM) the 128 x 128 bf16 tile's 64 FLOP/B feed 68 % of the mma.sync rate, 128 x 256's 85 90 %,
+    256 x 256's 128 all of it; wgmma's 1.5x higher rate needs 1.5x more FLOP per L2 byte, the reason Hopper
+    feeds its tensor cores with TMA multicast across a cluster."""
     kind_ = gemm_type(kind)
     per_byte = kind_.flop_per_l2_byte if k is None else kind_.flop_per_l2_byte_with_stores(k)
     return per_byte * config.l2_bytes_per_cycle * config.clock_hz
