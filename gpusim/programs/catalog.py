@@ -37,6 +37,7 @@ from gpusim.programs.spec import (
     CheckSpec,
     Expression,
     LaunchSpec,
+    TensorMapSpec,
     _base_namespace,
     _evaluate_sizes,
     _optional,
@@ -44,6 +45,7 @@ from gpusim.programs.spec import (
     _parse_check,
     _parse_launch,
     _parse_reference,
+    _parse_tensor_maps,
     _reject_unknown,
     _require,
     fma32,
@@ -114,6 +116,7 @@ class ProgramSpec:
     reference: tuple[tuple[str, Expression], ...]
     launches: tuple[LaunchSpec, ...]
     checks: tuple[CheckSpec, ...]
+    tensor_maps: tuple[TensorMapSpec, ...] = ()
 
     def with_sizes(self, sizes: dict[str, int | float]) -> ProgramSpec:
         """The same program with some sizes changed (everything that depends on them re-derived)."""
@@ -251,12 +254,15 @@ def run_program(program: ProgramSpec | str | Path, gpu: Any = None, config: str 
     module = gpu.load(str(spec.ptx))
     initial = spec.initial_arrays()
     device = {name: gpu.to_device(np.ascontiguousarray(value.copy())) for name, value in initial.items()}
+    maps = {tm.name: gpu.tensor_map(device[tm.array], box=tm.box, swizzle=tm.swizzle) for tm in spec.tensor_maps}
     runs = []
     for launch in spec.launches:
         kernel = module[launch.kernel]
-        args = [device[value] if kind == "array" else value for kind, value in launch.args]
+        args = [device[value] if kind == "array" else maps[value] if kind == "tensor_map" else value
+                for kind, value in launch.args]
+        cluster = {} if launch.cluster is None else {"cluster": launch.cluster}
         runs.append(gpu.launch(kernel, grid=launch.grid, block=launch.block, args=args,
-                               shared_bytes=launch.shared_bytes, timing=timing, **launch_kw))
+                               shared_bytes=launch.shared_bytes, timing=timing, **cluster, **launch_kw))
     final = {name: np.asarray(array.get()).reshape(initial[name].shape) for name, array in device.items()}
     checks = spec.check(initial, final)
     return ProgramResult(spec=spec, runs=runs, checks=checks, arrays=final)
@@ -307,11 +313,13 @@ def _build_spec(document: dict[str, Any], path: Path, size_overrides: dict[str, 
     reference = _parse_reference(_optional(document, "reference", dict, {}, file, ""),
                                  sizes, array_names, file)
 
+    maps = _parse_tensor_maps(_optional(document, "tensor_maps", list, [], file, ""), sizes, array_names, file)
     ptx_text = ptx.read_text(encoding="utf-8", errors="replace")
     launch_tables = _require(document, "launch", list, file, "")
     if not launch_tables:
         raise ConfigError("a program needs at least one [[launch]]", file=file, field="launch")
-    launches = tuple(_parse_launch(table, index, sizes, array_names, ptx_text, ptx_name, file)
+    launches = tuple(_parse_launch(table, index, sizes, array_names, ptx_text, ptx_name, file,
+                                   tuple(m.name for m in maps))
                      for index, table in enumerate(launch_tables))
 
     check_tables = _optional(document, "check", list, [], file, "")
@@ -321,7 +329,7 @@ def _build_spec(document: dict[str, Any], path: Path, size_overrides: dict[str, 
 
     return ProgramSpec(path=path, name=path.stem, description=description, ptx=ptx, source=source,
                        config=config, seed=seed, sizes=sizes, arrays=arrays, reference=reference,
-                       launches=launches, checks=checks)
+                       launches=launches, checks=checks, tensor_maps=maps)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -50,14 +50,20 @@ SUPPORTED_DTYPES = (
 )
 
 
-_TOP_KEYS = {"description", "ptx", "source", "config", "seed", "sizes", "arrays", "reference",
+_TOP_KEYS = {"description", "ptx", "source", "config", "seed", "sizes", "arrays", "tensor_maps", "reference",
              "launch", "check"}
 
 
 _ARRAY_KEYS = {"name", "dtype", "shape", "init"}
 
 
-_LAUNCH_KEYS = {"kernel", "grid", "block", "shared_bytes", "args"}
+_LAUNCH_KEYS = {"kernel", "grid", "block", "shared_bytes", "args", "cluster"}
+
+
+_TENSOR_MAP_KEYS = {"name", "array", "box", "swizzle"}
+
+
+_TENSOR_MAP_PARAM_TYPES = {"b8"}   # a CUtensorMap parameter: .param .align 64/128 .b8 name[128]
 
 
 _CHECK_KEYS = {"array", "expect", "rtol", "atol"}
@@ -111,13 +117,26 @@ class ArraySpec:
 
 @dataclass(frozen=True)
 class LaunchSpec:
-    """One kernel launch; ``args`` holds ("array", name) or ("value", number) pairs."""
+    """One kernel launch; ``args`` holds ("array", name), ("tensor_map", name) or ("value", number) pairs;
+    ``cluster`` the thread-block cluster's dimensions (None: no cluster launch)."""
 
     kernel: str
     grid: tuple[int, ...]
     block: tuple[int, ...]
     shared_bytes: int
     args: tuple[tuple[str, Any], ...]
+    cluster: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TensorMapSpec:
+    """A TMA tensor map over an array (``GPU.tensor_map(array, box=..., swizzle=...)``), passed to a kernel's
+    CUtensorMap parameter by name."""
+
+    name: str
+    array: str
+    box: tuple[int, ...]
+    swizzle: int | None
 
 
 @dataclass(frozen=True)
@@ -323,8 +342,33 @@ def _entry_parameters(ptx_text: str, kernel: str) -> list[str] | None:
     return re.findall(r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)", match.group(1))
 
 
+def _parse_tensor_maps(tables: list[Any], sizes: dict[str, Any], array_names: list[str],
+                       file: str) -> tuple[TensorMapSpec, ...]:
+    maps: list[TensorMapSpec] = []
+    for index, table in enumerate(tables):
+        prefix = f"tensor_maps[{index}]."
+        if not isinstance(table, dict):
+            raise ConfigError("must be a table ([[tensor_maps]])", file=file, field=f"tensor_maps[{index}]")
+        _reject_unknown(table, _TENSOR_MAP_KEYS, file, prefix)
+        name = _require(table, "name", str, file, prefix)
+        _check_identifier(name, file, f"{prefix}name")
+        if name in array_names or name in sizes or name in _RESERVED_NAMES or any(m.name == name for m in maps):
+            raise ConfigError(f"name '{name}' is already used by an array, a size, a tensor map or a helper",
+                              file=file, field=f"{prefix}name")
+        array = _require(table, "array", str, file, prefix)
+        if array not in array_names:
+            raise ConfigError(f"no array '{array}' (arrays: {', '.join(array_names)})", file=file,
+                              field=f"{prefix}array")
+        if "box" not in table:
+            raise ConfigError("missing required key", file=file, field=f"{prefix}box")
+        box = _dimensions(table["box"], sizes, file, f"{prefix}box", 1, 5)
+        swizzle = _optional(table, "swizzle", int, 0, file, prefix)
+        maps.append(TensorMapSpec(name=name, array=array, box=box, swizzle=swizzle or None))
+    return tuple(maps)
+
+
 def _parse_launch(table: Any, index: int, sizes: dict[str, Any], array_names: list[str], ptx_text: str,
-                  ptx_name: str, file: str) -> LaunchSpec:
+                  ptx_name: str, file: str, map_names: tuple[str, ...] = ()) -> LaunchSpec:
     prefix = f"launch[{index}]."
     if not isinstance(table, dict):
         raise ConfigError("must be a table ([[launch]])", file=file, field=f"launch[{index}]")
@@ -348,6 +392,12 @@ def _parse_launch(table: Any, index: int, sizes: dict[str, Any], array_names: li
     args: list[tuple[str, Any]] = []
     for position, (value, parameter_type) in enumerate(zip(raw_args, parameters, strict=True)):
         field_name = f"{prefix}args[{position}]"
+        if isinstance(value, str) and value in map_names:
+            if parameter_type not in _TENSOR_MAP_PARAM_TYPES:
+                raise ConfigError(f"tensor map '{value}' passed to a .{parameter_type} parameter (a CUtensorMap "
+                                  "parameter is .b8 name[128])", file=file, field=field_name)
+            args.append(("tensor_map", value))
+            continue
         if isinstance(value, str) and value in array_names:
             if parameter_type not in _POINTER_PARAM_TYPES:
                 raise ConfigError(f"array '{value}' passed to a .{parameter_type} parameter "
@@ -367,7 +417,9 @@ def _parse_launch(table: Any, index: int, sizes: dict[str, Any], array_names: li
             raise ConfigError(f"float {number!r} passed to integer parameter of type .{parameter_type}",
                               file=file, field=field_name)
         args.append(("value", number))
-    return LaunchSpec(kernel=kernel, grid=grid, block=block, shared_bytes=shared_bytes, args=tuple(args))
+    cluster = _dimensions(table["cluster"], sizes, file, f"{prefix}cluster", 1, 3) if "cluster" in table else None
+    return LaunchSpec(kernel=kernel, grid=grid, block=block, shared_bytes=shared_bytes, args=tuple(args),
+                      cluster=cluster)
 
 
 def _parse_check(table: Any, index: int, sizes: dict[str, Any], array_names: list[str], known: set[str],

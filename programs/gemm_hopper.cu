@@ -1,0 +1,232 @@
+// gemm_hopper: C = A * B^T the way Hopper GEMMs are written today, written here from the PTX ISA and the CUDA
+// programming guide: TMA tensor copies into 128-byte-swizzled shared memory, an mbarrier-pipelined producer warp,
+// two consumer warpgroups issuing wgmma.mma_async m64n256k16 (BF16 inputs, FP32 accumulators) and setmaxnreg
+// moving registers from the producer to the consumers. A is M x K row-major, B is N x K row-major (K-major, a
+// linear layer's weights), C is M x N row-major fp32. K must be a multiple of 8 (the tensor map's 16-byte
+// stride rule); any M and N (TMA fills the parts of a box outside the matrix with zeros).
+//
+// A block of 384 threads computes a BM x BN = 128 x 256 tile of C. Warpgroup 0 is the producer: it gives up
+// registers (setmaxnreg.dec 40) and one elected thread streams K slices of BK = 64 bf16 (128 bytes per row:
+// one swizzle row) through STAGES = 4 shared buffers: it waits for the buffer's "empty" mbarrier, arms its
+// "full" mbarrier with the slice's bytes (arrive.expect_tx) and issues two TMA loads (A's 128 rows, B's 256
+// rows; box {64, rows} at {k0, row0}), whose bytes complete the transaction. Warpgroups 1 and 2 are consumers
+// (setmaxnreg.inc 232): each waits for "full", issues 4 wgmmas (its 64 rows of A x all 256 rows of B, the
+// descriptors' start advanced 32 bytes per 16 elements of K), keeps one slice in flight (wgmma.wait_group 1)
+// and then releases the previous slice's buffer with an arrive on its "empty" mbarrier (count 2: one per
+// consumer warpgroup). TMA's 128-byte swizzle writes row x of a box at x * 128 bytes from the 1024-aligned
+// buffer with its 16-byte chunk c at chunk c ^ (x % 8): exactly the layout a 128-byte-swizzle K-major wgmma
+// descriptor reads (SBO = 1024 bytes, the next 8 rows; PTX ISA "Matrix Descriptor Format").
+//
+// gemm_hopper_cluster is the same kernel for a 2 x 1 cluster (cudaLaunchKernelEx with cluster dims (2, 1, 1)):
+// the two CTAs compute the same 256 columns of C for neighbouring row blocks, so they need the same B slice;
+// each CTA loads its half (128 rows) of it with .multicast::cluster to both CTAs, so L2 serves B once per pair.
+// A buffer is refilled only when both CTAs' consumers have released it: consumers arrive on the "empty"
+// mbarriers of both CTAs (mapa + mbarrier.arrive.shared::cluster), count 4.
+//
+// Launch: grid (ceil(N / 256), ceil(M / 128)) (the cluster kernel: an even grid.x... see the program's toml),
+// 384 threads, SMEM_BYTES of dynamic shared memory; the tensor maps (CUtensorMap, __grid_constant__): A as
+// dims {K, M}, box {64, 128}; B as dims {K, N}, box {64, 256} (cluster kernel: {64, 128}); 128-byte swizzle.
+#include <cstdint>
+#include <cuda.h>
+
+#define BM 128
+#define BN 256
+#define BK 64                          // bf16 elements per row of a slice: 128 bytes, one swizzle row
+#define THREADS 384
+#define STAGES 4
+#define A_BYTES (BM * 128)             // one stage of A: 16 KB
+#define B_BYTES (BN * 128)             // one stage of B: 32 KB
+#define STAGE_BYTES (A_BYTES + B_BYTES)
+#define SMEM_BYTES (STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8)
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 128-byte swizzle, K-major: SBO = 1024 bytes (8 rows of 128 bytes), LBO unused (1 by convention),
+// layout type 1 in bits 62-63.
+__device__ __forceinline__ uint64_t desc_128b(uint32_t addr) {
+    return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32)
+           | (uint64_t(1) << 62);
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    uint32_t done = 0;
+    while (!done) {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     " selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    }
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
+}
+
+// arrive on the mbarrier at the same offset in CTA `rank` of the cluster
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+    asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
+                 :: "r"(bar), "r"(rank) : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];\n"
+                 :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int x, int y,
+                                                      uint32_t bar, uint16_t mask) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
+                 :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
+                 : "memory");
+}
+
+__device__ __forceinline__ void wgmma_m64n256k16(float (&acc)[128], uint64_t da, uint64_t db) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, 1, 1, 1, 0, 0;\n"
+                 : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3]), "+f"(acc[4]), "+f"(acc[5]), "+f"(acc[6]), "+f"(acc[7]), "+f"(acc[8]), "+f"(acc[9]), "+f"(acc[10]), "+f"(acc[11]), "+f"(acc[12]), "+f"(acc[13]), "+f"(acc[14]), "+f"(acc[15]), "+f"(acc[16]), "+f"(acc[17]), "+f"(acc[18]), "+f"(acc[19]), "+f"(acc[20]), "+f"(acc[21]), "+f"(acc[22]), "+f"(acc[23]), "+f"(acc[24]), "+f"(acc[25]), "+f"(acc[26]), "+f"(acc[27]), "+f"(acc[28]), "+f"(acc[29]), "+f"(acc[30]), "+f"(acc[31]), "+f"(acc[32]), "+f"(acc[33]), "+f"(acc[34]), "+f"(acc[35]), "+f"(acc[36]), "+f"(acc[37]), "+f"(acc[38]), "+f"(acc[39]), "+f"(acc[40]), "+f"(acc[41]), "+f"(acc[42]), "+f"(acc[43]), "+f"(acc[44]), "+f"(acc[45]), "+f"(acc[46]), "+f"(acc[47]), "+f"(acc[48]), "+f"(acc[49]), "+f"(acc[50]), "+f"(acc[51]), "+f"(acc[52]), "+f"(acc[53]), "+f"(acc[54]), "+f"(acc[55]), "+f"(acc[56]), "+f"(acc[57]), "+f"(acc[58]), "+f"(acc[59]), "+f"(acc[60]), "+f"(acc[61]), "+f"(acc[62]), "+f"(acc[63]), "+f"(acc[64]), "+f"(acc[65]), "+f"(acc[66]), "+f"(acc[67]), "+f"(acc[68]), "+f"(acc[69]), "+f"(acc[70]), "+f"(acc[71]), "+f"(acc[72]), "+f"(acc[73]), "+f"(acc[74]), "+f"(acc[75]), "+f"(acc[76]), "+f"(acc[77]), "+f"(acc[78]), "+f"(acc[79]), "+f"(acc[80]), "+f"(acc[81]), "+f"(acc[82]), "+f"(acc[83]), "+f"(acc[84]), "+f"(acc[85]), "+f"(acc[86]), "+f"(acc[87]), "+f"(acc[88]), "+f"(acc[89]), "+f"(acc[90]), "+f"(acc[91]), "+f"(acc[92]), "+f"(acc[93]), "+f"(acc[94]), "+f"(acc[95]), "+f"(acc[96]), "+f"(acc[97]), "+f"(acc[98]), "+f"(acc[99]), "+f"(acc[100]), "+f"(acc[101]), "+f"(acc[102]), "+f"(acc[103]), "+f"(acc[104]), "+f"(acc[105]), "+f"(acc[106]), "+f"(acc[107]), "+f"(acc[108]), "+f"(acc[109]), "+f"(acc[110]), "+f"(acc[111]), "+f"(acc[112]), "+f"(acc[113]), "+f"(acc[114]), "+f"(acc[115]), "+f"(acc[116]), "+f"(acc[117]), "+f"(acc[118]), "+f"(acc[119]), "+f"(acc[120]), "+f"(acc[121]), "+f"(acc[122]), "+f"(acc[123]), "+f"(acc[124]), "+f"(acc[125]), "+f"(acc[126]), "+f"(acc[127])
+                 : "l"(da), "l"(db));
+}
+
+
+// The consumers' side of the pipeline, shared by both kernels: `release(s)` frees buffer s.
+template <typename Release>
+__device__ __forceinline__ void consume(float (&acc)[128], uint32_t base, uint32_t full, int kslices, int wg,
+                                       Release release) {
+    for (int kt = 0; kt < kslices; ++kt) {
+        const int s = kt % STAGES;
+        mbar_wait(full + 8 * s, (kt / STAGES) & 1);
+        const uint32_t buf = base + s * STAGE_BYTES;
+        const uint64_t da = desc_128b(buf + wg * 64 * 128);
+        const uint64_t db = desc_128b(buf + A_BYTES);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int k = 0; k < BK / 16; ++k)
+            wgmma_m64n256k16(acc, da + 2 * k, db + 2 * k);        // + 32 bytes (>> 4) per 16 elements of K
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");   // slice kt - 1's wgmmas are done
+        if (kt > 0 && (threadIdx.x & 127) == 0) release((kt - 1) % STAGES);
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void store_tile(const float (&acc)[128], float* __restrict__ C, int M, int N, int m0,
+                                           int n0, int wg) {
+    // D fragment (PTX ISA, "Matrix Fragments for wgmma.mma_async.m64nNk16"): warp q of the warpgroup holds rows
+    // 16q..16q+15; register i is row g + 8 ((i % 4) / 2), column 8 (i / 4) + 2 t + i % 2 (g = lane / 4, t = lane % 4)
+    const int lane = threadIdx.x & 31, q = (threadIdx.x / 32) & 3;
+    const int row0 = m0 + wg * 64 + q * 16 + (lane >> 2);
+    const int col0 = n0 + 2 * (lane & 3);
+#pragma unroll
+    for (int i = 0; i < 128; i += 2) {
+        int row = row0 + 8 * ((i % 4) / 2), col = col0 + 8 * (i / 4);
+        if (row < M) {
+            float* dst = C + (size_t)row * N + col;
+            if (col + 1 < N && (N & 1) == 0) {
+                *reinterpret_cast<float2*>(dst) = make_float2(acc[i], acc[i + 1]);
+            } else {
+                if (col < N) dst[0] = acc[i];
+                if (col + 1 < N) dst[1] = acc[i + 1];
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_hopper(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+            float* __restrict__ C, int M, int N, int K) {
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u;    // the swizzle repeats every 1024 bytes
+    const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const int wg = threadIdx.x / 128;
+    const int kslices = (K + BK - 1) / BK;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, 2);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (wg == 0) {                                            // producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x == 0) {
+            for (int kt = 0; kt < kslices; ++kt) {
+                const int s = kt % STAGES;
+                if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
+                const uint32_t buf = base + s * STAGE_BYTES;
+                mbar_expect_tx(full + 8 * s, STAGE_BYTES);
+                tma_load_2d(buf, &tmA, kt * BK, m0, full + 8 * s);
+                tma_load_2d(buf + A_BYTES, &tmB, kt * BK, n0, full + 8 * s);
+            }
+        }
+    } else {                                                  // consumers
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        float acc[128];
+#pragma unroll
+        for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+        consume(acc, base, full, kslices, wg - 1, [&](int s) { mbar_arrive(empty + 8 * s); });
+        store_tile(acc, C, M, N, m0, n0, wg - 1);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_hopper_cluster(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                    float* __restrict__ C, int M, int N, int K) {
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u;
+    const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    // the cluster's two CTAs are blockIdx.x 2c and 2c + 1: the same 256 columns (n0 from the cluster index),
+    // row blocks 2 blockIdx.y + rank
+    const int m0 = (blockIdx.y * 2 + rank) * BM, n0 = (blockIdx.x / 2) * BN;
+    const int wg = threadIdx.x / 128;
+    const int kslices = (K + BK - 1) / BK;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, 4);                      // 2 consumer warpgroups x 2 CTAs
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x == 0) {
+            for (int kt = 0; kt < kslices; ++kt) {
+                const int s = kt % STAGES;
+                if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
+                const uint32_t buf = base + s * STAGE_BYTES;
+                mbar_expect_tx(full + 8 * s, STAGE_BYTES);
+                tma_load_2d(buf, &tmA, kt * BK, m0, full + 8 * s);
+                // this CTA's half of B (rows 128 rank ..) to the same place in both CTAs
+                tma_load_2d_multicast(buf + A_BYTES + rank * (B_BYTES / 2), &tmB, kt * BK, n0 + rank * (BN / 2),
+                                      full + 8 * s, 0x3);
+            }
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        float acc[128];
+#pragma unroll
+        for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+        consume(acc, base, full, kslices, wg - 1, [&](int s) {
+            mbar_arrive_cluster(empty + 8 * s, 0);
+            mbar_arrive_cluster(empty + 8 * s, 1);
+        });
+        store_tile(acc, C, M, N, m0, n0, wg - 1);
+    }
+    // neither CTA exits while the other may still multicast into it or arrive on its barriers
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
