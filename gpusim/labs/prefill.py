@@ -130,8 +130,11 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
         f"{gemm_type(wide['kind']).flop_per_l2_byte_with_stores(k):.0f} with its output over k = {k}, a cap of "
         f"{wide['l2_cap_with_stores_pct']:.0f}%): the tensor pipe is busy {wide['tensor_pct']:.0f}% of the time and "
         f"the run reaches {wide['pct_of_mma_sync']:.0f}% of the mma.sync rate ({wide['pct_of_dense']:.0f}% of the "
-        f"dense peak), near the tensor roof, with the L2 at {wide['l2_pct']:.0f}%: the report still names the "
-        f"L2, the busiest unit, ahead of the tensor pipe ({wide['verdict']}, {wide['limiter']}); a deeper K "
+        f"dense peak), near the tensor roof, with the L2 at {wide['l2_pct']:.0f}%: "
+        + (f"the report still names the L2, the busiest unit, ahead of the tensor pipe ({wide['verdict']}, "
+           f"{wide['limiter']})" if "L2" in wide["limiter"] else
+           f"the report says {wide['verdict']} ({wide['limiter']})")
+        + f"; a deeper K "
         f"amortizes the output and the first slices' wait (tests/test_tensor_gemm_wide.py holds k = 8192 to at "
         f"least 80% of the rate). Decode pushes one token "
         f"({decode['flop_per_weight_byte']:.0f} FLOP per byte, {ridge / decode['flop_per_weight_byte']:.0f}x left "
