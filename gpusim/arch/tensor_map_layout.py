@@ -1,0 +1,44 @@
+"""The TMA tensor map as the engine sees it: the 128 bytes ``GPU.tensor_map`` encodes (the CUtensorMap that
+``cuTensorMapEncodeTiled`` fills; its layout is NVIDIA's secret, this one is gpusim's) and a kernel receives in
+a ``.param .align 64 .b8 NAME[128]`` parameter. Sixteen little-endian uint64 words; the engine
+(``gpusim.engine.semantics.tma``) reads them from the parameter buffer (or from global memory) at the address
+a ``cp.async.bulk.tensor`` names, and refuses a word 0 that does not carry ``TMAP_MAGIC``.
+
+All dims, box sizes, strides and coordinates are innermost first (numpy's shape reversed), as the driver's.
+"""
+
+from __future__ import annotations
+
+TMAP_BYTES = 128
+TMAP_MAGIC = 0x50414D54          # b"TMAP" read as a little-endian uint32: bits 0-31 of word TM_HEADER
+# ---------------------------------------------------------------- words (uint64 each)
+TM_HEADER = 0        # magic | rank << 32 | element bytes << 36 | swizzle code << 40 | NaN fill << 44
+TM_ADDRESS = 1       # device address of element (0, ..., 0)
+TM_DIM0 = 2          # 5 words: global dims (1 for dims past the rank)
+TM_STRIDE1 = 7       # 4 words: byte strides of dims 1..4 (dim 0's stride is the element size)
+TM_BOX = 11          # box dim i - 1 in bits 8i..8i+7 (box dims 1..256)
+TM_ESTRIDE = 12      # element stride i - 1 in bits 4i..4i+3 (element strides 1..8)
+TM_WORDS = 16
+# ---------------------------------------------------------------- header fields
+TMH_RANK_SHIFT = 32
+TMH_ELEM_SHIFT = 36
+TMH_SWIZZLE_SHIFT = 40
+TMH_NAN_SHIFT = 44
+SWIZZLE_NONE, SWIZZLE_32B, SWIZZLE_64B, SWIZZLE_128B = 0, 1, 2, 3
+SWIZZLE_BYTES = {SWIZZLE_NONE: 0, SWIZZLE_32B: 32, SWIZZLE_64B: 64, SWIZZLE_128B: 128}
+MAX_RANK = 5
+MAX_BOX = 256
+MAX_ELEMENT_STRIDE = 8
+GLOBAL_ALIGN = 16        # globalAddress: 16-byte aligned (32 with interleave, not modelled)
+STRIDE_ALIGN = 16        # globalStrides: multiples of 16 bytes, below 2**40
+MAX_STRIDE = 1 << 40
+MAX_DIM = 1 << 32
+SHARED_ALIGN = 128       # cp.async.bulk.tensor's shared-memory address: 128-byte aligned (PTX ISA)
+
+
+def swizzle_offset(address: int, code: int) -> int:
+    """The shared byte ``address`` a box byte at linear ``address`` lands at under swizzle ``code``: the
+    16-byte chunk index (bits 4-6) XORed with address bits 7-9 (128B: 3 bits, 64B: 2, 32B: 1), so the
+    pattern repeats every 1024 / 512 / 256 bytes."""
+    mask = (1 << code) - 1
+    return address ^ (((address >> 7) & mask) << 4)
