@@ -12,7 +12,7 @@ from __future__ import annotations
 TMAP_BYTES = 128
 TMAP_MAGIC = 0x50414D54          # b"TMAP" read as a little-endian uint32: bits 0-31 of word TM_HEADER
 # ---------------------------------------------------------------- words (uint64 each)
-TM_HEADER = 0        # magic | rank << 32 | element bytes << 36 | swizzle code << 40 | NaN fill << 44
+TM_HEADER = 0        # magic | rank << 32 | element bytes << 36 | swizzle code << 40 | NaN fill << 44 | type << 48
 TM_ADDRESS = 1       # device address of element (0, ..., 0)
 TM_DIM0 = 2          # 5 words: global dims (1 for dims past the rank)
 TM_STRIDE1 = 7       # 4 words: byte strides of dims 1..4 (dim 0's stride is the element size)
@@ -24,6 +24,8 @@ TMH_RANK_SHIFT = 32
 TMH_ELEM_SHIFT = 36
 TMH_SWIZZLE_SHIFT = 40
 TMH_NAN_SHIFT = 44
+TMH_TYPE_SHIFT = 48  # bits 48-55: the element type (gpusim.arch.codes T_*: a reduce's arithmetic)
+TMH_RED_SHIFT = 56   # bits 56-59: the engine's scratch for a reduce's TMA_RED_* (zero in a map)
 SWIZZLE_NONE, SWIZZLE_32B, SWIZZLE_64B, SWIZZLE_128B = 0, 1, 2, 3
 SWIZZLE_BYTES = {SWIZZLE_NONE: 0, SWIZZLE_32B: 32, SWIZZLE_64B: 64, SWIZZLE_128B: 128}
 MAX_RANK = 5
@@ -42,3 +44,14 @@ def swizzle_offset(address: int, code: int) -> int:
     pattern repeats every 1024 / 512 / 256 bytes."""
     mask = (1 << code) - 1
     return address ^ (((address >> 7) & mask) << 4)
+
+
+# ---------------------------------------------------------------- a tensor copy's row of bulk_tx
+# (gpusim.engine.semantics.state: BT_STATE..BT_GADDR first, then these; BT_GADDR holds the heap offset of the
+# copy's first in-bounds element, BT_BYTES the bytes the box moves to/from shared memory)
+TB_KIND = 5          # 0: a 1D bulk copy; else the TMA_* kind (gpusim.arch.layout)
+TB_ROW = 6           # in-bounds bytes of one box row, first to last element
+TB_N1 = 7            # 4 columns: in-bounds positions along dims 1..4 (1 past the rank)
+TB_S1 = 11           # 4 columns: bytes between consecutive in-bounds positions along dims 1..4
+TB_MAP = 15          # the tensor map's address (the TMA unit's descriptor cache key)
+TB_WORDS = 16

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from gpusim.arch import codes as c
 from gpusim.arch import tensor_map_layout as TM
 from gpusim.errors import TensorMapError
 from gpusim.launch.device_memory import DeviceArray, hex_address
@@ -31,6 +32,9 @@ _SWIZZLES = {0: TM.SWIZZLE_NONE, None: TM.SWIZZLE_NONE, "none": TM.SWIZZLE_NONE,
              "32B": TM.SWIZZLE_32B, 64: TM.SWIZZLE_64B, "64B": TM.SWIZZLE_64B, 128: TM.SWIZZLE_128B,
              "128B": TM.SWIZZLE_128B}
 _FLOAT_NAMES = {"bfloat16", "bf16", "tf32"}
+_TYPE_CODES = {"uint8": c.T_U8, "int8": c.T_S8, "bool": c.T_U8, "uint16": c.T_U16, "int16": c.T_S16,
+               "float16": c.T_F16, "bfloat16": c.T_BF16, "bf16": c.T_BF16, "uint32": c.T_U32, "int32": c.T_S32,
+               "float32": c.T_F32, "tf32": c.T_F32, "uint64": c.T_U64, "int64": c.T_S64, "float64": c.T_F64}
 _FLOAT_SIZES = {"bfloat16": 2, "bf16": 2, "tf32": 4}
 
 
@@ -101,7 +105,8 @@ class TensorMap:
         words = [0] * TM.TM_WORDS
         words[TM.TM_HEADER] = (TM.TMAP_MAGIC | self.rank << TM.TMH_RANK_SHIFT
                                | self.element_bytes << TM.TMH_ELEM_SHIFT | code << TM.TMH_SWIZZLE_SHIFT
-                               | (1 if self.oob_fill == "nan" else 0) << TM.TMH_NAN_SHIFT)
+                               | (1 if self.oob_fill == "nan" else 0) << TM.TMH_NAN_SHIFT
+                               | _TYPE_CODES.get(self.dtype, c.T_B8) << TM.TMH_TYPE_SHIFT)
         words[TM.TM_ADDRESS] = self.address
         for i in range(TM.MAX_RANK):
             words[TM.TM_DIM0 + i] = self.dims[i] if i < self.rank else 1
