@@ -55,3 +55,7 @@ TB_N1 = 7            # 4 columns: in-bounds positions along dims 1..4 (1 past th
 TB_S1 = 11           # 4 columns: bytes between consecutive in-bounds positions along dims 1..4
 TB_MAP = 15          # the tensor map's address (the TMA unit's descriptor cache key)
 TB_WORDS = 16
+
+# ---------------------------------------------------------------- each SM's TMA unit (timing; sm/tma_timing.py)
+TMA_DESCRIPTORS = 8  # descriptor-cache entries per SM (estimate: no published figure; a kernel uses a few maps)
+TMA_UNIT_WORDS = 1 + 2 * TMA_DESCRIPTORS   # next free cycle, then the cached map addresses, then LRU stamps
