@@ -7,13 +7,16 @@ The SM's TMA unit (``tma_unit[sm]``)
     descriptor cache (``TMA_DESCRIPTORS`` entries, LRU): a miss costs ``tma_descriptor_miss_cycles`` (the
     128-byte map read through L2). The unit then issues one request per in-bounds box row (its contiguous
     bytes, first to last in-bounds element), ``tma_requests_per_cycle`` of them per cycle; rows wholly out of
-    bounds cost nothing (the unit fills them). Each row's bytes move through the memory system as whole
-    sectors, from the cycle the row is issued, exactly as a 1D bulk copy's (``memsys.global_load``, L1
+    bounds cost nothing (the unit fills them). The rows' bytes move through the memory system as whole
+    sectors exactly as a 1D bulk copy's (``memsys.global_load``, L1
     bypassed, for loads and prefetches; ``memsys.global_store`` for stores and reductions: a reduction's
     read-modify-write at L2 is timed as the store of its bytes). A load also writes its whole box (fill
-    included) through the SM's shared-memory data path (``shared_path``). A load lands when its last row has
-    arrived and its bytes are written (the mbarrier's complete-tx then); a store's or reduction's bulk group
-    arrives when L2 has accepted its last row; a prefetch completes nothing.
+    included) through the SM's shared-memory data path (``shared_path``). The sectors are requested at the
+    instruction's cycle (the servers of the memory system are next-free instants: a request placed in the
+    future would hold back earlier requests of other SMs) and their arrival is then delayed by the unit's wait
+    (busy unit, descriptor miss); the copy is done no earlier than the unit has issued its last row. A load
+    lands when its last row has arrived and its bytes are written (the mbarrier's complete-tx then); a
+    store's or reduction's bulk group arrives when L2 has accepted its last row; a prefetch completes nothing.
 """
 
 from __future__ import annotations
@@ -87,19 +90,17 @@ def tensor_copy_timing(mp, ms, sm, cycle, t):
     rows = t[TM.TB_N1] * t[TM.TB_N1 + 1] * t[TM.TB_N1 + 2] * t[TM.TB_N1 + 3] if t[TM.TB_ROW] > 0 else 0
     per_row = (t[TM.TB_ROW] + 2 * sector - 2) // sector     # sectors a row can touch
     cap = mp.sectors.shape[0]
-    done = start
+    arrived = cycle
     n = 0
-    batch_at = start
     for r in range(rows):
-        at = start + r * interval // 256
-        if n > 0 and (at != batch_at or n + per_row > cap):
-            done = max(done, _flush(mp, ms, sm, batch_at, n, load))
+        if n + per_row > cap:
+            arrived = max(arrived, _flush(mp, ms, sm, cycle, n, load))
             n = 0
-        if n == 0:
-            batch_at = at
         n = _row_sectors(mp, n, t, r, sector)
-    done = max(done, _flush(mp, ms, sm, batch_at, n, load))
-    unit[sm, 0] = start + (rows * interval + 255) // 256
+    arrived = max(arrived, _flush(mp, ms, sm, cycle, n, load))
+    issued = start + (rows * interval + 255) // 256
+    done = max(arrived + start - cycle, issued)
+    unit[sm, 0] = issued
     if kind == L.TMA_LOAD:
         width = max(prm[T.TP_SHARED_BYTES_PER_CYCLE], 1)
         at, _ = server_reserve(mp.shared_path, sm, start, t[S.BT_BYTES], width)
