@@ -85,7 +85,7 @@ def _bulk_one(mp, ms, sm, cycle, gaddr, nbytes, load):
             mp.sectors[j] = first + (k + j) * sector
         if load:
             arrived, _ = global_load(mp.sectors, n, sm, cycle, False, ms.l1, ms.l2, ms.servers, ms.mshr,
-                                     ms.params, ms.rates, ms.counters)
+                                     ms.params, ms.rates, ms.counters, -1, False)    # no MSHR: not the LSU
         else:
             arrived = global_store(mp.sectors, n, sm, cycle, ms.l1, ms.l2, ms.servers, ms.params, ms.rates,
                                    ms.counters)

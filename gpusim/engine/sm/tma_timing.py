@@ -70,7 +70,7 @@ def _flush(mp, ms, sm, at, n, load):
         return at
     if load:
         arrived, _ = global_load(mp.sectors, n, sm, at, False, ms.l1, ms.l2, ms.servers, ms.mshr, ms.params,
-                                 ms.rates, ms.counters)
+                                 ms.rates, ms.counters, -1, False)
         return arrived
     return global_store(mp.sectors, n, sm, at, ms.l1, ms.l2, ms.servers, ms.params, ms.rates, ms.counters)
 
