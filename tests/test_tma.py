@@ -10,6 +10,8 @@ config's latencies and bandwidths.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -395,3 +397,40 @@ def test_unmodelled_forms_are_refused(modifier, text):
     with pytest.raises(UnsupportedPTXError, match=text) as info:
         gpu.load_ptx(ptx)["k"]
     assert "<ptx>:25:" in str(info.value)           # the instruction's line
+
+
+# ---------------------------------------------------------------- nvcc's code (tests/data/hopper/tma_tiles.cu)
+FIXTURE = Path(__file__).parent / "data" / "hopper" / "tma_tiles.ptx"
+
+
+@pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
+def test_nvcc_load_3d(timing):
+    """`const __grid_constant__ CUtensorMap` (cvta.param of the parameter), a 3D box with an OOB corner and the
+    64-byte swizzle, copied out by 128 threads after the mbarrier wait."""
+    rng = np.random.default_rng(2)
+    host = rng.standard_normal((6, 20, 32)).astype(np.float32)
+    gpu = gpusim.GPU(CONFIG, sms=1)
+    kernel = gpu.load(str(FIXTURE))["tma_load_3d"]
+    tmap = gpu.tensor_map(gpu.to_device(host), box=[16, 8, 4], swizzle=64)
+    out = gpu.zeros(tmap.box_bytes // 4, np.float32)
+    minus_one = np.int32(-1).view(np.uint32)          # nvcc declares the int coordinates .u32
+    gpu.launch(kernel, grid=1, block=128, timing=timing,
+               args=[tmap, out, np.uint32(24), np.uint32(15), minus_one, np.uint32(tmap.box_bytes)])
+    linear = _gather(host, [16, 8, 4], [24, 15, -1], [1, 1, 1], 0).tobytes()
+    assert np.array_equal(out.get().view(np.uint8), _swizzle(linear, 64))
+
+
+@pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
+@pytest.mark.parametrize("op", [0, 1], ids=["store", "reduce-add"])
+def test_nvcc_store_and_reduce_2d(op, timing):
+    rng = np.random.default_rng(4)
+    host = rng.standard_normal((24, 40)).astype(np.float32)
+    values = rng.standard_normal((16, 32)).astype(np.float32)
+    gpu = gpusim.GPU(CONFIG, sms=1)
+    kernel = gpu.load(str(FIXTURE))["tma_store_2d"]
+    arr = gpu.to_device(host)
+    tmap = gpu.tensor_map(arr, box=[32, 16])
+    gpu.launch(kernel, grid=1, block=128, timing=timing,
+               args=[tmap, gpu.to_device(values), np.int32(20), np.int32(12), np.uint32(values.size), np.int32(op)])
+    combine = (lambda old, new: new) if op == 0 else (lambda old, new: np.float32(old + new))
+    assert np.array_equal(arr.get(), _scatter(host, values, [32, 16], [20, 12], combine))
