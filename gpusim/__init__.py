@@ -30,6 +30,7 @@ from gpusim.errors import (
     NoTraceError,
     PTXSyntaxError,
     SimulationLimitError,
+    TensorMapError,
     TextureError,
     UninitializedMemoryError,
     UnsupportedPTXError,
@@ -38,6 +39,7 @@ from gpusim.errors import (
 from gpusim.launch.device_memory import DeviceArray
 from gpusim.launch.run import Run
 from gpusim.launch.sampling_policy import SamplingPolicy
+from gpusim.launch.tensor_map import TensorMap
 from gpusim.observe.compare_runs import RunComparison, compare
 
 __version__ = "0.1.0"
@@ -48,7 +50,8 @@ __all__ = [
     "warm_up", "BarrierError", "ConfigError", "DeadlockError", "GpusimError", "IllegalAddressError",
     "InternalError", "KernelCompileError", "KernelExceptionError", "KernelNotFoundError", "LaunchError",
     "NoTimingError", "NoTraceError", "PTXSyntaxError", "SimulationLimitError", "UninitializedMemoryError",
-    "UnsupportedPTXError", "WarpSyncError", "TextureError", "MbarrierError", "__version__",
+    "UnsupportedPTXError", "WarpSyncError", "TextureError", "MbarrierError", "TensorMap", "TensorMapError",
+    "__version__",
 ]
 
 

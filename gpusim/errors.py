@@ -45,6 +45,11 @@ class LaunchError(GpusimError):
     """A launch CUDA would refuse (bad grid/block, too many resources, wrong arguments)."""
 
 
+class TensorMapError(LaunchError):
+    """A TMA tensor map the CUDA driver's cuTensorMapEncodeTiled would refuse, or one passed where it cannot go
+    (``GPU.tensor_map``; gpusim.launch.tensor_map)."""
+
+
 class MemoryAccessFault(GpusimError):
     """A kernel's memory access gone wrong, located: kernel, block, thread, PTX line and address."""
 

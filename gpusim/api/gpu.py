@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from gpusim.host.timeline import Timeline
     from gpusim.launch.progress import Progress
     from gpusim.launch.run import Run
+    from gpusim.launch.tensor_map import TensorMap
     from gpusim.launch.textures import TextureObject
     from gpusim.ptx import ast as ptx_ast
 
@@ -355,6 +356,20 @@ class GPU:
 
         return make_texture(self.heap, array, filter, address, normalized, border, channels=channels,
                             read_mode=read_mode)
+
+    def tensor_map(self, array: DeviceArray, box: Sequence[int], swizzle: int | str | None = 0,
+                   element_strides: Sequence[int] | None = None, oob_fill: str = "zero", dtype: Any = None,
+                   interleave: str = "none") -> TensorMap:
+        """A TMA tensor map over ``array`` (cuTensorMapEncodeTiled): ``box`` and ``element_strides``
+        innermost first (the numpy shape reversed), ``swizzle`` 0/32/64/128 bytes (or "none"/"32B"/"64B"/
+        "128B"), ``oob_fill`` "zero" or "nan" (float types). Pass it to a ``.param .b8 NAME[128]``
+        (``const __grid_constant__ CUtensorMap``) parameter. Rules: gpusim.launch.tensor_map."""
+        from gpusim.launch.tensor_map import make_tensor_map
+
+        self._check_usable()
+        tmap = make_tensor_map(array, box, swizzle, element_strides, oob_fill, dtype, interleave)
+        tmap.check_usable(self.heap, "tensor_map")
+        return tmap
 
     def _allocate_global(self, nbytes: int, align: int, image: bytes, label: str = "") -> int:
         address = self.heap.allocate(nbytes, align, label=label)

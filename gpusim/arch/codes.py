@@ -252,7 +252,9 @@ OP_VPRINTF = 112    # call.uni vprintf: record a printf in the launch's printf b
 OP_MBARRIER = 113   # mbarrier.* (the operation in F_AUX: MB_* of gpusim.arch.layout)
 OP_ELECT = 114      # elect.sync d|p, membermask
 OP_BULK_COPY = 115  # cp.async.bulk (F_AUX: BULK_G2S or BULK_S2G)
+OP_BULK_TENSOR = 116  # cp.async.bulk.tensor / cp.reduce.async.bulk.tensor / prefetch (TMA; F_AUX: TMA_* of
+                      # gpusim.arch.layout; gpusim.ptx.lower_tma, gpusim.engine.semantics.tma)
 OP_FIRST_HOPPER = 113
-OP_LAST_HOPPER = 115
+OP_LAST_HOPPER = 116
 # ---------------------------------------------------------------- added by the conformance corpus (dp2a)
 MOD_DP2A_HI = 1 << 31    # dp2a.hi: bytes 2-3 of b (else .lo: bytes 0-1)

@@ -210,6 +210,10 @@ class GPUConfig:
     dram_writes_per_turnaround: int = _spec("memory", "writes", "writes a channel drains per pair of bus "
                                             "turnarounds (its write buffer's watermark span)")
     interconnect_bytes_per_cycle_per_sm: float = _spec("memory", "bytes/cycle", "SM-to-L2 port per SM")
+    tma_requests_per_cycle: float = _spec("memory", "requests/cycle", "TMA unit (Hopper): box rows (one "
+                                          "memory request each, up to 128 B) it issues per cycle per SM")
+    tma_descriptor_miss_cycles: int = _spec("memory", "cycles", "TMA unit (Hopper): fetching a tensor map "
+                                            "missing from the SM's descriptor cache (8 entries)", minimum=0)
     mshrs_per_sm: int = _spec("memory", "sectors", "outstanding L1 miss sectors per SM")
     atomic_l2_ops_per_cycle_per_slice: float = _spec("memory", "ops/cycle", "global atomics an L2 slice "
                                                      "performs per cycle")

@@ -271,6 +271,9 @@ HOPPER_FORMS: tuple[Form, ...] = (
          latency="int32_latency_cycles", dep=DEP_FIXED),
     Form(name="elect", op=c.OP_ELECT, types="any", pipe=PIPE_ALU, latency="int32_latency_cycles", dep=DEP_FIXED),
     Form(name="cp.async.bulk", op=c.OP_BULK_COPY, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+    # TMA (gpusim.ptx.lower_tma): handed to the SM's TMA unit like a bulk copy (sm/tma_timing.py)
+    Form(name="cp.async.bulk.tensor", op=c.OP_BULK_TENSOR, types="any", pipe=PIPE_LSU, latency=None,
+         dep=DEP_LONG),
 )
 FIRST_TENSOR_FORM = len(FORMS)
 """The index of the first tensor form: every form from here on is a tensor or Hopper one."""

@@ -71,6 +71,14 @@ MBF_COUNT = 8         # arrive with an explicit count (source 0, or source 1 aft
 # bulk copies (OP_BULK_COPY): destination address in F_ABASE/F_AOFF (space F_SPACE), source address in
 # source 0 + F_TC_SRC_OFFSET, size in source 1, the mbarrier (global->shared) in source 2 + F_BULK_MBAR_OFFSET
 BULK_G2S, BULK_S2G = 1, 2
+# TMA tensor copies (OP_BULK_TENSOR, gpusim.ptx.lower_tma): the kind in F_AUX, the rank in F_TC_COUNT, the reduce
+# operation (TMA_RED_*) in F_TC_FLAGS; the shared address in F_ABASE/F_AOFF; source 0 + F_TC_SRC_OFFSET the
+# tensor map's generic address, sources 1..rank the coordinates, source rank + 1 + F_BULK_MBAR_OFFSET the
+# mbarrier (loads)
+TMA_LOAD, TMA_STORE, TMA_REDUCE, TMA_PREFETCH = 1, 2, 3, 4
+TMA_RED_ADD, TMA_RED_MIN, TMA_RED_MAX, TMA_RED_INC, TMA_RED_DEC, TMA_RED_AND, TMA_RED_OR, TMA_RED_XOR = (
+    1, 2, 3, 4, 5, 6, 7, 8)
+TMA_TYPE_SHIFT = 8    # F_TC_FLAGS bits 8..: the reduction's element type (T_* code), from the instruction's type
 F_BULK_MBAR_OFFSET = F_TC_SHAPE
 TC_COL_MAJOR = 2      # wmma.load/store .col
 TC_BYPASS_L1 = 4      # cp.async.cg
@@ -107,6 +115,7 @@ SPACE_NAMES = {SP_GENERIC: "generic", SP_GLOBAL: "global", SP_SHARED: "shared",
 GLOBAL_BASE = 1 << 32          # first device-heap address (a null or 32-bit-truncated pointer faults)
 SHARED_WINDOW = 1 << 44        # generic address of shared offset 0
 LOCAL_WINDOW = 1 << 45         # generic address of local offset 0
+PARAM_WINDOW = 1 << 46         # generic address of kernel-parameter offset 0 (cvta.param; a TMA map's address)
 WINDOW_BYTES = 1 << 32         # size of each generic window
 
 # ---------------------------------------------------------------- special registers

@@ -15,9 +15,11 @@ import numpy as np
 
 from gpusim.arch import codes as c
 from gpusim.arch.occupancy import occupancy
-from gpusim.errors import LaunchError
+from gpusim.arch.tensor_map_layout import TMAP_BYTES
+from gpusim.errors import LaunchError, TensorMapError
 from gpusim.launch.aggregates import aggregate_bytes
 from gpusim.launch.device_memory import DeviceArray
+from gpusim.launch.tensor_map import TensorMap
 from gpusim.ptx.lower_tensor import check_tensor_support
 
 _INT_RANGES = {
@@ -63,21 +65,24 @@ def check_geometry(config, grid: tuple, block: tuple) -> None:
                           f"is {config.max_threads_per_block}")
 
 
-def pack_args(program, args: list) -> np.ndarray:
-    """The parameter buffer for ``args`` (bytes, padded to 8)."""
+def pack_args(program, args: list, heap=None) -> np.ndarray:
+    """The parameter buffer for ``args`` (bytes, padded to 8); ``heap``: the launching GPU's (a tensor map
+    must be over one of its live arrays)."""
     params = program.params
     if len(args) != len(params):
         names = ", ".join(f"{p.name}: .{p.type}" for p in params)
         raise LaunchError(f"kernel '{program.name}' takes {len(params)} arguments ({names}), got {len(args)}")
     buffer = bytearray(max(8, (program.param_bytes + 7) // 8 * 8))
     for index, (slot, value) in enumerate(zip(params, args, strict=True)):
-        raw = _arg_bytes(program.name, index, slot, value)
+        raw = _arg_bytes(program.name, index, slot, value, heap)
         buffer[slot.offset:slot.offset + len(raw)] = raw
     return np.frombuffer(bytes(buffer), dtype=np.uint8).copy()
 
 
-def _arg_bytes(kernel: str, index: int, slot, value) -> bytes:
+def _arg_bytes(kernel: str, index: int, slot, value, heap=None) -> bytes:
     where = f"argument {index} ('{slot.name}', .param .{slot.type}) of kernel '{kernel}'"
+    if isinstance(value, TensorMap):
+        return _tensor_map_bytes(where, slot, value, heap)
     type_code = c.TYPE_CODES.get(slot.type)
     if type_code is None or slot.size != c.TYPE_BYTES[type_code] or getattr(slot, "aggregate", False):
         return aggregate_bytes(where, slot, value)
@@ -102,6 +107,20 @@ def _arg_bytes(kernel: str, index: int, slot, value) -> bytes:
     if not low <= value <= high:
         raise LaunchError(f"{where}: {value} is out of range for .{slot.type} [{low}, {high}]")
     return (value & ((1 << (8 * slot.size)) - 1)).to_bytes(slot.size, "little")
+
+
+def _tensor_map_bytes(where: str, slot, tmap: TensorMap, heap) -> bytes:
+    """A TensorMap goes to a ``.param .align 64|128 .b8 NAME[128]`` parameter (``const __grid_constant__
+    CUtensorMap``: 64-byte aligned, 128 bytes), over a live array of the launching GPU."""
+    if not (getattr(slot, "aggregate", False) and slot.type == "b8" and slot.size == TMAP_BYTES
+            and slot.align >= 64):
+        declared = f".param .align {slot.align} .{slot.type} {slot.name}" + (f"[{slot.size}]" if getattr(
+            slot, "aggregate", False) else "")
+        raise TensorMapError(f"{where}: a TensorMap is passed to a .param .align 64 .b8 NAME[128] parameter "
+                             f"(const __grid_constant__ CUtensorMap), not to {declared}")
+    if heap is not None:
+        tmap.check_usable(heap, where)
+    return tmap.encode()
 
 
 def check_resources(config, program, threads_per_block: int, regs_per_thread: int, shared_bytes: int):

@@ -136,6 +136,13 @@ _ASYNC_RULES = {
     S.ASYNC_NO_COMPLETE: ("noComplete", "mbarrier.arrive.noComplete completed the phase of the mbarrier at "
                           "shared address {a}"),
     S.ASYNC_BULK_SPACE: ("space", "address {a} is not in shared memory, where an mbarrier lives"),
+    S.ASYNC_TMAP: ("tensor map", "cp.async.bulk.tensor: address {a} does not hold a tensor map (pass "
+                   "gpu.tensor_map(...) to a .param .b8 [128] parameter and use its address)"),
+    S.ASYNC_TMAP_RANK: ("rank", "cp.async.bulk.tensor: the instruction's dimensionality differs from the tensor "
+                        "map's rank {x} (map at {a})"),
+    S.ASYNC_TMA_ALIGN: ("alignment", "cp.async.bulk.tensor: shared address {a} is not 128-byte aligned"),
+    S.ASYNC_TMA_SLOTS: ("in flight", "cp.async.bulk.tensor: more than {x} tensor/bulk copies in flight in one "
+                        "block"),
 }
 
 

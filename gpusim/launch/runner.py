@@ -84,7 +84,7 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     grid3 = dims3(grid, "grid")
     block3 = dims3(block, "block")
     check_geometry(config, grid3, block3)
-    params = pack_args(program, args)
+    params = pack_args(program, args, gpu.heap)
     threads = block3[0] * block3[1] * block3[2]
     regs_per_thread, regs_source = kernel.registers_per_thread(regs)
     occ, total_shared = check_resources(config, program, threads, regs_per_thread, shared_bytes)

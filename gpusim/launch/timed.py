@@ -115,6 +115,8 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     prm[T.TP_WGMMA_LATENCY] = config.wgmma_latency_cycles
     prm[T.TP_BLOCK_INTERVAL] = max(config.block_dispatch_interval_cycles, round(wpb * config.warp_dispatch_cycles))
     prm[T.TP_BARRIER_PER_WARP] = config.barrier_cycles_per_warp
+    prm[T.TP_TMA_INTERVAL] = max(1, round(256 / config.tma_requests_per_cycle))
+    prm[T.TP_TMA_DESC_MISS] = config.tma_descriptor_miss_cycles
     prm[T.TP_WHATIF] = switches.engine_bits if switches else 0
     isa_table = switches.isa_table(config) if switches else I.isa_array(config)
     capacity = 0 if not trace else (DEFAULT_TRACE_CAPACITY if trace is True else int(trace))

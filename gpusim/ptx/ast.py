@@ -70,6 +70,12 @@ class Vector:
 
 
 @dataclass(frozen=True)
+class TensorCoords(Vector):
+    """The coordinates of a tensor operand ``[tmap, {c0, c1}]`` (cp.async.bulk.tensor): the parser splits it
+    into the map's ``Address`` followed by this operand."""
+
+
+@dataclass(frozen=True)
 class PredPair:
     """The ``%p|%q`` destination of setp / the pair form of other ops."""
 
@@ -89,7 +95,7 @@ class ParenList:
     elems: tuple
 
 
-Operand = Reg | SpecialReg | Imm | Symbol | Address | Vector | PredPair | Sink | ParenList
+Operand = Reg | SpecialReg | Imm | Symbol | Address | Vector | TensorCoords | PredPair | Sink | ParenList
 
 
 @dataclass

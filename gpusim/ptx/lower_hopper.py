@@ -172,7 +172,8 @@ def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     else:
         raise _err(ins, f"'cp{''.join(ins.mods)}': gpusim models cp.async.bulk.shared::cluster.global"
                    ".mbarrier::complete_tx::bytes and cp.async.bulk.global.shared::cta.bulk_group (1D; the "
-                   "tensor and multicast forms are not modelled yet)", unsupported=True)
+                   "multicast form is not modelled yet: clusters are not modelled; tensor forms: lower_tma)",
+                   unsupported=True)
     dst_base, dst_offset, dst_sym = fl.address(ins, ins.operands[0])
     src_base, src_offset, src_sym = fl.address(ins, ins.operands[1])
     if dst_sym not in (None, dst_space) or src_sym not in (None, src_space):

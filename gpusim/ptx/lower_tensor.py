@@ -17,6 +17,7 @@ from gpusim.errors import UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.lower_common import OperandLowering, _err, _expect_operands, _reg_vector, _Row
 from gpusim.ptx.lower_hopper import lower_bulk
+from gpusim.ptx.lower_tma import lower_tensor_copy
 from gpusim.ptx.lower_wgmma import lower_wgmma
 
 TENSOR_OPCODES = ("mma", "ldmatrix", "stmatrix", "cp", "wmma", "wgmma")
@@ -202,9 +203,19 @@ def _lower_ldmatrix(fl, ins: ast.Instruction, b: _Row, store: bool) -> None:
 def _lower_cp_async(fl, ins: ast.Instruction, b: _Row) -> None:
     row = b.row
     mods = [m for m in ins.mods if not m.startswith(".L2::") and m != ".L1::no_allocate"]
+    if mods[:3] == [".reduce", ".async", ".bulk"] and ".tensor" in mods:
+        lower_tensor_copy(fl, ins, b, mods[3:], reduce=True)
+        return
     if not mods or mods[0] != ".async":
-        raise _err(ins, f"'cp{''.join(ins.mods)}' is not supported (only cp.async)", unsupported=True)
+        raise _err(ins, f"'cp{''.join(ins.mods)}' is not supported (only cp.async, cp.async.bulk and "
+                   "cp.reduce.async.bulk.tensor)", unsupported=True)
     rest = mods[1:]
+    if rest[:1] == [".bulk"] and (".tensor" in rest or ".prefetch" in rest):
+        if ".tensor" not in rest:
+            raise _err(ins, f"'cp{''.join(ins.mods)}': the non-tensor bulk prefetch is not modelled",
+                       unsupported=True)
+        lower_tensor_copy(fl, ins, b, rest[1:])
+        return
     if rest and rest[0] == ".bulk":
         lower_bulk(fl, ins, b, rest[1:])
         return

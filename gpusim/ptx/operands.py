@@ -30,6 +30,7 @@ from gpusim.ptx.ast import (
     SourceLoc,
     SpecialReg,
     Symbol,
+    TensorCoords,
     Vector,
 )
 from gpusim.ptx.lexer import DIRECTIVE, EOF, F32BITS, F64BITS, FLOAT, INT, WORD, Token, TokenCursor
@@ -123,8 +124,8 @@ def reclassify_operand(operand, regs: dict):
         if operand.base and is_reg != operand.base_is_reg:
             return Address(operand.base, operand.offset, is_reg)
         return operand
-    if isinstance(operand, Vector):
-        return Vector(tuple(reclassify_operand(element, regs) for element in operand.elems))
+    if isinstance(operand, Vector):     # TensorCoords stays TensorCoords
+        return type(operand)(tuple(reclassify_operand(element, regs) for element in operand.elems))
     if isinstance(operand, ParenList):
         return ParenList(tuple(reclassify_operand(element, regs) for element in operand.elems))
     return operand
@@ -170,7 +171,11 @@ class InstructionParser:
                 raise cursor.missing_semicolon("instruction")
         elif cursor.accept(";") is None:
             while True:
-                operands.append(self.parse_operand("top"))
+                operand = self.parse_operand("top")
+                if isinstance(operand, tuple):          # [tmap, {coordinates}]: two operands
+                    operands.extend(operand)
+                else:
+                    operands.append(operand)
                 token = cursor.peek()
                 if token.kind == ",":
                     cursor.next()
@@ -342,6 +347,11 @@ class InstructionParser:
                 token,
                 f"expected a register, variable or integer address after '[', found {cursor.describe(token)}",
             )
+        if cursor.peek().kind == "," and cursor.peek(1).kind == "{":   # a tensor operand [tmap, {c0, ...}]
+            cursor.next()
+            coords = TensorCoords(self.parse_list("{", "}", "vector"))
+            cursor.expect("]", "expected ']' to close the tensor operand [tmap, {coordinates}]")
+            return address, coords
         cursor.expect("]", "expected ']' to close the address")
         return address
 

@@ -376,11 +376,12 @@ def l1tex_reserve(sector_addrs, n, sm, arrival_cycle, data_bytes, servers, param
 # inline (and global_store's): left to LLVM, a 3rd call site (bulk copies) made the hot path's call out-of-line: 0.8x
 @engine_jit(inline="always")
 def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cycle, params, rates, counters,
-                data_bytes=-1):
+                data_bytes=-1, use_mshr=True):
     """Time a warp's load of the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
 
     use_l1      False for loads that bypass L1 (``ld.global.cg``/``.cv``): no L1 lookup or fill
     data_bytes  bytes-equivalent of the request's L1 data-stage wavefronts (``l1tex_reserve``); -1: its sectors
+    use_mshr    False: the misses take no MSHR (bulk and tensor copies: the TMA unit is not the LSU)
 
     Returns ``(completion_cycle, mshr_wait_cycles)``: the cycle the last sector's data is usable and how
     many cycles the request's misses were held back waiting for a free MSHR (0 = not throttled).
@@ -411,7 +412,7 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
                 completion = max(completion, max(path_cycle + params[P_L1_LATENCY_CYCLES], ready_cycle))
                 continue
         counters[C_L1_MISS_SECTORS] += 1
-        miss_cycle = max(path_cycle, mshr_free_cycle[sm, 0])   # the slot that frees earliest (heap root)
+        miss_cycle = max(path_cycle, mshr_free_cycle[sm, 0]) if use_mshr else path_cycle  # earliest-free slot
         mshr_wait += miss_cycle - path_cycle
         leave_cycle = miss_cycle + server_queue_delay(servers[SRV_ICNT], sm, miss_cycle, sector_bytes,
                                                       rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
@@ -421,12 +422,11 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
         served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters)
         sector_done, l2_way = _l2_read(sector_addr, line_addr, sector, served_cycle, l2_set, l2_way, l2, servers,
                                        params, rates, counters)
-        replace_earliest_mshr(mshr_free_cycle, sm, sector_done)
+        replace_earliest_mshr(mshr_free_cycle, sm, sector_done if use_mshr else mshr_free_cycle[sm, 0])
         if use_l1:
             l1_way, _, _ = cache_fill_way(l1, l1_set, l1_way, line_addr, sector, sector_done)
         completion = max(completion, sector_done)
-    # a miss that finds no free MSHR stalls the in-order L1TEX pipeline: later requests queue behind the wait
-    servers[SRV_L1_PATH][sm] += mshr_wait
+    servers[SRV_L1_PATH][sm] += mshr_wait   # a miss with no free MSHR holds the in-order L1TEX pipeline back
     counters[C_MSHR_WAIT_CYCLES] += mshr_wait
     return completion, mshr_wait
 

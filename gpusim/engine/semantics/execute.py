@@ -52,6 +52,7 @@ from gpusim.engine.semantics.simt import (
 from gpusim.engine.semantics.synccheck import barrier_check, exit_check, real_lanes
 from gpusim.engine.semantics.tensor import tensor_op
 from gpusim.engine.semantics.texture import exec_texture
+from gpusim.engine.semantics.tma import exec_bulk_tensor
 from gpusim.engine.semantics.warpops import warp_op
 from gpusim.engine.semantics.wgmma import exec_wgmma
 
@@ -125,6 +126,8 @@ def exec_cvta(m, row, w, mask):
         window = np.uint64(L.SHARED_WINDOW)
     elif space == L.SP_LOCAL:
         window = np.uint64(L.LOCAL_WINDOW)
+    elif space == L.SP_PARAM:
+        window = np.uint64(L.PARAM_WINDOW)
     narrow = c.TYPE_BYTES[row[L.F_TY]] == 4
     d = row[L.F_DST0]
     for lane in range(32):
@@ -326,8 +329,9 @@ def step_warp(m, code, w):
         stop = _exec_warp_sync_op(m, code, row, op, pc, w, mask)
         if stop != _GO_ON:
             return stop
-    elif op >= c.OP_FIRST_HOPPER and op <= c.OP_LAST_HOPPER:     # mbarrier, cp.async.bulk, elect.sync
-        status = hopper_op(m, row, pc, w, mask, op)
+    elif op >= c.OP_FIRST_HOPPER and op <= c.OP_LAST_HOPPER:     # mbarrier, cp.async.bulk(.tensor), elect.sync
+        status = hopper_op(m, row, pc, w, mask, op) if op != c.OP_BULK_TENSOR else exec_bulk_tensor(m, row, pc, w,
+                                                                                                    mask)
         if status != STATUS_OK:
             return status
     m.stk_pc[w, sp] = pc + 1

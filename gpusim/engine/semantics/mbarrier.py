@@ -31,6 +31,7 @@ import numpy as np
 
 from gpusim.arch import codes as c
 from gpusim.arch import layout as L
+from gpusim.arch.tensor_map_layout import TB_KIND
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.memops import error_kind, resolve, resolve_noting
@@ -325,6 +326,7 @@ def exec_bulk_copy(m, row, pc, w, mask):
             m.bulk_tx[bslot, i, S.BT_BYTES] = size
             m.bulk_tx[bslot, i, S.BT_READY] = 0
             m.bulk_tx[bslot, i, S.BT_GADDR] = soff if g2s else doff
+            m.bulk_tx[bslot, i, TB_KIND] = 0
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_SHARED         # a shared-memory access for the functional loop's turns
     req[S.MR_KIND] = S.MK_BULK if mask != 0 and timed else 0

@@ -64,6 +64,9 @@ def resolve(m, space, address, nbytes, align, reading):
         elif L.LOCAL_WINDOW <= address < L.LOCAL_WINDOW + L.WINDOW_BYTES:
             space = L.SP_LOCAL
             address -= L.LOCAL_WINDOW
+        elif L.PARAM_WINDOW <= address < L.PARAM_WINDOW + L.WINDOW_BYTES:
+            space = L.SP_PARAM
+            address -= L.PARAM_WINDOW
         else:
             space = L.SP_GLOBAL
     if space == L.SP_GLOBAL:

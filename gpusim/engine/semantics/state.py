@@ -96,6 +96,7 @@ ERROR_KINDS = Kinds("error-kinds", "err[E_KIND]", "ERR_", "error kinds (gpusim.l
 # E_SUB of ERR_ASYNC (semantics/mbarrier.py): which rule of the PTX ISA was broken
 ASYNC_UNINIT, ASYNC_UNDERFLOW, ASYNC_TX_RANGE, ASYNC_INIT_COUNT = 1, 2, 3, 4
 ASYNC_BULK_ALIGN, ASYNC_BULK_SIZE, ASYNC_NO_COMPLETE, ASYNC_BULK_SPACE = 5, 6, 7, 8
+ASYNC_TMAP, ASYNC_TMAP_RANK, ASYNC_TMA_ALIGN, ASYNC_TMA_SLOTS = 9, 10, 11, 12   # TMA (semantics/tma.py)
 # E_SUB of ERR_SYNC: which member-mask rule was broken
 SYNC_NOT_MEMBER, SYNC_INACTIVE_MEMBER, SYNC_MASK_MISMATCH = 1, 2, 3
 SYNC_NEVER_ARRIVES = 4    # ITS: every group of the warp is blocked at a warp-synchronous instruction
@@ -163,6 +164,7 @@ MEM_KINDS = Kinds("mem-kinds", "mem_req[MR_KIND]", "MK_", "kinds of memory opera
     Kind("BULK_WAIT", 10, "cp.async.bulk.wait_group{.read} N"),
 ))
 BULK_SLOTS = 64           # bulk copies in flight per block slot (bulk_tx rows)
+BULK_ROW_WORDS = 16       # a bulk_tx row: the BT_* columns, then a tensor copy's (arch.tensor_map_layout TB_*)
 BULK_STATES = Kinds("bulk-states", "bulk_tx[bslot, i, BT_STATE]", "BTS_", "a bulk copy's state", (
     Kind("FREE", 0, "the row is free"),
     Kind("UNTIMED", 1, "issued, not yet timed (the timing model gives it its arrival next)"),
@@ -242,7 +244,7 @@ MACHINE = Record("Machine", "the functional state of one launch", (
     Field("race_bstamp", "int64", ("RB",), "block + 1", "racecheck: block each block slot's shadow belongs to"),
     Field("race_found", "int64", (RF_MAX, RACE_FOUND), "RF_*", "racecheck: distinct hazards found"),
     Field("init_found", "int64", (INIT_MAX, INIT_FOUND), "IF_*", "initcheck: reads of never-written global memory"),
-    Field("bulk_tx", "int64", ("B", BULK_SLOTS, BULK_TX), "BT_*", "cp.async.bulk copies in flight per block "
+    Field("bulk_tx", "int64", ("B", BULK_SLOTS, BULK_ROW_WORDS), "BT_*", "cp.async.bulk copies in flight per block "
           "slot whose complete-tx the timed loop applies when they land (semantics/mbarrier.py)"),
 ), dims={"W": "warp slots", "R": "registers per thread", "D": "SIMT stack depth", "H": "heap bytes",
          "B": "block slots", "S": "shared bytes per block slot (padded to 8)",

@@ -24,11 +24,13 @@ Bulk groups
 from __future__ import annotations
 
 from gpusim.arch import layout as L
+from gpusim.arch.tensor_map_layout import TB_KIND
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.memory.memsys import global_load, global_store
 from gpusim.engine.memory.servers import server_reserve
 from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
+from gpusim.engine.sm.tma_timing import tensor_copy_timing
 
 
 @compiled_only
@@ -83,7 +85,7 @@ def _bulk_one(mp, ms, sm, cycle, gaddr, nbytes, load):
             mp.sectors[j] = first + (k + j) * sector
         if load:
             arrived, _ = global_load(mp.sectors, n, sm, cycle, False, ms.l1, ms.l2, ms.servers, ms.mshr,
-                                     ms.params, ms.rates, ms.counters)
+                                     ms.params, ms.rates, ms.counters, -1, False)    # no MSHR: not the LSU
         else:
             arrived = global_store(mp.sectors, n, sm, cycle, ms.l1, ms.l2, ms.servers, ms.params, ms.rates,
                                    ms.counters)
@@ -103,7 +105,13 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
         if table[i, S.BT_STATE] != S.BTS_UNTIMED:
             continue
         load = table[i, S.BT_MBAR] >= 0
-        done = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], load)
+        if table[i, TB_KIND] != 0:       # a TMA tensor copy (tma_timing.py)
+            done = tensor_copy_timing(mp, ms, sm, cycle, table[i])
+            if table[i, TB_KIND] == L.TMA_PREFETCH:
+                table[i, S.BT_STATE] = S.BTS_FREE
+                continue
+        else:
+            done = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], load)
         mp.pc_mem[pc, T.PM_REQUESTS] += 1
         if load:
             table[i, S.BT_READY] = done

@@ -71,7 +71,7 @@ def run_timed(ts, m, ms, code, budget):
     mp = T.MemoryPath(prm, ts.pipe_interval, ts.pipe_free, ts.pipe_busy_acc, ts.pipe_busy_t0, ts.shared_path,
                       ts.bank_scratch, ts.pc_mem, ts.last_sectors, ts.ctr, ts.addrs, ts.sectors, ts.lane_ops,
                       ts.w_mem_pending, ts.mem_trace, ts.mem_trace_n, m.mem_req, m.lane_addr, m.warp_block,
-                      ts.cp_state, ts.bulk_groups, m.bulk_tx, m.warp_bslot)
+                      ts.cp_state, ts.bulk_groups, m.bulk_tx, m.warp_bslot, ts.tma_unit)
     # lazy accounting of ready warps needs one bit per warp of a sub-partition, and no interval trace
     # (a parked warp's not_selected / throttle cycles are charged in total, not as intervals)
     # hoisted for the functional step (a struct field read costs a reference count here)

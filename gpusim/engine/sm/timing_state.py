@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gpusim.arch.isa import N_ISA_FIELDS, N_PIPES
+from gpusim.arch.tensor_map_layout import TMA_UNIT_WORDS
 from gpusim.engine.memory.shared_banks import make_shared_scratch
 from gpusim.engine.records import Column, Columns, Field, Record, allocate
 from gpusim.engine.sm.stalls import N_STATES
@@ -62,6 +63,8 @@ PRM = Columns("prm", "ts.prm", "TP_", "N_TP", "the launch's timing parameters", 
     Column("WGMMA_LATENCY", "cycles", "wgmma: result after the first 8 columns"),
     Column("BLOCK_INTERVAL", "cycles", "an SM starts at most one block per this many cycles"),
     Column("BARRIER_PER_WARP", "cycles", "barrier release: added per warp that waited"),
+    Column("TMA_INTERVAL", "cycles x 256", "TMA unit: cycles per request (a box row), 8-bit fixed point"),
+    Column("TMA_DESC_MISS", "cycles", "TMA unit: a tensor-map descriptor-cache miss"),
 ))
 # TP_WHATIF bits: each removes one limit of the model (docs/what-if.md)
 WHATIF_NO_BANK_CONFLICTS = 1     # a shared-memory phase takes ceil(distinct words / banks) wavefronts
@@ -228,6 +231,8 @@ TIMING_STATE = Record("TimingState", "the timed loop's state", (
     Field("cp_state", "int64", ("W", CP), "CP_*", "cp.async groups per warp (async_timing.async_copy_groups)"),
     Field("bulk_groups", "int64", ("W", CP), "CP_*", "cp.async.bulk groups per warp, kept like cp_state "
           "(async_timing.py)"),
+    Field("tma_unit", "int64", ("NSM", TMA_UNIT_WORDS), "cycle, addresses, stamps", "each SM's TMA unit: next "
+          "free cycle, descriptor-cache tags and LRU stamps (tma_timing.py)"),
 ), dims={"W": "warp slots (NSM x SLOTS)", "SUB": "sub-partitions (NSM x NSP)", "NSM": "SMs",
          "BS": "block slots (NSM x BSLOTS)", "EVAL": "NSM x NSP x ceil(SLOTS / NSP)",
          "R": "registers per thread (at least 1)", "NI": "instructions (at least 1)",
@@ -300,6 +305,7 @@ class TimingState(NamedTuple):
     loop: np.ndarray
     cp_state: np.ndarray
     bulk_groups: np.ndarray
+    tma_unit: np.ndarray
 # <state-layout:TimingState end>
 
 # <state-layout:prm begin>
@@ -331,7 +337,9 @@ TP_WGMMA_N8_INTERVAL = 24
 TP_WGMMA_LATENCY = 25
 TP_BLOCK_INTERVAL = 26
 TP_BARRIER_PER_WARP = 27
-N_TP = 28
+TP_TMA_INTERVAL = 28
+TP_TMA_DESC_MISS = 29
+N_TP = 30
 # <state-layout:prm end>
 
 # <state-layout:ctr begin>
@@ -450,6 +458,7 @@ class MemoryPath(NamedTuple):
     bulk_groups: np.ndarray    # cp.async.bulk groups (issue 25)
     bulk_tx: np.ndarray        # Machine's: bulk copies in flight
     warp_bslot: np.ndarray     # Machine's
+    tma_unit: np.ndarray       # TMA (tma_timing.py)
 
 
 MEMORY_PATH_FIELDS = list(MemoryPath._fields)
