@@ -271,6 +271,11 @@ HOPPER_FORMS: tuple[Form, ...] = (
          latency="int32_latency_cycles", dep=DEP_FIXED),
     Form(name="elect", op=c.OP_ELECT, types="any", pipe=PIPE_ALU, latency="int32_latency_cycles", dep=DEP_FIXED),
     Form(name="cp.async.bulk", op=c.OP_BULK_COPY, types="any", pipe=PIPE_LSU, latency=None, dep=DEP_LONG),
+    # clusters: mapa is address arithmetic; barrier.cluster goes over the SM-to-SM network (MIO, its release
+    # when the timing model says: cluster_barrier_latency_cycles)
+    Form(name="mapa", op=c.OP_MAPA, types="any", pipe=PIPE_ALU, latency="int32_latency_cycles", dep=DEP_FIXED),
+    Form(name="barrier.cluster", op=c.OP_BARRIER_CLUSTER, types="any", pipe=PIPE_MIO, latency=None,
+         dep=DEP_SHORT),
 )
 FIRST_TENSOR_FORM = len(FORMS)
 """The index of the first tensor form: every form from here on is a tensor or Hopper one."""

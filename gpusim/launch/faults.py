@@ -18,6 +18,7 @@ from gpusim.engine.semantics import state as S
 from gpusim.errors import (
     BarrierError,
     CallStackOverflowError,
+    ClusterAccessError,
     GpusimError,
     IllegalAddressError,
     InitcheckError,
@@ -113,6 +114,8 @@ def raise_engine_error(m, program) -> None:
         raise _sync_error(m, program, head, block, thread, line, lane, address)
     if kind == S.ERR_ASYNC:
         raise _async_error(m, head, program.name, block, thread, line, address)
+    if kind == S.ERR_CLUSTER:
+        raise _cluster_error(m, head, program.name, block, thread, line, address)
     if kind == S.ERR_TEXTURE:
         from gpusim.launch.textures import texture_error
 
@@ -137,6 +140,21 @@ _ASYNC_RULES = {
                           "shared address {a}"),
     S.ASYNC_BULK_SPACE: ("space", "address {a} is not in shared memory, where an mbarrier lives"),
 }
+
+
+def _cluster_error(m, head, kernel, block, thread, line, address):
+    sub, rank = int(m.err[S.E_SUB]), int(m.err[S.E_EXTRA])
+    size = max(int(m.launch[S.L_CLUSTER_SIZE]), 1)
+    if sub == S.CLERR_RANK:
+        why = f"address {hex_address(address)} names CTA rank {rank} of a cluster of {size} (ranks 0..{size - 1})"
+    elif sub == S.CLERR_EXITED:
+        why = (f"address {hex_address(address)} is in the shared memory of CTA rank {rank} of the cluster, which "
+               "has already exited (keep every CTA alive while others access its shared memory: a cluster "
+               "barrier before exit)")
+    else:
+        why = f"mapa: address {hex_address(address)} is not a shared-memory address"
+    return ClusterAccessError(f"undefined distributed-shared-memory access (PTX ISA): {head}: {why}",
+                              kernel=kernel, block=block, thread=thread, line=line, address=address)
 
 
 def _async_error(m, head, kernel, block, thread, line, address):

@@ -22,6 +22,7 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu import alu_eval
 from gpusim.engine.semantics.barrier_reduce import RED_PHASE, barrier_reduce
 from gpusim.engine.semantics.calls import exec_call, exec_return, exec_vprintf
+from gpusim.engine.semantics.cluster_ops import RETRY
 from gpusim.engine.semantics.fastpath import fast_alu
 from gpusim.engine.semantics.its import (
     ITS_BLOCKED,
@@ -328,6 +329,8 @@ def step_warp(m, code, w):
             return stop
     elif op >= c.OP_FIRST_HOPPER and op <= c.OP_LAST_HOPPER:     # mbarrier, cp.async.bulk, elect.sync
         status = hopper_op(m, row, pc, w, mask, op)
+        if status == RETRY:           # barrier.cluster.wait not complete: the warp stays at it
+            return STATUS_OK
         if status != STATUS_OK:
             return status
     m.stk_pc[w, sp] = pc + 1

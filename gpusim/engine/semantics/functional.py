@@ -16,9 +16,10 @@ racy kernel gives a result a GPU can give (the straight-line arithmetic between 
 turn also ends at its first instruction off the fast path after ``WARP_QUANTUM`` instructions (a spin on
 warp-wide operations lets other warps progress).
 
-Residency. One block at a time, or, for a cooperative launch (``resident`` = the grid), every block of the
-grid at once, block slot j holding block j: a grid-wide sync (``this_grid().sync()``: an atomic and a spin on
-a global word) completes because the spinning warps yield at every load. Otherwise a kernel whose blocks wait
+Residency. One block at a time, or the blocks of one thread-block cluster (``resident`` = the cluster size, its
+blocks started together in rank order, so they can wait on each other), or, for a cooperative launch
+(``resident`` = the grid), every block of the grid at once, block slot j holding block j: a grid-wide sync
+(``this_grid().sync()``: an atomic and a spin on a global word) completes because the spinning warps yield at every load. Otherwise a kernel whose blocks wait
 on each other (a spin-lock across blocks) cannot finish here; it ends in a ``SimulationLimitError`` rather
 than a hang.
 """
@@ -31,6 +32,7 @@ from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.barriers import release_barriers
+from gpusim.engine.semantics.cluster import cluster_block
 from gpusim.engine.semantics.execute import step_fast, step_warp
 from gpusim.engine.semantics.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, STATUS_OK, init_warp
 
@@ -77,7 +79,7 @@ def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block,
 def _start_group(m, first_block, count, wpb, tpb, nsm, waiting, done):
     """Make blocks ``first_block .. first_block + count - 1`` resident, block slot j holding the j-th."""
     for j in range(count):
-        block = first_block + j
+        block = cluster_block(m.launch, first_block + j)     # a cluster's blocks, by rank (semantics/cluster)
         start_block(m, block, j, j * wpb, wpb, tpb, block % nsm, j * wpb)
     waiting[:] = 0
     done[:] = 0
@@ -163,6 +165,8 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
     RUN_SLICE when the budget ran out first (call again with the same state to go on)."""
     launch = m.launch
     launch[S.L_TIMED] = 0      # bulk copies complete their mbarrier bytes at issue (semantics/mbarrier.py)
+    launch[S.L_CLUSTER_BSTRIDE] = 1                            # a cluster's ranks in consecutive slots
+    launch[S.L_CLUSTER_WSTRIDE] = launch[S.L_WARPS_PER_BLOCK]
     clock = m.clock          # hoisted: a struct field read in the loop costs a reference count each time
     regs, sps, stk_pc, stk_rpc, stk_mask = m.regs, m.sp, m.stk_pc, m.stk_rpc, m.stk_mask
     pc_counts, valid, mem32, lane_addr, mem_req = m.pc_counts, m.valid, m.mem32, m.lane_addr, m.mem_req

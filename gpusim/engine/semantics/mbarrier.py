@@ -33,6 +33,8 @@ from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
+from gpusim.engine.semantics.cluster import cluster_address, dsm_resolve
+from gpusim.engine.semantics.cluster_ops import exec_barrier_cluster, exec_mapa
 from gpusim.engine.semantics.memops import error_kind, resolve, resolve_noting
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, fail
@@ -230,13 +232,22 @@ def exec_mbarrier(m, row, pc, w, mask):
     for lane in range(32):
         if (mask >> lane) & 1:
             address = _address(m, row, w, lane, -1, 0)
-            rspace, offset = resolve(m, space, address, 8, 8, False)
+            target = bslot
+            shared = cluster_address(m.launch, space, address)
+            if shared >= 0:          # another CTA's mbarrier (shared::cluster: a remote arrive)
+                rspace, offset = dsm_resolve(m, shared, 8, 8, w)
+                if rspace == L.SP_DSM:
+                    target = offset >> 24
+                    offset &= 0xFFFFFF
+                    rspace = L.SP_SHARED
+            else:
+                rspace, offset = resolve(m, space, address, 8, 8, False)
             if rspace < 0:
                 return fail(m, error_kind(offset), pc, w, lane, address)
             if rspace != L.SP_SHARED:
                 return _async_fail(m, S.ASYNC_BULK_SPACE, address, pc, w, lane, address)
             m.lane_addr[lane] = offset
-            if _mbarrier_lane(m, row, pc, w, lane, bslot, offset) != STATUS_OK:
+            if _mbarrier_lane(m, row, pc, w, lane, target, offset) != STATUS_OK:
                 return STATUS_ERROR
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_SHARED
@@ -364,4 +375,8 @@ def hopper_op(m, row, pc, w, mask, op):
         return exec_elect(m, row, pc, w, mask)
     if op == c.OP_BULK_COPY:
         return exec_bulk_copy(m, row, pc, w, mask)
+    if op == c.OP_MAPA:
+        return exec_mapa(m, row, pc, w, mask)
+    if op == c.OP_BARRIER_CLUSTER:
+        return exec_barrier_cluster(m, row, pc, w, mask)
     return exec_mbarrier(m, row, pc, w, mask)

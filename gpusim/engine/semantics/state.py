@@ -64,6 +64,14 @@ LAUNCH = Columns("launch", "launch", "L_", "LAUNCH_FIELDS", "grid/block geometry
     Column("RACECHECK", "flag", "1: shared-memory hazards are recorded in race_found"),
     Column("TIMED", "flag", "1 while the timed loop runs (bulk copies then complete their mbarrier bytes when "
            "the memory model says); set by each loop at entry"),
+    Column("CLUSTER_X", "blocks", "thread-block cluster size, x (1 without a cluster launch)"),
+    Column("CLUSTER_Y", "blocks", "thread-block cluster size, y"),
+    Column("CLUSTER_Z", "blocks", "thread-block cluster size, z"),
+    Column("CLUSTER_SIZE", "blocks", "blocks of one cluster; 0: no cluster launch (each block a 1x1x1 "
+           "cluster, %is_explicit_cluster 0)"),
+    Column("CLUSTER_BSTRIDE", "block slots", "block slot of cluster rank r+1 minus that of rank r (set by "
+           "each loop at entry: its placement)"),
+    Column("CLUSTER_WSTRIDE", "warp slots", "first warp slot of cluster rank r+1 minus that of rank r"),
 ))
 SYNC_OFF, SYNC_STRICT, SYNC_HARDWARE = 0, 1, 2   # L_SYNCCHECK: no check, synccheck error, count exited threads
 RECONV_IPDOM, RECONV_ITS = 0, 1                  # L_RECONVERGENCE
@@ -92,7 +100,12 @@ ERROR_KINDS = Kinds("error-kinds", "err[E_KIND]", "ERR_", "error kinds (gpusim.l
     Kind("ASSERT", 11, "a failed assert(): __assertfail (address: the lanes that called it)"),
     Kind("MEMCHECK", 12, "memcheck: a shared access past the declared size, inside the granule"),
     Kind("ASYNC", 13, "an mbarrier or bulk-copy rule broken (E_SUB: ASYNC_*, E_EXTRA: the value)"),
+    Kind("CLUSTER", 14, "a distributed-shared-memory access the ISA leaves undefined (E_SUB: CLERR_*, E_EXTRA: "
+         "the rank)"),
 ))
+# E_SUB of ERR_CLUSTER (semantics/cluster.py): a rank past the cluster, a CTA that has exited, an address
+# that is not a shared one (mapa)
+CLERR_RANK, CLERR_EXITED, CLERR_NOT_SHARED = 1, 2, 3
 # E_SUB of ERR_ASYNC (semantics/mbarrier.py): which rule of the PTX ISA was broken
 ASYNC_UNINIT, ASYNC_UNDERFLOW, ASYNC_TX_RANGE, ASYNC_INIT_COUNT = 1, 2, 3, 4
 ASYNC_BULK_ALIGN, ASYNC_BULK_SIZE, ASYNC_NO_COMPLETE, ASYNC_BULK_SPACE = 5, 6, 7, 8
@@ -335,7 +348,13 @@ L_SHARED_LIMIT = 21
 L_MEMCHECK = 22
 L_RACECHECK = 23
 L_TIMED = 24
-LAUNCH_FIELDS = 25
+L_CLUSTER_X = 25
+L_CLUSTER_Y = 26
+L_CLUSTER_Z = 27
+L_CLUSTER_SIZE = 28
+L_CLUSTER_BSTRIDE = 29
+L_CLUSTER_WSTRIDE = 30
+LAUNCH_FIELDS = 31
 # <state-layout:launch end>
 
 # <state-layout:err begin>
@@ -364,6 +383,7 @@ ERR_TEXTURE = 10
 ERR_ASSERT = 11
 ERR_MEMCHECK = 12
 ERR_ASYNC = 13
+ERR_CLUSTER = 14
 # <state-layout:error-kinds end>
 
 # <state-layout:hw-notes begin>

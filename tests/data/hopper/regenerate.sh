@@ -4,3 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")"
 nvcc -ptx -O3 -arch=sm_90 tile_pipeline.cu -o tile_pipeline.ptx
 nvcc -ptx -O3 -arch=sm_90a launch_control.cu -o launch_control.ptx
+nvcc -ptx -O3 -arch=sm_90a clusters.cu -o clusters.ptx
