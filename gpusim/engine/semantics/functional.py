@@ -20,8 +20,8 @@ Residency. One block at a time, or the blocks of one thread-block cluster (``res
 blocks started together in rank order, so they can wait on each other), or, for a cooperative launch
 (``resident`` = the grid), every block of the grid at once, block slot j holding block j: a grid-wide sync
 (``this_grid().sync()``: an atomic and a spin on a global word) completes because the spinning warps yield
-at every load. Otherwise a kernel whose blocks wait on each other (a spin-lock across blocks) cannot finish here; it ends in a ``SimulationLimitError`` rather
-than a hang.
+at every load. Otherwise a kernel whose blocks wait on each other (a spin-lock across blocks) cannot finish
+here; it ends in a ``SimulationLimitError`` rather than a hang.
 """
 
 from __future__ import annotations
