@@ -245,6 +245,22 @@ def _l1_data_bytes(mp, addrs, mask, nbytes, active):
                              mp.bank_scratch) * wavefront_bytes
 
 
+@compiled_only
+def _dsm_timing(mp, w, cycle, kind, total):
+    """Another CTA's shared memory over the SM-to-SM network: a round trip plus the bytes at the network's
+    per-SM rate (zero bytes: barrier.cluster, its release latency). A store is fire-and-forget (the warp's
+    exit waits for it). Simplified: no contention between requests or SMs."""
+    prm = mp.prm
+    mp.last_sectors[0] = 0
+    if total == 0:
+        return cycle + prm[T.TP_CLUSTER_BAR_LAT]
+    done = cycle + prm[T.TP_DSM_RTT] + _ceil_div(total * 1000, prm[T.TP_DSM_MILLIBYTES])
+    if kind == S.MK_STORE:
+        mp.w_mem_pending[w] = max(mp.w_mem_pending[w], done)
+        return cycle
+    return done
+
+
 @compiled_only(inline="always")
 def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
     req = mp.mem_req
@@ -258,6 +274,8 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
         active += (mask >> lane) & 1
     if space == L.SP_SHARED:
         return _shared_timing(mp, sm, sub, pc, cycle, kind, mask, nbytes, active)
+    if space == L.SP_DSM:
+        return _dsm_timing(mp, w, cycle, kind, nbytes * active)
     if space == L.SP_PARAM:
         mp.last_sectors[0] = 0
         return cycle + mp.pipe_interval[I.PIPE_ALU]

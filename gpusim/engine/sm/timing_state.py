@@ -62,6 +62,11 @@ PRM = Columns("prm", "ts.prm", "TP_", "N_TP", "the launch's timing parameters", 
     Column("WGMMA_LATENCY", "cycles", "wgmma: result after the first 8 columns"),
     Column("BLOCK_INTERVAL", "cycles", "an SM starts at most one block per this many cycles"),
     Column("BARRIER_PER_WARP", "cycles", "barrier release: added per warp that waited"),
+    Column("CLUSTER", "blocks", "thread-block cluster size (0: no cluster launch; dispatch.py places clusters)"),
+    Column("GPC_SMS", "SMs", "SMs of one GPC, where a cluster's blocks are placed"),
+    Column("DSM_RTT", "cycles", "distributed shared memory: SM-to-SM round trip"),
+    Column("DSM_MILLIBYTES", "bytes/1000 cycles", "distributed shared memory bandwidth per SM"),
+    Column("CLUSTER_BAR_LAT", "cycles", "barrier.cluster: release after the last arrival"),
 ))
 # TP_WHATIF bits: each removes one limit of the model (docs/what-if.md)
 WHATIF_NO_BANK_CONFLICTS = 1     # a shared-memory phase takes ceil(distinct words / banks) wavefronts
@@ -331,7 +336,12 @@ TP_WGMMA_N8_INTERVAL = 24
 TP_WGMMA_LATENCY = 25
 TP_BLOCK_INTERVAL = 26
 TP_BARRIER_PER_WARP = 27
-N_TP = 28
+TP_CLUSTER = 28
+TP_GPC_SMS = 29
+TP_DSM_RTT = 30
+TP_DSM_MILLIBYTES = 31
+TP_CLUSTER_BAR_LAT = 32
+N_TP = 33
 # <state-layout:prm end>
 
 # <state-layout:ctr begin>
