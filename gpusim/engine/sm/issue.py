@@ -379,6 +379,9 @@ def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, r
     elif op == c.OP_MEMBAR:
         w_wake[w] = max(cycle + 1, w_mem_pending[w])
         w_reason[w] = ST.MEMBAR
+    elif op == c.OP_BARRIER_CLUSTER and code[pc, L.F_AUX] == L.CLUSTER_BAR_WAIT:
+        w_wake[w] = max(cycle + 1, memory_ready)     # barrier.cluster.wait: the release (or the next poll)
+        w_reason[w] = ST.BARRIER
     elif op == c.OP_NANOSLEEP:
         if code[pc, L.F_SK0] == L.SK_REG:
             nanoseconds = np.int64(regs[w, code[pc, L.F_SK0 + 1], 0])
