@@ -87,19 +87,27 @@ def resolve_cluster(config, program, grid3, cluster, nonportable) -> tuple[int, 
 
 def set_cluster(launch: np.ndarray, dims: tuple[int, int, int] | None) -> None:
     """The cluster columns of the launch array (a 1x1x1 implicit cluster without a cluster launch)."""
-    launch[S.L_CLUSTER_X:S.L_CLUSTER_Z + 1] = dims or (1, 1, 1)
-    launch[S.L_CLUSTER_SIZE] = 0 if dims is None else dims[0] * dims[1] * dims[2]
-    launch[S.L_CLUSTER_BSTRIDE] = 1
-    launch[S.L_CLUSTER_WSTRIDE] = launch[S.L_WARPS_PER_BLOCK]
+    launch[S.L_CLUSTER] = 0 if dims is None else dims[0] | dims[1] << 8 | dims[2] << 16
+
+
+def cluster_dims_of(launch: np.ndarray) -> tuple[int, int, int]:
+    packed = int(launch[S.L_CLUSTER])
+    return (1, 1, 1) if packed == 0 else (packed & 255, (packed >> 8) & 255, (packed >> 16) & 255)
+
+
+def cluster_size_of(launch: np.ndarray) -> int:
+    """Blocks of one cluster (0: no cluster launch)."""
+    x, y, z = cluster_dims_of(launch)
+    return 0 if int(launch[S.L_CLUSTER]) == 0 else x * y * z
 
 
 def cluster_block(launch: np.ndarray, seq: int) -> int:
     """Linear block index (x fastest) of the ``seq``-th block in cluster order (Python twin of the engine's)."""
-    size = int(launch[S.L_CLUSTER_SIZE])
+    size = cluster_size_of(launch)
     if size <= 1:
         return seq
     gx, gy = int(launch[S.L_NCTAID_X]), int(launch[S.L_NCTAID_Y])
-    cx, cy, cz = (int(v) for v in launch[S.L_CLUSTER_X:S.L_CLUSTER_Z + 1])
+    cx, cy, cz = cluster_dims_of(launch)
     q, r = divmod(seq, size)
     ncx, ncy = gx // cx, gy // cy
     bx = (q % ncx) * cx + r % cx

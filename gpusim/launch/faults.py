@@ -15,6 +15,7 @@ import numpy as np
 from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.engine.semantics import state as S
+from gpusim.engine.semantics.cluster import CLERR_EXITED, CLERR_RANK
 from gpusim.errors import (
     BarrierError,
     CallStackOverflowError,
@@ -29,6 +30,7 @@ from gpusim.errors import (
     SynccheckError,
     WarpSyncError,
 )
+from gpusim.launch.clusters import cluster_size_of
 from gpusim.launch.device_memory import hex_address
 
 _U64 = (1 << 64) - 1
@@ -144,10 +146,10 @@ _ASYNC_RULES = {
 
 def _cluster_error(m, head, kernel, block, thread, line, address):
     sub, rank = int(m.err[S.E_SUB]), int(m.err[S.E_EXTRA])
-    size = max(int(m.launch[S.L_CLUSTER_SIZE]), 1)
-    if sub == S.CLERR_RANK:
+    size = max(cluster_size_of(m.launch), 1)
+    if sub == CLERR_RANK:
         why = f"address {hex_address(address)} names CTA rank {rank} of a cluster of {size} (ranks 0..{size - 1})"
-    elif sub == S.CLERR_EXITED:
+    elif sub == CLERR_EXITED:
         why = (f"address {hex_address(address)} is in the shared memory of CTA rank {rank} of the cluster, which "
                "has already exited (keep every CTA alive while others access its shared memory: a cluster "
                "barrier before exit)")

@@ -19,7 +19,7 @@ from gpusim.engine.semantics.functional import RUN_DEADLOCK, RUN_ERROR, RUN_LIMI
 from gpusim.engine.sm import compile_split  # noqa: F401  (registers what a cold compile hands to a helper process)
 from gpusim.errors import ClusterError, DeadlockError, SimulationLimitError
 from gpusim.launch.checks import check_geometry, check_resources, dims3, pack_args
-from gpusim.launch.clusters import resolve_cluster, set_cluster
+from gpusim.launch.clusters import cluster_size_of, resolve_cluster, set_cluster
 from gpusim.launch.cooperative import check_cooperative
 from gpusim.launch.faults import activity_report, raise_engine_error, translating, where
 from gpusim.launch.printf import deliver_printf
@@ -111,7 +111,7 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
                   occupancy=occ)
     if not timing:
         # a cooperative grid: every block resident at once; a cluster launch: a cluster's blocks
-        resident = n_blocks if cooperative else max(int(launch[S.L_CLUSTER_SIZE]), 1)
+        resident = n_blocks if cooperative else max(cluster_size_of(launch), 1)
         m = S.make_machine(warp_slots=resident * int(launch[S.L_WARPS_PER_BLOCK]), n_regs=program.n_regs,
                            stack_depth=int(launch[S.L_STACK_DEPTH]), block_slots=resident,
                            shared_bytes=total_shared,

@@ -24,6 +24,7 @@ from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.schedulers import POLICY_CODES
 from gpusim.engine.sm.timing import TIMED_DEADLOCK, TIMED_ERROR, TIMED_LIMIT, TIMED_SLICE, run_timed
 from gpusim.errors import DeadlockError, SimulationLimitError
+from gpusim.launch.clusters import cluster_size_of
 from gpusim.launch.faults import activity_report, divergence_report, raise_engine_error, thread_of, translating, where
 from gpusim.launch.printf import deliver_printf
 from gpusim.launch.progress import ProgressReporter
@@ -84,7 +85,7 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     switches = getattr(gpu, "what_if_switches", None)     # a what-if re-run (gpusim.launch.what_if) or None
     blocks_per_sm = switches.blocks_per_sm(occ, wpb) if switches else occ.blocks_per_sm
     bslots = max(1, min(blocks_per_sm, -(-n_blocks // config.sms)))
-    cluster = int(launch[S.L_CLUSTER_SIZE])
+    cluster = cluster_size_of(launch)
     gpc = min(config.gpc_sms, config.sms)
     if cluster > 1:      # clusters fill GPC positions (sm/dispatch.py): enough slots for the clusters' waves
         positions = (config.sms // gpc) * (gpc // cluster)

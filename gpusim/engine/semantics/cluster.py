@@ -9,8 +9,9 @@ Addresses
 
 Placement
     Both loops start all blocks of a cluster together (blocks are numbered in cluster order: ``cluster_block``)
-    at block slots and warp slots a fixed stride apart (``L_CLUSTER_BSTRIDE``/``L_CLUSTER_WSTRIDE``, set by each
-    loop), so rank ``r``'s block slot is the own slot plus ``(r - own rank)`` strides: no table to keep.
+    at block slots a fixed stride apart (``rank_slots``: 1 in the functional loop, the block slots per SM in the
+    timed one, whose ranks sit on consecutive SMs), so rank ``r``'s block slot is the own slot plus
+    ``(r - own rank)`` strides: no table to keep. ``L_CLUSTER`` packs the shape as ``x | y << 8 | z << 16``.
 
 Undefined behaviour detected (``ERR_CLUSTER``): a rank past the cluster, and an access to the shared memory of a
 CTA whose threads have all exited.
@@ -29,19 +30,36 @@ CTA_WINDOW = 1 << RANK_SHIFT
 OFFSET_MASK = CTA_WINDOW - 1
 BAD = -1
 BAD_CLUSTER = 8       # resolve code: m.err[E_SUB]/[E_EXTRA] hold the rule and the rank
+# E_SUB of ERR_CLUSTER: a rank past the cluster, a CTA that has exited, an address not a shared one (mapa)
+CLERR_RANK, CLERR_EXITED, CLERR_NOT_SHARED = 1, 2, 3
+
+
+@compiled_only
+def cluster_dim(launch, axis):
+    """The cluster's size along ``axis`` (0 x, 1 y, 2 z); 1 without a cluster launch."""
+    packed = launch[S.L_CLUSTER]
+    return 1 if packed == 0 else (packed >> (8 * axis)) & 255
+
+
+@compiled_only
+def cluster_size(launch):
+    """Blocks of one cluster; 0 without a cluster launch (each block an implicit 1x1x1 cluster)."""
+    if launch[S.L_CLUSTER] == 0:
+        return 0
+    return cluster_dim(launch, 0) * cluster_dim(launch, 1) * cluster_dim(launch, 2)
 
 
 @compiled_only
 def cluster_block(launch, seq):
     """Linear block index (%ctaid, x fastest) of the ``seq``-th block in cluster order."""
-    size = launch[S.L_CLUSTER_SIZE]
+    size = cluster_size(launch)
     if size <= 1:
         return seq
     gx = launch[S.L_NCTAID_X]
     gy = launch[S.L_NCTAID_Y]
-    cx = launch[S.L_CLUSTER_X]
-    cy = launch[S.L_CLUSTER_Y]
-    cz = launch[S.L_CLUSTER_Z]
+    cx = cluster_dim(launch, 0)
+    cy = cluster_dim(launch, 1)
+    cz = cluster_dim(launch, 2)
     q = seq // size
     r = seq % size
     ncx = gx // cx
@@ -59,9 +77,9 @@ def warp_rank(m, w):
     b = m.warp_block[w]
     gx = launch[S.L_NCTAID_X]
     gy = launch[S.L_NCTAID_Y]
-    cx = launch[S.L_CLUSTER_X]
-    cy = launch[S.L_CLUSTER_Y]
-    return (b % gx) % cx + cx * (((b // gx) % gy) % cy + cy * ((b // (gx * gy)) % launch[S.L_CLUSTER_Z]))
+    cx = cluster_dim(launch, 0)
+    cy = cluster_dim(launch, 1)
+    return (b % gx) % cx + cx * (((b // gx) % gy) % cy + cy * ((b // (gx * gy)) % cluster_dim(launch, 2)))
 
 
 @compiled_only
@@ -71,15 +89,15 @@ def cluster_special(m, code, w):
     if code == L.SR_CLUSTER_CTARANK:
         return np.uint64(warp_rank(m, w))
     if code == L.SR_CLUSTER_NCTARANK:
-        return np.uint64(launch[S.L_CLUSTER_X] * launch[S.L_CLUSTER_Y] * launch[S.L_CLUSTER_Z])
+        return np.uint64(cluster_dim(launch, 0) * cluster_dim(launch, 1) * cluster_dim(launch, 2))
     if code == L.SR_IS_EXPLICIT_CLUSTER:
-        return np.uint64(1 if launch[S.L_CLUSTER_SIZE] > 0 else 0)
+        return np.uint64(1 if launch[S.L_CLUSTER] != 0 else 0)
     axis = (code - L.SR_CLUSTERID_X) % 3
     b = m.warp_block[w]
     gx = launch[S.L_NCTAID_X]
     gy = launch[S.L_NCTAID_Y]
     coord = b % gx if axis == 0 else ((b // gx) % gy if axis == 1 else b // (gx * gy))
-    cdim = launch[S.L_CLUSTER_X + axis]
+    cdim = cluster_dim(launch, axis)
     if code < L.SR_NCLUSTERID_X:
         return np.uint64(coord // cdim)
     if code < L.SR_CLUSTER_CTAID_X:
@@ -93,9 +111,9 @@ def cluster_special(m, code, w):
 def rank_slots(m, w, rank):
     """(block slot, first warp slot) of CTA ``rank`` of warp slot ``w``'s cluster."""
     launch = m.launch
-    delta = rank - warp_rank(m, w)
-    return (m.warp_bslot[w] + delta * launch[S.L_CLUSTER_BSTRIDE],
-            w - m.warp_index[w] + delta * launch[S.L_CLUSTER_WSTRIDE])
+    stride = 1 if launch[S.L_TIMED] == 0 else m.shared8.shape[0] // launch[S.L_NSM]
+    delta = (rank - warp_rank(m, w)) * stride
+    return m.warp_bslot[w] + delta, w - m.warp_index[w] + delta * launch[S.L_WARPS_PER_BLOCK]
 
 
 @compiled_only
@@ -124,15 +142,14 @@ def dsm_resolve(m, shared, nbytes, align, w):
     rank = (shared >> RANK_SHIFT) - 1
     offset = shared & OFFSET_MASK
     launch = m.launch
-    size = max(launch[S.L_CLUSTER_SIZE], 1)
-    if rank >= size:
-        return cluster_fail_code(m, S.CLERR_RANK, rank)
+    if rank >= max(cluster_size(launch), 1):
+        return cluster_fail_code(m, CLERR_RANK, rank)
     if offset > max(launch[S.L_SHARED_LIMIT], launch[S.L_SHARED_BYTES]) - nbytes:
         return BAD, 1
     if rank == warp_rank(m, w):
         return L.SP_SHARED, offset
     if not rank_alive(m, w, rank):
-        return cluster_fail_code(m, S.CLERR_EXITED, rank)
+        return cluster_fail_code(m, CLERR_EXITED, rank)
     return L.SP_DSM, (rank_slots(m, w, rank)[0] << RANK_SHIFT) | offset
 
 
@@ -140,7 +157,7 @@ def dsm_resolve(m, shared, nbytes, align, w):
 def cluster_address(launch, space, address):
     """The shared::cluster address of an access to ``space`` at ``address`` when it names another CTA's
     window (>= CTA_WINDOW) in a cluster launch, else -1."""
-    if launch[S.L_CLUSTER_SIZE] == 0:
+    if launch[S.L_CLUSTER] == 0:
         return -1
     shared = -1
     if space == L.SP_SHARED:

@@ -25,7 +25,14 @@ import numpy as np
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.cluster import CTA_WINDOW, OFFSET_MASK, rank_slots
+from gpusim.engine.semantics.cluster import (
+    CLERR_NOT_SHARED,
+    CLERR_RANK,
+    CTA_WINDOW,
+    OFFSET_MASK,
+    cluster_size,
+    rank_slots,
+)
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import STATUS_OK, fail
 
@@ -43,7 +50,7 @@ def _cluster_fail(m, sub, extra, pc, w, lane, address):
 @compiled_only
 def exec_mapa(m, row, pc, w, mask):
     generic = row[L.F_SPACE] == L.SP_GENERIC
-    size = max(m.launch[S.L_CLUSTER_SIZE], 1)
+    size = max(cluster_size(m.launch), 1)
     narrow = row[L.F_SIZE] == 4
     d = row[L.F_DST0]
     for lane in range(32):
@@ -53,10 +60,10 @@ def exec_mapa(m, row, pc, w, mask):
             shared = a
             if generic:
                 if not L.SHARED_WINDOW <= a < L.SHARED_WINDOW + L.WINDOW_BYTES:
-                    return _cluster_fail(m, S.CLERR_NOT_SHARED, rank, pc, w, lane, a)
+                    return _cluster_fail(m, CLERR_NOT_SHARED, rank, pc, w, lane, a)
                 shared = a - L.SHARED_WINDOW
             if rank >= size:
-                return _cluster_fail(m, S.CLERR_RANK, rank, pc, w, lane, a)
+                return _cluster_fail(m, CLERR_RANK, rank, pc, w, lane, a)
             out = ((rank + 1) * CTA_WINDOW) | (shared & OFFSET_MASK)
             if generic:
                 out += L.SHARED_WINDOW
@@ -72,7 +79,7 @@ def exec_mapa(m, row, pc, w, mask):
 def _all_arrived(m, w, reg, need):
     """Whether every thread of warp ``w``'s cluster that has not exited has arrived ``need`` times."""
     launch = m.launch
-    size = max(launch[S.L_CLUSTER_SIZE], 1)
+    size = max(cluster_size(launch), 1)
     wpb = launch[S.L_WARPS_PER_BLOCK]
     tpb = launch[S.L_THREADS_PER_BLOCK]
     for rank in range(size):

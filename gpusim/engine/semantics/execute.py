@@ -329,10 +329,8 @@ def step_warp(m, code, w):
             return stop
     elif op >= c.OP_FIRST_HOPPER and op <= c.OP_LAST_HOPPER:     # mbarrier, cp.async.bulk, elect.sync
         status = hopper_op(m, row, pc, w, mask, op)
-        if status == RETRY:           # barrier.cluster.wait not complete: the warp stays at it
-            return STATUS_OK
-        if status != STATUS_OK:
-            return status
+        if status != STATUS_OK:       # RETRY: barrier.cluster.wait not complete, the warp stays at it
+            return STATUS_OK if status == RETRY else status
     m.stk_pc[w, sp] = pc + 1
     normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
     if m.sp[w] < 0:

@@ -165,8 +165,6 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
     RUN_SLICE when the budget ran out first (call again with the same state to go on)."""
     launch = m.launch
     launch[S.L_TIMED] = 0      # bulk copies complete their mbarrier bytes at issue (semantics/mbarrier.py)
-    launch[S.L_CLUSTER_BSTRIDE] = 1                            # a cluster's ranks in consecutive slots
-    launch[S.L_CLUSTER_WSTRIDE] = launch[S.L_WARPS_PER_BLOCK]
     clock = m.clock          # hoisted: a struct field read in the loop costs a reference count each time
     regs, sps, stk_pc, stk_rpc, stk_mask = m.regs, m.sp, m.stk_pc, m.stk_rpc, m.stk_mask
     pc_counts, valid, mem32, lane_addr, mem_req = m.pc_counts, m.valid, m.mem32, m.lane_addr, m.mem_req

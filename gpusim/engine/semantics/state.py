@@ -62,16 +62,8 @@ LAUNCH = Columns("launch", "launch", "L_", "LAUNCH_FIELDS", "grid/block geometry
     Column("SHARED_LIMIT", "bytes", "shared bytes a block may touch: its allocation granule (>= SHARED_BYTES)"),
     Column("MEMCHECK", "flag", "1: an access past the declared shared size is an error"),
     Column("RACECHECK", "flag", "1: shared-memory hazards are recorded in race_found"),
-    Column("TIMED", "flag", "1 while the timed loop runs (bulk copies then complete their mbarrier bytes when "
-           "the memory model says); set by each loop at entry"),
-    Column("CLUSTER_X", "blocks", "thread-block cluster size, x (1 without a cluster launch)"),
-    Column("CLUSTER_Y", "blocks", "thread-block cluster size, y"),
-    Column("CLUSTER_Z", "blocks", "thread-block cluster size, z"),
-    Column("CLUSTER_SIZE", "blocks", "blocks of one cluster; 0: no cluster launch (each block a 1x1x1 "
-           "cluster, %is_explicit_cluster 0)"),
-    Column("CLUSTER_BSTRIDE", "block slots", "block slot of cluster rank r+1 minus that of rank r (set by "
-           "each loop at entry: its placement)"),
-    Column("CLUSTER_WSTRIDE", "warp slots", "first warp slot of cluster rank r+1 minus that of rank r"),
+    Column("TIMED", "flag", "1 while the timed loop runs (set at entry; bulk copies then land when timed)"),
+    Column("CLUSTER", "x | y << 8 | z << 16", "the cluster's shape (0: no cluster launch; semantics/cluster.py)"),
 ))
 SYNC_OFF, SYNC_STRICT, SYNC_HARDWARE = 0, 1, 2   # L_SYNCCHECK: no check, synccheck error, count exited threads
 RECONV_IPDOM, RECONV_ITS = 0, 1                  # L_RECONVERGENCE
@@ -100,12 +92,8 @@ ERROR_KINDS = Kinds("error-kinds", "err[E_KIND]", "ERR_", "error kinds (gpusim.l
     Kind("ASSERT", 11, "a failed assert(): __assertfail (address: the lanes that called it)"),
     Kind("MEMCHECK", 12, "memcheck: a shared access past the declared size, inside the granule"),
     Kind("ASYNC", 13, "an mbarrier or bulk-copy rule broken (E_SUB: ASYNC_*, E_EXTRA: the value)"),
-    Kind("CLUSTER", 14, "a distributed-shared-memory access the ISA leaves undefined (E_SUB: CLERR_*, E_EXTRA: "
-         "the rank)"),
+    Kind("CLUSTER", 14, "a DSM access the ISA leaves undefined (E_SUB: cluster.CLERR_*, E_EXTRA: the rank)"),
 ))
-# E_SUB of ERR_CLUSTER (semantics/cluster.py): a rank past the cluster, a CTA that has exited, an address
-# that is not a shared one (mapa)
-CLERR_RANK, CLERR_EXITED, CLERR_NOT_SHARED = 1, 2, 3
 # E_SUB of ERR_ASYNC (semantics/mbarrier.py): which rule of the PTX ISA was broken
 ASYNC_UNINIT, ASYNC_UNDERFLOW, ASYNC_TX_RANGE, ASYNC_INIT_COUNT = 1, 2, 3, 4
 ASYNC_BULK_ALIGN, ASYNC_BULK_SIZE, ASYNC_NO_COMPLETE, ASYNC_BULK_SPACE = 5, 6, 7, 8
@@ -348,13 +336,8 @@ L_SHARED_LIMIT = 21
 L_MEMCHECK = 22
 L_RACECHECK = 23
 L_TIMED = 24
-L_CLUSTER_X = 25
-L_CLUSTER_Y = 26
-L_CLUSTER_Z = 27
-L_CLUSTER_SIZE = 28
-L_CLUSTER_BSTRIDE = 29
-L_CLUSTER_WSTRIDE = 30
-LAUNCH_FIELDS = 31
+L_CLUSTER = 25
+LAUNCH_FIELDS = 26
 # <state-layout:launch end>
 
 # <state-layout:err begin>

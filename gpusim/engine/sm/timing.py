@@ -79,8 +79,6 @@ def run_timed(ts, m, ms, code, budget):
     pc_counts, mem_req, valid, mem32, lane_addr = m.pc_counts, m.mem_req, m.valid, m.mem32, m.lane_addr
     heap_bytes = m.launch[S.L_HEAP_BYTES]
     m.launch[S.L_TIMED] = 1    # bulk copies complete their mbarrier bytes when they land (sm/async_timing.py)
-    m.launch[S.L_CLUSTER_BSTRIDE] = ts.prm[T.TP_BSLOTS]    # a cluster's ranks on consecutive SMs (dispatch.py)
-    m.launch[S.L_CLUSTER_WSTRIDE] = ts.prm[T.TP_SLOTS]
     lazy = ts.trace.shape[0] == 0 and ts.issue_trace.shape[0] == 0 and slots // nsp <= 62
     side_by_side = (prm[T.TP_WHATIF] & T.WHATIF_NO_DIVERGENCE_COST) != 0    # what-if: issue_unit
     if loop[T.LP_STARTED] == 0:
