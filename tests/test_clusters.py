@@ -211,3 +211,15 @@ def test_cluster_sync_costs_the_configs_barrier_latency(gpu, mod):
     gpu.launch(mod["cluster_where"], (n,), (64,), [smid, start, end], cluster=(2, 1, 1))
     spent = end.to_host() - start.to_host()
     assert (spent >= latency).all() and (spent <= 2 * latency + 100).all(), spent
+
+
+@pytest.mark.parametrize("timing", [False, True])
+def test_dsm_bulk_copy_completes_on_the_receivers_mbarrier(gpu, mod, timing):
+    n, clusters = 4, 2
+    values = np.arange(n * clusters * 64, dtype=np.uint32) * 3 + 1
+    out = gpu.zeros(values.size, np.uint32)
+    gpu.launch(mod["dsm_bulk"], (n * clusters,), (64,), [gpu.to_device(values), out], cluster=(n, 1, 1),
+               timing=timing)
+    sent = values.reshape(clusters, n, 64)
+    want = np.roll(sent, 1, axis=1).ravel()          # rank r received rank r - 1's words
+    np.testing.assert_array_equal(out.to_host(), want)

@@ -162,6 +162,7 @@ def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     words = set(rest)
     g2s = {".shared::cluster", ".global", ".mbarrier::complete_tx::bytes"}
     s2g = {".global", ".shared::cta", ".bulk_group"}
+    s2c = {".shared::cluster", ".shared::cta", ".mbarrier::complete_tx::bytes"}
     hint = 1 if ".L2::cache_hint" in ins.mods else 0      # a trailing cache-policy operand (no effect here)
     if words == g2s and rest.index(".shared::cluster") < rest.index(".global"):
         direction, dst_space, src_space = L.BULK_G2S, L.SP_SHARED, L.SP_GLOBAL
@@ -169,10 +170,14 @@ def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     elif words == s2g and rest.index(".global") < rest.index(".shared::cta"):
         direction, dst_space, src_space = L.BULK_S2G, L.SP_GLOBAL, L.SP_SHARED
         _expect_operands(ins, 3 + hint)
+    elif words == s2c and rest.index(".shared::cluster") < rest.index(".shared::cta"):   # DSM (clusters)
+        direction, dst_space, src_space = L.BULK_S2C, L.SP_SHARED, L.SP_SHARED
+        _expect_operands(ins, 4)
     else:
         raise _err(ins, f"'cp{''.join(ins.mods)}': gpusim models cp.async.bulk.shared::cluster.global"
-                   ".mbarrier::complete_tx::bytes and cp.async.bulk.global.shared::cta.bulk_group (1D; the "
-                   "tensor and multicast forms are not modelled yet)", unsupported=True)
+                   ".mbarrier::complete_tx::bytes, cp.async.bulk.global.shared::cta.bulk_group and cp.async.bulk"
+                   ".shared::cluster.shared::cta.mbarrier::complete_tx::bytes (1D; the tensor and multicast forms "
+                   "are not modelled yet)", unsupported=True)
     dst_base, dst_offset, dst_sym = fl.address(ins, ins.operands[0])
     src_base, src_offset, src_sym = fl.address(ins, ins.operands[1])
     if dst_sym not in (None, dst_space) or src_sym not in (None, src_space):
@@ -194,7 +199,7 @@ def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     b.add_src((L.SK_REG, src_base) if src_base >= 0 else (L.SK_IMM, 0))
     row[L.F_TC_SRC_OFFSET] = src_offset
     b.add_src(fl.src(ins, size, c.T_U32))
-    if direction == L.BULK_G2S:
+    if direction != L.BULK_S2G:
         mbar_base, mbar_offset, mbar_sym = fl.address(ins, ins.operands[3])
         if mbar_sym not in (None, L.SP_SHARED):
             raise _err(ins, "cp.async.bulk: the mbarrier lives in shared memory")

@@ -24,6 +24,7 @@ from gpusim.engine.semantics.barrier_reduce import RED_PHASE, barrier_reduce
 from gpusim.engine.semantics.calls import exec_call, exec_return, exec_vprintf
 from gpusim.engine.semantics.cluster_ops import RETRY
 from gpusim.engine.semantics.fastpath import fast_alu
+from gpusim.engine.semantics.hopper import hopper_op
 from gpusim.engine.semantics.its import (
     ITS_BLOCKED,
     ITS_GO_ON,
@@ -34,7 +35,6 @@ from gpusim.engine.semantics.its import (
     its_warpsync,
     warpsync_missing,
 )
-from gpusim.engine.semantics.mbarrier import hopper_op
 from gpusim.engine.semantics.memory_exec import _is_word_access, _word_access, _word_addresses, exec_memory
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.racecheck import race_barrier

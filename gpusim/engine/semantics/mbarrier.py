@@ -29,12 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.cluster import cluster_address, dsm_resolve
-from gpusim.engine.semantics.cluster_ops import exec_barrier_cluster, exec_mapa
 from gpusim.engine.semantics.memops import error_kind, resolve, resolve_noting
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, fail
@@ -366,17 +364,3 @@ def exec_elect(m, row, pc, w, mask):
             if d1 >= 0:
                 m.regs[w, d1, lane] = np.uint64(1) if leader == lane else np.uint64(0)
     return STATUS_OK
-
-
-@compiled_only
-def hopper_op(m, row, pc, w, mask, op):
-    """Execute Hopper instruction ``row`` (OP_MBARRIER, OP_ELECT, OP_BULK_COPY); returns a STATUS_* code."""
-    if op == c.OP_ELECT:
-        return exec_elect(m, row, pc, w, mask)
-    if op == c.OP_BULK_COPY:
-        return exec_bulk_copy(m, row, pc, w, mask)
-    if op == c.OP_MAPA:
-        return exec_mapa(m, row, pc, w, mask)
-    if op == c.OP_BARRIER_CLUSTER:
-        return exec_barrier_cluster(m, row, pc, w, mask)
-    return exec_mbarrier(m, row, pc, w, mask)

@@ -103,7 +103,10 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
         if table[i, S.BT_STATE] != S.BTS_UNTIMED:
             continue
         load = table[i, S.BT_MBAR] >= 0
-        done = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], load)
+        if table[i, S.BT_GADDR] < 0:     # a DSM bulk copy (semantics/hopper.py): over the SM-to-SM network
+            done = cycle + mp.prm[T.TP_DSM_RTT] + -(-table[i, S.BT_BYTES] * 1000 // mp.prm[T.TP_DSM_MILLIBYTES])
+        else:
+            done = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], load)
         mp.pc_mem[pc, T.PM_REQUESTS] += 1
         if load:
             table[i, S.BT_READY] = done

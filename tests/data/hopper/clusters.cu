@@ -166,4 +166,38 @@ __global__ void dsm_latency(const unsigned *chain, long long *cycles, unsigned *
     }
     cluster.sync();
 }
+
+// DSM bulk copy: every rank sends its 64 words to the next rank's inbox with
+// cp.async.bulk.shared::cluster.shared::cta, completing bytes on the receiver's mbarrier.
+__global__ void dsm_bulk(const unsigned *in, unsigned *out) {
+    __shared__ alignas(16) unsigned outbox[64];
+    __shared__ alignas(16) unsigned inbox[64];
+    __shared__ unsigned long long bar;
+    cg::cluster_group cluster = cg::this_cluster();
+    unsigned rank = cluster.block_rank(), n = cluster.num_blocks();
+    outbox[threadIdx.x] = in[blockIdx.x * 64 + threadIdx.x];
+    unsigned bar_a = (unsigned)__cvta_generic_to_shared(&bar);
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar_a) : "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 256;" :: "r"(bar_a) : "memory");
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    cluster.sync();
+    if (threadIdx.x == 0) {
+        unsigned next = (rank + 1) % n, dst, mbar;
+        unsigned inbox_a = (unsigned)__cvta_generic_to_shared(inbox);
+        unsigned src = (unsigned)__cvta_generic_to_shared(outbox);
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(dst) : "r"(inbox_a), "r"(next));
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mbar) : "r"(bar_a), "r"(next));
+        asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], 256, [%2];"
+                     :: "r"(dst), "r"(src), "r"(mbar) : "memory");
+    }
+    unsigned done = 0;
+    while (!done) {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "r"(bar_a), "r"(0) : "memory");
+    }
+    out[blockIdx.x * 64 + threadIdx.x] = inbox[threadIdx.x];
+    cluster.sync();
+}
 }  // extern "C"
