@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gpusim import GPU
-from gpusim.errors import ClusterAccessError, ClusterError, LaunchError
+from gpusim.errors import ClusterAccessError, ClusterError, LaunchError, UnsupportedPTXError
 
 PTX = Path(__file__).parent / "data" / "hopper" / "clusters.ptx"
 
@@ -223,3 +223,99 @@ def test_dsm_bulk_copy_completes_on_the_receivers_mbarrier(gpu, mod, timing):
     sent = values.reshape(clusters, n, 64)
     want = np.roll(sent, 1, axis=1).ravel()          # rank r received rank r - 1's words
     np.testing.assert_array_equal(out.to_host(), want)
+
+
+_DIRECTIVES_PTX = """
+.version 8.0
+.target sm_90a
+.address_size 64
+.shared .align 4 .b32 word;
+.visible .entry cluster_ld(.param .u64 p)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [p];
+  mov.u32 %r1, %cluster_ctarank;
+  mov.u32 %r2, word;
+  add.u32 %r3, %r1, 100;
+  st.shared.u32 [%r2], %r3;
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  xor.b32 %r4, %r1, 1;
+  mapa.shared::cluster.u32 %r5, %r2, %r4;
+  ld.shared::cluster.u32 %r6, [%r5];
+  cvt.u64.u32 %rd2, %r5;
+  cvta.shared::cluster.u64 %rd3, %rd2;
+  ld.u32 %r7, [%rd3];
+  mul.wide.u32 %rd4, %r1, 8;
+  add.u64 %rd5, %rd1, %rd4;
+  st.global.u32 [%rd5], %r6;
+  st.global.u32 [%rd5+4], %r7;
+  barrier.cluster.arrive;
+  barrier.cluster.wait;
+  ret;
+}
+.visible .entry explicit_only(.param .u64 p)
+.explicitcluster
+{
+  ret;
+}
+.visible .entry rank_limited(.param .u64 p)
+.maxclusterrank 2
+{
+  ret;
+}
+.visible .entry mapa_global(.param .u64 p)
+{
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [p];
+  mapa.u64 %rd2, %rd1, 0;
+  st.global.u64 [%rd1], %rd2;
+  ret;
+}
+.visible .entry multicast(.param .u64 p)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  .reg .b16 %rs<2>;
+  ld.param.u64 %rd1, [p];
+  mov.u32 %r1, 0;
+  mov.u16 %rs1, 3;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1], 16, [%r1], %rs1;
+  ret;
+}
+"""
+
+
+def test_kernel_cluster_directives(gpu):
+    module = gpu.load_ptx(_DIRECTIVES_PTX, "directives.ptx")
+    buf = gpu.zeros(4, np.uint64)
+    with pytest.raises(ClusterError, match="explicitcluster"):
+        gpu.launch(module["explicit_only"], (2,), (32,), [buf])
+    gpu.launch(module["explicit_only"], (2,), (32,), [buf], cluster=(2, 1, 1))
+    gpu.launch(module["rank_limited"], (4,), (32,), [buf], cluster=(2, 1, 1))
+    with pytest.raises(ClusterError, match="maxclusterrank 2"):
+        gpu.launch(module["rank_limited"], (4,), (32,), [buf], cluster=(4, 1, 1))
+
+
+def test_mapa_of_a_non_shared_address_is_an_error(gpu):
+    module = gpu.load_ptx(_DIRECTIVES_PTX, "directives.ptx")
+    with pytest.raises(ClusterAccessError, match="not a shared-memory address"):
+        gpu.launch(module["mapa_global"], (2,), (32,), [gpu.zeros(4, np.uint64)], cluster=(2, 1, 1),
+                   timing=False)
+
+
+def test_multicast_bulk_copy_is_refused(gpu):
+    module = gpu.load_ptx(_DIRECTIVES_PTX, "directives.ptx")
+    with pytest.raises(UnsupportedPTXError, match="multicast"):
+        gpu.launch(module["multicast"], (2,), (32,), [gpu.zeros(4, np.uint64)], cluster=(2, 1, 1))
+
+
+@pytest.mark.parametrize("timing", [False, True])
+def test_shared_cluster_load_and_generic_window(gpu, timing):
+    """ld.shared::cluster of a mapa address and a generic load of its cvta.shared::cluster form read the
+    partner rank's word (rank ^ 1 wrote rank + 100)."""
+    module = gpu.load_ptx(_DIRECTIVES_PTX, "directives.ptx")
+    out = gpu.zeros(2 * 2, np.uint32)
+    gpu.launch(module["cluster_ld"], (2,), (1,), [out], cluster=(2, 1, 1), timing=timing)
+    np.testing.assert_array_equal(out.to_host().reshape(2, 2), [[101, 101], [100, 100]])
