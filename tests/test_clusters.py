@@ -239,6 +239,7 @@ _DIRECTIVES_PTX = """
   mov.u32 %r2, word;
   add.u32 %r3, %r1, 100;
   st.shared.u32 [%r2], %r3;
+  fence.acq_rel.cluster;
   barrier.cluster.arrive.release.aligned;
   barrier.cluster.wait.acquire.aligned;
   xor.b32 %r4, %r1, 1;
