@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gpusim import GPU
-from gpusim.errors import ClusterAccessError, ClusterError, LaunchError, UnsupportedPTXError
+from gpusim.errors import ClusterAccessError, ClusterError, LaunchError
 
 PTX = Path(__file__).parent / "data" / "hopper" / "clusters.ptx"
 
@@ -281,7 +281,7 @@ _DIRECTIVES_PTX = """
   .reg .b16 %rs<2>;
   ld.param.u64 %rd1, [p];
   mov.u32 %r1, 0;
-  mov.u16 %rs1, 3;
+  mov.u16 %rs1, 2;
   cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1], 16, [%r1], %rs1;
   ret;
 }
@@ -306,10 +306,24 @@ def test_mapa_of_a_non_shared_address_is_an_error(gpu):
                    timing=False)
 
 
-def test_multicast_bulk_copy_is_refused(gpu):
+@pytest.mark.parametrize("timing", [False, True])
+def test_multicast_bulk_copy_reaches_the_masked_ranks(gpu, mod, timing):
+    n, clusters = 4, 2
+    values = (np.arange(clusters * 64, dtype=np.uint32) * 7 + 5)
+    out = gpu.zeros(n * clusters * 64, np.uint32)
+    gpu.launch(mod["multicast_load"], (n * clusters,), (64,), [gpu.to_device(values), out], cluster=(n, 1, 1),
+               timing=timing)
+    got = out.to_host().reshape(clusters, n, 64)
+    for q in range(clusters):
+        for rank in range(n):
+            want = values[q * 64:(q + 1) * 64] if (0xB >> rank) & 1 else np.full(64, 0xFFFFFFFF, np.uint32)
+            np.testing.assert_array_equal(got[q, rank], want)
+
+
+def test_multicast_to_a_rank_past_the_cluster_is_an_error(gpu):
     module = gpu.load_ptx(_DIRECTIVES_PTX, "directives.ptx")
-    with pytest.raises(UnsupportedPTXError, match="multicast"):
-        gpu.launch(module["multicast"], (2,), (32,), [gpu.zeros(4, np.uint64)], cluster=(2, 1, 1))
+    with pytest.raises(ClusterAccessError, match="rank 1 of a cluster of 1"):
+        gpu.launch(module["multicast"], (2,), (32,), [gpu.zeros(4, np.uint64)], 64, timing=False)
 
 
 @pytest.mark.parametrize("timing", [False, True])

@@ -73,7 +73,7 @@ MBF_COUNT = 8         # arrive with an explicit count (source 0, or source 1 aft
 CLUSTER_BAR_ARRIVE, CLUSTER_BAR_WAIT = 1, 2
 # bulk copies (OP_BULK_COPY): destination address in F_ABASE/F_AOFF (space F_SPACE), source address in
 # source 0 + F_TC_SRC_OFFSET, size in source 1, the mbarrier (global->shared) in source 2 + F_BULK_MBAR_OFFSET
-BULK_G2S, BULK_S2G, BULK_S2C = 1, 2, 3     # S2C: shared::cta -> another CTA (DSM, semantics/hopper.py)
+BULK_G2S, BULK_S2G, BULK_S2C, BULK_MULTICAST = 1, 2, 3, 4   # S2C, MULTICAST: clusters (semantics/hopper.py)
 F_BULK_MBAR_OFFSET = F_TC_SHAPE
 TC_COL_MAJOR = 2      # wmma.load/store .col
 TC_BYPASS_L1 = 4      # cp.async.cg

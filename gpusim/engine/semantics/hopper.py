@@ -1,5 +1,8 @@
 """The Hopper instructions' entry point (``step_warp`` calls ``hopper_op`` for OP_FIRST_HOPPER..OP_LAST_HOPPER)
-and the distributed-shared-memory bulk copy.
+and the cluster bulk copies: the distributed-shared-memory copy and the ``.multicast::cluster`` load
+(``exec_bulk_multicast``: a lane's global bytes land at one CTA-relative offset in every CTA of its ctaMask,
+each completing them on its mbarrier at the same offset; a rank outside the cluster or an exited CTA is
+ERR_CLUSTER).
 
 ``cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]`` copies
 ``size`` bytes of the executing CTA's shared memory to ``dst`` in a CTA of the cluster (a ``shared::cluster``
@@ -19,7 +22,16 @@ from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.cluster import cluster_address, dsm_resolve
+from gpusim.engine.semantics.cluster import (
+    CLERR_EXITED,
+    CLERR_RANK,
+    OFFSET_MASK,
+    cluster_address,
+    cluster_size,
+    dsm_resolve,
+    rank_alive,
+    rank_slots,
+)
 from gpusim.engine.semantics.cluster_ops import exec_barrier_cluster, exec_mapa
 from gpusim.engine.semantics.mbarrier import (
     VALID,
@@ -32,7 +44,7 @@ from gpusim.engine.semantics.mbarrier import (
     exec_elect,
     exec_mbarrier,
 )
-from gpusim.engine.semantics.memops import error_kind, resolve
+from gpusim.engine.semantics.memops import error_kind, resolve, resolve_noting
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, fail
 
@@ -98,6 +110,79 @@ def exec_bulk_dsm(m, row, pc, w, mask):
     req[S.MR_KIND] = S.MK_BULK if first_target >= 0 else 0
     req[S.MR_MASK] = mask
     req[S.MR_BAR_ID] = first_target
+    req[S.MR_BAR_COUNT] = 0
+    return STATUS_OK
+
+
+@compiled_only
+def _multicast_targets(m, w, pc, lane, cta_mask, moff):
+    """Check every CTA ``cta_mask`` names (in the cluster, alive, an mbarrier at ``moff``); STATUS_* code."""
+    size = max(cluster_size(m.launch), 1)
+    for rank in range(16):
+        if (cta_mask >> rank) & 1:
+            if rank >= size or not rank_alive(m, w, rank):
+                m.err[S.E_SUB] = CLERR_RANK if rank >= size else CLERR_EXITED
+                m.err[S.E_EXTRA] = rank
+                return fail(m, S.ERR_CLUSTER, pc, w, lane, moff)
+            if (m.shared64[rank_slots(m, w, rank)[0], moff >> 3] & VALID) == 0:
+                return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, moff)
+    return STATUS_OK
+
+
+@compiled_only
+def exec_bulk_multicast(m, row, pc, w, mask):
+    """``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster``: each lane's
+    global bytes land at the same CTA-relative offset in every CTA its ctaMask names, each completing them on
+    its own mbarrier at the same offset (at once, or when timed: ``sm/async_timing._multicast_timing``)."""
+    timed = m.launch[S.L_TIMED] != 0
+    last_mask = 0
+    for lane in range(32):
+        if not (mask >> lane) & 1:
+            continue
+        dst = _address(m, row, w, lane, -1, 0)
+        src = _address(m, row, w, lane, 0, L.F_TC_SRC_OFFSET)
+        size = np.int64(read_src(m, row, 1, w, lane) & np.uint64(0xFFFFFFFF))
+        cta_mask = np.int64(read_src(m, row, 3, w, lane) & np.uint64(0xFFFF))
+        if _bulk_check(m, row, pc, w, lane, dst, src, size) != STATUS_OK:
+            return STATUS_ERROR
+        dspace, doff = resolve(m, L.SP_SHARED, dst & OFFSET_MASK, size, 1, False)
+        if dspace < 0:
+            return fail(m, error_kind(doff), pc, w, lane, dst)
+        sspace, soff = resolve_noting(m, L.SP_GLOBAL, src, size, 1, True, pc, w, lane)
+        if sspace < 0:
+            return fail(m, error_kind(soff), pc, w, lane, src)
+        mbar_address = _address(m, row, w, lane, 2, L.F_BULK_MBAR_OFFSET)
+        mspace, moff = resolve(m, L.SP_SHARED, mbar_address & OFFSET_MASK, 8, 8, False)
+        if mspace < 0:
+            return fail(m, error_kind(moff), pc, w, lane, mbar_address)
+        if _multicast_targets(m, w, pc, lane, cta_mask, moff) != STATUS_OK:
+            return STATUS_ERROR
+        for rank in range(16):
+            if not (cta_mask >> rank) & 1:
+                continue
+            target = rank_slots(m, w, rank)[0]
+            for i in range(size):
+                m.shared8[target, doff + i] = m.mem8[soff + i]
+            if not timed:
+                if complete_tx(m, target, moff, size) < 0:
+                    return _async_fail(m, S.ASYNC_TX_RANGE, size, pc, w, lane, mbar_address)
+                continue
+            i = _bulk_slot(m, target, m.clock[0])
+            if i < 0:
+                return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar_address)
+            m.bulk_tx[target, i, S.BT_STATE] = S.BTS_UNTIMED
+            m.bulk_tx[target, i, S.BT_MBAR] = moff
+            m.bulk_tx[target, i, S.BT_BYTES] = size
+            m.bulk_tx[target, i, S.BT_READY] = 0
+            m.bulk_tx[target, i, S.BT_GADDR] = soff
+        last_mask |= cta_mask
+    req = m.mem_req
+    req[S.MR_SPACE] = L.SP_SHARED
+    req[S.MR_KIND] = S.MK_BULK if timed and last_mask != 0 else 0
+    req[S.MR_MASK] = mask
+    req[S.MR_BAR_ID] = rank_slots(m, w, 0)[0]
+    stride = rank_slots(m, w, 1)[0] - req[S.MR_BAR_ID]
+    req[S.MR_BAR_COUNT] = (last_mask << 32) | stride
     return STATUS_OK
 
 
@@ -110,6 +195,8 @@ def hopper_op(m, row, pc, w, mask, op):
     if op == c.OP_BULK_COPY:
         if row[L.F_AUX] == L.BULK_S2C:
             return exec_bulk_dsm(m, row, pc, w, mask)
+        if row[L.F_AUX] == L.BULK_MULTICAST:
+            return exec_bulk_multicast(m, row, pc, w, mask)
         return exec_bulk_copy(m, row, pc, w, mask)
     if op == c.OP_MAPA:
         return exec_mapa(m, row, pc, w, mask)

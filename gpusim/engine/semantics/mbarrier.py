@@ -339,6 +339,7 @@ def exec_bulk_copy(m, row, pc, w, mask):
     req[S.MR_KIND] = S.MK_BULK if mask != 0 and timed else 0
     req[S.MR_MASK] = mask
     req[S.MR_BAR_ID] = bslot
+    req[S.MR_BAR_COUNT] = 0           # not a multicast (semantics/hopper.py)
     return STATUS_OK
 
 

@@ -200,4 +200,38 @@ __global__ void dsm_bulk(const unsigned *in, unsigned *out) {
     out[blockIdx.x * 64 + threadIdx.x] = inbox[threadIdx.x];
     cluster.sync();
 }
+
+// Multicast: rank 0 loads 64 words of global memory into the inbox of ranks 0, 1 and 3 (ctaMask 0b1011) with
+// one cp.async.bulk...multicast::cluster; rank 2 keeps its sentinel.
+__global__ void multicast_load(const unsigned *in, unsigned *out) {
+    __shared__ alignas(16) unsigned inbox[64];
+    __shared__ unsigned long long bar;
+    cg::cluster_group cluster = cg::this_cluster();
+    unsigned rank = cluster.block_rank();
+    const unsigned short cta_mask = 0xB;
+    bool receives = (cta_mask >> rank) & 1;
+    inbox[threadIdx.x] = 0xFFFFFFFFu;
+    unsigned bar_a = (unsigned)__cvta_generic_to_shared(&bar);
+    if (threadIdx.x == 0 && receives) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar_a) : "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 256;" :: "r"(bar_a) : "memory");
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    cluster.sync();
+    if (rank == 0 && threadIdx.x == 0) {
+        unsigned dst = (unsigned)__cvta_generic_to_shared(inbox);
+        const unsigned *src = in + (blockIdx.x / cluster.num_blocks()) * 64;
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                     " [%0], [%1], 256, [%2], %3;" :: "r"(dst), "l"(src), "r"(bar_a), "h"(cta_mask) : "memory");
+    }
+    if (receives) {
+        unsigned done = 0;
+        while (!done) {
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                         : "=r"(done) : "r"(bar_a), "r"(0) : "memory");
+        }
+    }
+    out[blockIdx.x * 64 + threadIdx.x] = inbox[threadIdx.x];
+    cluster.sync();
+}
 }  // extern "C"
