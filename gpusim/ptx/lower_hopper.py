@@ -1,5 +1,6 @@
 """Lowering of the first Hopper instructions (issue 25): ``mbarrier.*``, ``cp.async.bulk`` (1D, global->shared
-completing bytes on an mbarrier, shared->global in bulk groups, and the groups' commit/wait), ``elect.sync``.
+completing bytes on an mbarrier, also ``.multicast::cluster`` to the CTAs of a ctaMask, shared->global in bulk
+groups, shared::cta->shared::cluster to another CTA of the cluster, and the groups' commit/wait), ``elect.sync``.
 
 Each becomes one code row (columns in ``gpusim.arch.layout``: ``MB_*``, ``MBF_*``, ``BULK_*``); what the engine
 does with them is ``gpusim.engine.semantics.mbarrier``, their timing ``gpusim.engine.sm.async_timing`` and
