@@ -334,3 +334,11 @@ def test_shared_cluster_load_and_generic_window(gpu, timing):
     out = gpu.zeros(2 * 2, np.uint32)
     gpu.launch(module["cluster_ld"], (2,), (1,), [out], cluster=(2, 1, 1), timing=timing)
     np.testing.assert_array_equal(out.to_host().reshape(2, 2), [[101, 101], [100, 100]])
+
+
+def test_sampled_simulation_refuses_clusters():
+    sampled = GPU("h100-sxm", sampling="auto")
+    module = sampled.load(PTX)
+    with pytest.raises(ClusterError, match="sampling"):
+        sampled.launch(module["cluster_ids"], (2,), (32,), [sampled.zeros(2 * 32 * 11, np.uint32)],
+                       cluster=(2, 1, 1))
