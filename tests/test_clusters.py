@@ -342,3 +342,16 @@ def test_sampled_simulation_refuses_clusters():
     with pytest.raises(ClusterError, match="sampling"):
         sampled.launch(module["cluster_ids"], (2,), (32,), [sampled.zeros(2 * 32 * 11, np.uint32)],
                        cluster=(2, 1, 1))
+
+
+def test_dsm_throughput_bounded_by_the_port(gpu, mod):
+    """Rank 0 reads 64 KiB from rank 1: no faster than dsm_bytes_per_cycle_per_sm (the SM's DSM port) plus
+    the round trip, and within 2x of that bound (the loads overlap)."""
+    config = gpu.config
+    cycles, sink = gpu.zeros(1, np.int64), gpu.zeros(2 * 1024, np.uint32)
+    gpu.launch(mod["dsm_stream"], (2,), (1024,), [cycles, sink], cluster=(2, 1, 1))
+    spent = int(cycles.to_host()[0])
+    floor = 1024 * 16 * 4 / config.dsm_bytes_per_cycle_per_sm + config.dsm_round_trip_cycles
+    assert floor <= spent <= 2 * floor, (spent, floor)
+    want = ((np.arange(1024)[:, None] + 32 * np.arange(16)[None, :]) % 1024).sum(axis=1)
+    np.testing.assert_array_equal(sink.to_host()[:1024], want)

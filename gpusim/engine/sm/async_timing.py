@@ -106,7 +106,9 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
             continue
         load = table[i, S.BT_MBAR] >= 0
         if table[i, S.BT_GADDR] < 0:     # a DSM bulk copy (semantics/hopper.py): over the SM-to-SM network
-            done = cycle + mp.prm[T.TP_DSM_RTT] + -(-table[i, S.BT_BYTES] * 1000 // mp.prm[T.TP_DSM_MILLIBYTES])
+            _, sent = server_reserve(mp.shared_path, mp.prm[T.TP_NSM] + sm, cycle, table[i, S.BT_BYTES],
+                                     mp.prm[T.TP_DSM_MILLIBYTES] / 1000.0)
+            done = sent + mp.prm[T.TP_DSM_RTT]
         else:
             done = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], load)
         mp.pc_mem[pc, T.PM_REQUESTS] += 1

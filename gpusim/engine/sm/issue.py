@@ -246,15 +246,17 @@ def _l1_data_bytes(mp, addrs, mask, nbytes, active):
 
 
 @compiled_only
-def _dsm_timing(mp, w, cycle, kind, total):
-    """Another CTA's shared memory over the SM-to-SM network: a round trip plus the bytes at the network's
-    per-SM rate (zero bytes: barrier.cluster, its release latency). A store is fire-and-forget (the warp's
-    exit waits for it). Simplified: no contention between requests or SMs."""
+def _dsm_timing(mp, w, sm, cycle, kind, total):
+    """Another CTA's shared memory over the SM-to-SM network: the bytes through the requesting SM's DSM port
+    (a server at dsm_bytes_per_cycle_per_sm, ``shared_path[NSM + sm]``), then the round trip (zero bytes:
+    barrier.cluster, its release latency). A store is fire-and-forget (the warp's exit waits for it).
+    Simplified: the remote SM's port and shared data path are not charged."""
     prm = mp.prm
     mp.last_sectors[0] = 0
     if total == 0:
         return cycle + prm[T.TP_CLUSTER_BAR_LAT]
-    done = cycle + prm[T.TP_DSM_RTT] + _ceil_div(total * 1000, prm[T.TP_DSM_MILLIBYTES])
+    _, sent = server_reserve(mp.shared_path, prm[T.TP_NSM] + sm, cycle, total, prm[T.TP_DSM_MILLIBYTES] / 1000.0)
+    done = sent + prm[T.TP_DSM_RTT]
     if kind == S.MK_STORE:
         mp.w_mem_pending[w] = max(mp.w_mem_pending[w], done)
         return cycle
@@ -275,7 +277,7 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
     if space == L.SP_SHARED:
         return _shared_timing(mp, sm, sub, pc, cycle, kind, mask, nbytes, active)
     if space == L.SP_DSM:
-        return _dsm_timing(mp, w, cycle, kind, nbytes * active)
+        return _dsm_timing(mp, w, sm, cycle, kind, nbytes * active)
     if space == L.SP_PARAM:
         mp.last_sectors[0] = 0
         return cycle + mp.pipe_interval[I.PIPE_ALU]

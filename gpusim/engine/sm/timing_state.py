@@ -227,8 +227,8 @@ TIMING_STATE = Record("TimingState", "the timed loop's state", (
     Field("last_sectors", "int64", (1,), "sectors", "sectors of the last global/local request"),
     Field("issue_trace", "int64", ("CAP", ISSUE_TRACE), "IT_*", "issued warp-instructions when tracing"),
     Field("issue_trace_n", "int64", (2,), "rows, flag", "rows of issue_trace; [1] = 1 if it was cut"),
-    Field("shared_path", "float64", SM, "cycle", "next-free instant of each SM's shared-memory data path (a "
-          "server)"),
+    Field("shared_path", "float64", ("PATHS",), "cycle", "next-free instant of each SM's shared-memory data "
+          "path, then of each SM's SM-to-SM (DSM) port: 2 x NSM servers"),
     Field("loop", "int64", (LOOP,), "LP_*", "the timed loop between two calls"),
     Field("cp_state", "int64", ("W", CP), "CP_*", "cp.async groups per warp (async_timing.async_copy_groups)"),
     Field("bulk_groups", "int64", ("W", CP), "CP_*", "cp.async.bulk groups per warp, kept like cp_state "
@@ -493,7 +493,7 @@ def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: 
     bank_scratch = make_shared_scratch(int(prm[TP_BANKS]))
     dims = {"W": warps, "SUB": nsm * nsp, "NSM": nsm, "BS": nsm * bslots, "EVAL": nsm * nsp * -(-slots // nsp),
             "R": max(n_regs, 1), "NI": max(n_inst, 1), "CAP": trace_capacity, "BANKS": len(bank_scratch),
-            "forms": len(isa_table)}
+            "forms": len(isa_table), "PATHS": 2 * nsm}
     given = {"prm": prm, "isa": isa_table, "pipe_interval": pipe_interval, "reg_ready": reg_wait[:, :, 0],
              "reg_dep": reg_wait[:, :, 1], "bank_scratch": bank_scratch}
     return TimingState(**allocate(TIMING_STATE, dims, given))
