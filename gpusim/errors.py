@@ -50,6 +50,12 @@ class TensorMapError(LaunchError):
     (``GPU.tensor_map``; gpusim.launch.tensor_map)."""
 
 
+class ClusterError(LaunchError):
+    """A thread-block cluster launch CUDA would refuse (cudaLaunchKernelEx with a cluster dimension: a grid not
+    a multiple of the cluster, a cluster too large or on a GPU without clusters, a kernel's cluster directives
+    contradicted, a cluster that cannot fit in one GPC), naming the rule."""
+
+
 class MemoryAccessFault(GpusimError):
     """A kernel's memory access gone wrong, located: kernel, block, thread, PTX line and address."""
 
@@ -274,3 +280,9 @@ class InitcheckError(SanitizerError, UninitializedMemoryError):
 
     reads: tuple = ()
     report: str = ""
+
+
+class ClusterAccessError(IllegalAddressError, ClusterError):
+    """A distributed-shared-memory access or cluster operation the PTX ISA leaves undefined: a rank outside the
+    cluster, or the shared memory of a CTA of the cluster that has already exited; names the kernel, block,
+    thread, PTX line and address."""

@@ -440,7 +440,8 @@ class GPU:
     def launch(self, kernel: Kernel, grid: Dims, block: Dims, args: Sequence[Any] = (), shared_bytes: int = 0, *,
                timing: bool = True, regs: int | None = None, trace: bool | int = False,
                max_warp_instructions: int | None = None, cache_control: str = "none",
-               progress: bool | Callable[[Progress], object] | None = None, cooperative: bool = False) -> Run:
+               progress: bool | Callable[[Progress], object] | None = None, cooperative: bool = False,
+               cluster: Dims | None = None, cluster_nonportable: bool = False) -> Run:
         """Run ``kernel`` over ``grid`` x ``block`` threads; returns a Run.
 
         ``cache_control="all"`` flushes and invalidates L1 and L2 before the launch (Nsight Compute's
@@ -455,7 +456,14 @@ class GPU:
         keeps what the kernel wrote).
 
         ``cooperative=True`` is ``cudaLaunchCooperativeKernel``: the grid must fit on the GPU at once, and a
-        kernel using cooperative groups' ``this_grid().sync()`` needs it (docs/kernels.md)."""
+        kernel using cooperative groups' ``this_grid().sync()`` needs it (docs/kernels.md).
+
+        ``cluster=(x, y, z)`` is ``cudaLaunchKernelEx`` with a cluster dimension (sm_90+): the grid is a whole
+        number of clusters, a cluster's blocks run at once on SMs of one GPC and share distributed shared
+        memory; ``cluster_nonportable=True`` allows clusters past 8 blocks, up to the config's non-portable
+        maximum (docs/kernels.md, Clusters)."""
+        import functools
+
         from gpusim.launch.runner import execute_launch
 
         if not isinstance(kernel, Kernel):
@@ -477,12 +485,14 @@ class GPU:
         # what-if (gpusim.launch.what_if) re-runs a launch from the memory it started from: keep a copy
         snapshot = snapshot_inputs(self) if timing else None
         try:
-            run = execute_launch(self, kernel, grid, block, args, shared_bytes, timing=timing, regs=regs,
-                                 trace=trace, max_warp_instructions=max_warp_instructions,
-                                 progress=progress, cooperative=cooperative)
+            launcher = execute_launch if cluster is None and not cluster_nonportable else functools.partial(
+                execute_launch, cluster=cluster, cluster_nonportable=cluster_nonportable)
+            run = launcher(self, kernel, grid, block, args, shared_bytes, timing=timing, regs=regs,
+                           trace=trace, max_warp_instructions=max_warp_instructions,
+                           progress=progress, cooperative=cooperative)
             if snapshot is not None:
                 record_launch(run, self, args, shared_bytes, cooperative, snapshot, time.perf_counter() - started,
-                              execute_launch)
+                              launcher)
             return run
         except IllegalAddressError as exc:
             named = with_allocation(exc, self.heap)

@@ -254,7 +254,9 @@ OP_ELECT = 114      # elect.sync d|p, membermask
 OP_BULK_COPY = 115  # cp.async.bulk (F_AUX: BULK_G2S or BULK_S2G)
 OP_BULK_TENSOR = 116  # cp.async.bulk.tensor / cp.reduce.async.bulk.tensor / prefetch (TMA; F_AUX: TMA_* of
                       # gpusim.arch.layout; gpusim.ptx.lower_tma, gpusim.engine.semantics.tma)
+OP_MAPA = 117       # mapa: a shared::cluster address of another CTA's variable (semantics/cluster_ops.py)
+OP_BARRIER_CLUSTER = 118   # barrier.cluster.arrive / .wait (F_AUX: CLUSTER_BAR_ARRIVE or CLUSTER_BAR_WAIT)
 OP_FIRST_HOPPER = 113
-OP_LAST_HOPPER = 116
+OP_LAST_HOPPER = 118
 # ---------------------------------------------------------------- added by the conformance corpus (dp2a)
 MOD_DP2A_HI = 1 << 31    # dp2a.hi: bytes 2-3 of b (else .lo: bytes 0-1)

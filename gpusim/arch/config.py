@@ -65,6 +65,8 @@ class GPUConfig:
     chip_sms: int = _spec("chip", "SMs", "SMs of the whole chip in the file (set by the loader)",
                           loader_set=True)
     core_clock_mhz: float = _spec("chip", "MHz", "SM clock; every *_cycles field counts these cycles")
+    gpc_sms: int = _spec("chip", "SMs", "SMs of one GPC (graphics processing cluster): the CTAs of a thread-block "
+                         "cluster are placed on SMs of one GPC")
     sub_partitions_per_sm: int = _spec("chip", "sub-partitions", "SM quarters, each a warp scheduler "
                                        "with its own register file slice")
     # [limits]
@@ -90,6 +92,11 @@ class GPUConfig:
     shared_reserved_bytes_per_block: int = _spec("limits", "bytes", "shared memory the driver reserves "
                                                  "per block", minimum=0)
     # calls and printf (issue 12: calls)
+    max_cluster_blocks: int = _spec("limits", "blocks", "largest portable thread-block cluster (0: the GPU has no "
+                                    "clusters, a cluster launch is refused)", minimum=0)
+    max_cluster_blocks_nonportable: int = _spec("limits", "blocks", "largest cluster with "
+                                                "cluster_nonportable=True (cudaFuncAttributeNonPortable"
+                                                "ClusterSizeAllowed)", minimum=0)
     max_call_depth: int = _spec("limits", "calls", "nested .func calls a thread may be inside (deeper: "
                                 "CallStackOverflowError, as CUDA's stack overflow)")
     printf_fifo_bytes: int = _spec("limits", "bytes", "device printf buffer per launch "
@@ -218,6 +225,12 @@ class GPUConfig:
     atomic_l2_ops_per_cycle_per_slice: float = _spec("memory", "ops/cycle", "global atomics an L2 slice "
                                                      "performs per cycle")
     atomic_shared_latency_cycles: int = _spec("memory", "cycles", "shared-memory atomic to use")
+    dsm_round_trip_cycles: int = _spec("memory", "cycles", "distributed shared memory: a load from another CTA "
+                                       "of the cluster (SM-to-SM request and reply)", minimum=0)
+    dsm_bytes_per_cycle_per_sm: float = _spec("memory", "bytes/cycle", "distributed shared memory bandwidth "
+                                              "an SM sends or receives", minimum=0)
+    cluster_barrier_latency_cycles: int = _spec("memory", "cycles", "barrier.cluster.wait: release after the "
+                                                "last thread of the cluster arrived", minimum=0)
     texture_latency_cycles: int = _spec("memory", "cycles", "texture fetch: addressing and filtering "
                                         "on top of the L1/L2/DRAM latency of its texels", minimum=0)
     # [launch]

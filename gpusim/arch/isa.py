@@ -274,6 +274,11 @@ HOPPER_FORMS: tuple[Form, ...] = (
     # TMA (gpusim.ptx.lower_tma): handed to the SM's TMA unit like a bulk copy (sm/tma_timing.py)
     Form(name="cp.async.bulk.tensor", op=c.OP_BULK_TENSOR, types="any", pipe=PIPE_LSU, latency=None,
          dep=DEP_LONG),
+    # clusters: mapa is address arithmetic; barrier.cluster goes over the SM-to-SM network (MIO, its release
+    # when the timing model says: cluster_barrier_latency_cycles)
+    Form(name="mapa", op=c.OP_MAPA, types="any", pipe=PIPE_ALU, latency="int32_latency_cycles", dep=DEP_FIXED),
+    Form(name="barrier.cluster", op=c.OP_BARRIER_CLUSTER, types="any", pipe=PIPE_MIO, latency=None,
+         dep=DEP_SHORT),
 )
 FIRST_TENSOR_FORM = len(FORMS)
 """The index of the first tensor form: every form from here on is a tensor or Hopper one."""

@@ -68,9 +68,12 @@ MBF_EXPECT_TX = 1     # arrive.expect_tx / arrive_drop.expect_tx: source 0 is tx
 MBF_PARITY = 2        # test_wait/try_wait.parity: source 0 is the phase parity, not a state token
 MBF_NO_COMPLETE = 4   # arrive.noComplete: completing the phase is an error
 MBF_COUNT = 8         # arrive with an explicit count (source 0, or source 1 after txCount)
+# barrier.cluster (OP_BARRIER_CLUSTER): F_AUX the operation; F_SIZE the hidden per-thread register counting the
+# thread's arrivals (gpusim.engine.semantics.cluster_ops)
+CLUSTER_BAR_ARRIVE, CLUSTER_BAR_WAIT = 1, 2
 # bulk copies (OP_BULK_COPY): destination address in F_ABASE/F_AOFF (space F_SPACE), source address in
 # source 0 + F_TC_SRC_OFFSET, size in source 1, the mbarrier (global->shared) in source 2 + F_BULK_MBAR_OFFSET
-BULK_G2S, BULK_S2G = 1, 2
+BULK_G2S, BULK_S2G, BULK_S2C, BULK_MULTICAST = 1, 2, 3, 4   # S2C, MULTICAST: clusters (semantics/hopper.py)
 # TMA tensor copies (OP_BULK_TENSOR, gpusim.ptx.lower_tma): the kind in F_AUX, the rank in F_TC_COUNT, the reduce
 # operation (TMA_RED_*) in F_TC_FLAGS; the shared address in F_ABASE/F_AOFF; source 0 + F_TC_SRC_OFFSET the
 # tensor map's generic address, sources 1..rank the coordinates, source rank + 1 + F_BULK_MBAR_OFFSET the
@@ -107,6 +110,7 @@ SP_SHARED = 2
 SP_LOCAL = 3
 SP_PARAM = 4
 SP_CONST = 5
+SP_DSM = 6     # a resolved distributed-shared-memory access: offset = target block slot << 24 | shared offset
 SPACE_CODES = {".global": SP_GLOBAL, ".shared": SP_SHARED, ".local": SP_LOCAL,
                ".param": SP_PARAM, ".const": SP_CONST}
 SPACE_NAMES = {SP_GENERIC: "generic", SP_GLOBAL: "global", SP_SHARED: "shared",
@@ -137,6 +141,14 @@ SR_DYNAMIC_SMEM_SIZE = 27
 SR_TOTAL_SMEM_SIZE = 28
 SR_GLOBALTIMER_LO, SR_GLOBALTIMER_HI = 29, 30
 SR_CLOCK_HI = 31
+# thread-block clusters (gpusim.engine.semantics.cluster): read from the launch's cluster shape
+SR_CLUSTERID_X = 32            # .x .y .z: 32-34
+SR_NCLUSTERID_X = 35           # 35-37
+SR_CLUSTER_CTAID_X = 38        # 38-40
+SR_CLUSTER_NCTAID_X = 41       # 41-43
+SR_CLUSTER_CTARANK = 44
+SR_CLUSTER_NCTARANK = 45
+SR_IS_EXPLICIT_CLUSTER = 46
 
 _XYZ = {"x": 0, "y": 1, "z": 2}
 SPECIAL_CODES: dict[tuple[str, str | None], int] = {
@@ -151,16 +163,18 @@ SPECIAL_CODES: dict[tuple[str, str | None], int] = {
     ("%dynamic_smem_size", None): SR_DYNAMIC_SMEM_SIZE, ("%total_smem_size", None): SR_TOTAL_SMEM_SIZE,
 }
 SPECIAL_CODES[("%aggr_smem_size", None)] = SR_TOTAL_SMEM_SIZE   # no reserved shared memory here
-# Without a cluster launch every CTA is an implicit 1x1x1 cluster (PTX ISA): a cluster is a CTA, so
-# %clusterid/%nclusterid read %ctaid/%nctaid and the in-cluster registers are constants.
+# The cluster registers follow the launch's cluster shape; without a cluster launch every CTA is an implicit
+# 1x1x1 cluster (PTX ISA), which the same formulas give.
 for _name, _base in (("%tid", SR_TID_X), ("%ntid", SR_NTID_X), ("%ctaid", SR_CTAID_X),
-                     ("%nctaid", SR_NCTAID_X), ("%clusterid", SR_CTAID_X), ("%nclusterid", SR_NCTAID_X)):
+                     ("%nctaid", SR_NCTAID_X), ("%clusterid", SR_CLUSTERID_X), ("%nclusterid", SR_NCLUSTERID_X),
+                     ("%cluster_ctaid", SR_CLUSTER_CTAID_X), ("%cluster_nctaid", SR_CLUSTER_NCTAID_X)):
     for _comp, _i in _XYZ.items():
         SPECIAL_CODES[(_name, _comp)] = _base + _i
+SPECIAL_CODES[("%cluster_ctarank", None)] = SR_CLUSTER_CTARANK
+SPECIAL_CODES[("%cluster_nctarank", None)] = SR_CLUSTER_NCTARANK
+SPECIAL_CODES[("%is_explicit_cluster", None)] = SR_IS_EXPLICIT_CLUSTER
 SPECIAL_CONSTANTS: dict[tuple[str, str | None], int] = {
-    ("%cluster_ctarank", None): 0, ("%cluster_nctarank", None): 1, ("%is_explicit_cluster", None): 0,
     ("%current_graph_exec", None): 0,         # 0: the kernel is not launched from a CUDA graph
-    **{("%cluster_ctaid", _comp): 0 for _comp in _XYZ}, **{("%cluster_nctaid", _comp): 1 for _comp in _XYZ},
 }
 # Predefined constants of the PTX ISA ("Predefined identifiers"): WARP_SZ is the warp size.
 PREDEFINED_CONSTANTS = {"WARP_SZ": 32}

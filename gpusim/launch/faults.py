@@ -15,9 +15,11 @@ import numpy as np
 from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.engine.semantics import state as S
+from gpusim.engine.semantics.cluster import CLERR_EXITED, CLERR_RANK
 from gpusim.errors import (
     BarrierError,
     CallStackOverflowError,
+    ClusterAccessError,
     GpusimError,
     IllegalAddressError,
     InitcheckError,
@@ -28,6 +30,7 @@ from gpusim.errors import (
     SynccheckError,
     WarpSyncError,
 )
+from gpusim.launch.clusters import cluster_size_of
 from gpusim.launch.device_memory import hex_address
 
 _U64 = (1 << 64) - 1
@@ -113,6 +116,8 @@ def raise_engine_error(m, program) -> None:
         raise _sync_error(m, program, head, block, thread, line, lane, address)
     if kind == S.ERR_ASYNC:
         raise _async_error(m, head, program.name, block, thread, line, address)
+    if kind == S.ERR_CLUSTER:
+        raise _cluster_error(m, head, program.name, block, thread, line, address)
     if kind == S.ERR_TEXTURE:
         from gpusim.launch.textures import texture_error
 
@@ -144,6 +149,21 @@ _ASYNC_RULES = {
     S.ASYNC_TMA_SLOTS: ("in flight", "cp.async.bulk.tensor: more than {x} tensor/bulk copies in flight in one "
                         "block"),
 }
+
+
+def _cluster_error(m, head, kernel, block, thread, line, address):
+    sub, rank = int(m.err[S.E_SUB]), int(m.err[S.E_EXTRA])
+    size = max(cluster_size_of(m.launch), 1)
+    if sub == CLERR_RANK:
+        why = f"address {hex_address(address)} names CTA rank {rank} of a cluster of {size} (ranks 0..{size - 1})"
+    elif sub == CLERR_EXITED:
+        why = (f"address {hex_address(address)} is in the shared memory of CTA rank {rank} of the cluster, which "
+               "has already exited (keep every CTA alive while others access its shared memory: a cluster "
+               "barrier before exit)")
+    else:
+        why = f"mapa: address {hex_address(address)} is not a shared-memory address"
+    return ClusterAccessError(f"undefined distributed-shared-memory access (PTX ISA): {head}: {why}",
+                              kernel=kernel, block=block, thread=thread, line=line, address=address)
 
 
 def _async_error(m, head, kernel, block, thread, line, address):

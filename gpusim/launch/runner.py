@@ -17,8 +17,9 @@ from gpusim.engine.semantics import functional as F
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.functional import RUN_DEADLOCK, RUN_ERROR, RUN_LIMIT, RUN_OK, RUN_SLICE, run_functional
 from gpusim.engine.sm import compile_split  # noqa: F401  (registers what a cold compile hands to a helper process)
-from gpusim.errors import DeadlockError, SimulationLimitError
+from gpusim.errors import ClusterError, DeadlockError, SimulationLimitError
 from gpusim.launch.checks import check_geometry, check_resources, dims3, pack_args
+from gpusim.launch.clusters import cluster_size_of, resolve_cluster, set_cluster
 from gpusim.launch.cooperative import check_cooperative
 from gpusim.launch.faults import activity_report, raise_engine_error, translating, where
 from gpusim.launch.printf import deliver_printf
@@ -78,7 +79,8 @@ def launch_array(config, grid3, block3, occ, total_shared, dynamic_shared, progr
 
 
 def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs, trace,
-                   max_warp_instructions, progress=False, cooperative=False):
+                   max_warp_instructions, progress=False, cooperative=False, cluster=None,
+                   cluster_nonportable=False):
     config = gpu.config
     program = kernel.program
     grid3 = dims3(grid, "grid")
@@ -97,7 +99,9 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     n_blocks = grid3[0] * grid3[1] * grid3[2]
     heap = gpu.heap
     check_cooperative(heap, config, program, n_blocks, occ, cooperative=cooperative, timing=timing)
+    cluster3 = resolve_cluster(config, program, grid3, cluster, cluster_nonportable)
     launch = launch_array(config, grid3, block3, occ, total_shared, shared_bytes, program, heap.data.size)
+    set_cluster(launch, cluster3)
     configure_sanitizers(gpu, launch)
     if getattr(gpu, "reconvergence", "ipdom") == "its":
         launch[S.L_RECONVERGENCE] = S.RECONV_ITS
@@ -106,7 +110,8 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
                   shared_bytes=total_shared, regs_per_thread=regs_per_thread, regs_source=regs_source,
                   occupancy=occ)
     if not timing:
-        resident = n_blocks if cooperative else 1      # a cooperative grid: every block resident at once
+        # a cooperative grid: every block resident at once; a cluster launch: a cluster's blocks
+        resident = n_blocks if cooperative else max(cluster_size_of(launch), 1)
         m = S.make_machine(warp_slots=resident * int(launch[S.L_WARPS_PER_BLOCK]), n_regs=program.n_regs,
                            stack_depth=int(launch[S.L_STACK_DEPTH]), block_slots=resident,
                            shared_bytes=total_shared,
@@ -136,6 +141,9 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     from gpusim.launch.timed import run_timed_launch
 
     if getattr(gpu, "sampling", None) is not None:       # GPU(sampling=...): gpusim.launch.sampling
+        if cluster3 is not None:
+            raise ClusterError("GPU(sampling=...) does not model thread-block clusters (its sampled waves "
+                               "place blocks one by one): run a cluster launch without sampling")
         from gpusim.launch.sampling import run_sampled_launch
 
         return run_sampled_launch(gpu, common, params, launch, n_blocks, trace=trace, progress=progress,

@@ -24,6 +24,7 @@ from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.schedulers import POLICY_CODES
 from gpusim.engine.sm.timing import TIMED_DEADLOCK, TIMED_ERROR, TIMED_LIMIT, TIMED_SLICE, run_timed
 from gpusim.errors import DeadlockError, SimulationLimitError
+from gpusim.launch.clusters import cluster_size_of
 from gpusim.launch.faults import activity_report, divergence_report, raise_engine_error, thread_of, translating, where
 from gpusim.launch.printf import deliver_printf
 from gpusim.launch.progress import ProgressReporter
@@ -84,6 +85,11 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     switches = getattr(gpu, "what_if_switches", None)     # a what-if re-run (gpusim.launch.what_if) or None
     blocks_per_sm = switches.blocks_per_sm(occ, wpb) if switches else occ.blocks_per_sm
     bslots = max(1, min(blocks_per_sm, -(-n_blocks // config.sms)))
+    cluster = cluster_size_of(launch)
+    gpc = min(config.gpc_sms, config.sms)
+    if cluster > 1:      # clusters fill GPC positions (sm/dispatch.py): enough slots for the clusters' waves
+        positions = (config.sms // gpc) * (gpc // cluster)
+        bslots = max(1, min(blocks_per_sm, -(-(n_blocks // cluster) // positions)))
     slots = bslots * wpb
     nsm = config.sms
     prm = np.zeros(T.N_TP, dtype=np.int64)
@@ -117,6 +123,11 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     prm[T.TP_BARRIER_PER_WARP] = config.barrier_cycles_per_warp
     prm[T.TP_TMA_INTERVAL] = max(1, round(256 / config.tma_requests_per_cycle))
     prm[T.TP_TMA_DESC_MISS] = config.tma_descriptor_miss_cycles
+    prm[T.TP_CLUSTER] = cluster
+    prm[T.TP_GPC_SMS] = gpc
+    prm[T.TP_DSM_RTT] = config.dsm_round_trip_cycles
+    prm[T.TP_DSM_MILLIBYTES] = max(1, int(round(config.dsm_bytes_per_cycle_per_sm * 1000)))
+    prm[T.TP_CLUSTER_BAR_LAT] = config.cluster_barrier_latency_cycles
     prm[T.TP_WHATIF] = switches.engine_bits if switches else 0
     isa_table = switches.isa_table(config) if switches else I.isa_array(config)
     capacity = 0 if not trace else (DEFAULT_TRACE_CAPACITY if trace is True else int(trace))

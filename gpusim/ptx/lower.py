@@ -37,6 +37,7 @@ from gpusim.ptx.lower_cg import (
     special_source,
     uses_reserved_smem,
 )
+from gpusim.ptx.lower_cluster import CLUSTER_OPCODES, is_cluster_barrier, lower_cluster
 from gpusim.ptx.lower_common import (
     _classify,
     _err,
@@ -382,6 +383,8 @@ def _lower_instruction(fl: _FunctionLowering, ins: ast.Instruction, label_pc: di
             lower_call_row(fl, ins, b, label_pc, fl.linked)
         elif op in ("bra", "ret", "exit", "trap", "call"):
             _lower_control(fl, ins, b, m, op, label_pc)
+        elif op in CLUSTER_OPCODES or is_cluster_barrier(ins):
+            lower_cluster(fl, ins, b)
         elif op in ("bar", "barrier", "membar", "fence", "nanosleep"):
             _lower_sync(fl, ins, b, m, op)
         elif op in ("shfl", "vote", "activemask", "match", "redux"):

@@ -1,5 +1,6 @@
 """Lowering of the first Hopper instructions (issue 25): ``mbarrier.*``, ``cp.async.bulk`` (1D, global->shared
-completing bytes on an mbarrier, shared->global in bulk groups, and the groups' commit/wait), ``elect.sync``.
+completing bytes on an mbarrier, also ``.multicast::cluster`` to the CTAs of a ctaMask, shared->global in bulk
+groups, shared::cta->shared::cluster to another CTA of the cluster, and the groups' commit/wait), ``elect.sync``.
 
 Each becomes one code row (columns in ``gpusim.arch.layout``: ``MB_*``, ``MBF_*``, ``BULK_*``); what the engine
 does with them is ``gpusim.engine.semantics.mbarrier``, their timing ``gpusim.engine.sm.async_timing`` and
@@ -162,6 +163,8 @@ def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     words = set(rest)
     g2s = {".shared::cluster", ".global", ".mbarrier::complete_tx::bytes"}
     s2g = {".global", ".shared::cta", ".bulk_group"}
+    s2c = {".shared::cluster", ".shared::cta", ".mbarrier::complete_tx::bytes"}
+    multicast = g2s | {".multicast::cluster"}
     hint = 1 if ".L2::cache_hint" in ins.mods else 0      # a trailing cache-policy operand (no effect here)
     if words == g2s and rest.index(".shared::cluster") < rest.index(".global"):
         direction, dst_space, src_space = L.BULK_G2S, L.SP_SHARED, L.SP_GLOBAL
@@ -169,11 +172,17 @@ def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     elif words == s2g and rest.index(".global") < rest.index(".shared::cta"):
         direction, dst_space, src_space = L.BULK_S2G, L.SP_GLOBAL, L.SP_SHARED
         _expect_operands(ins, 3 + hint)
+    elif words == multicast and rest.index(".shared::cluster") < rest.index(".global"):  # clusters: a ctaMask
+        direction, dst_space, src_space = L.BULK_MULTICAST, L.SP_SHARED, L.SP_GLOBAL
+        _expect_operands(ins, 5 + hint)
+    elif words == s2c and rest.index(".shared::cluster") < rest.index(".shared::cta"):   # DSM (clusters)
+        direction, dst_space, src_space = L.BULK_S2C, L.SP_SHARED, L.SP_SHARED
+        _expect_operands(ins, 4)
     else:
         raise _err(ins, f"'cp{''.join(ins.mods)}': gpusim models cp.async.bulk.shared::cluster.global"
-                   ".mbarrier::complete_tx::bytes and cp.async.bulk.global.shared::cta.bulk_group (1D; the "
-                   "multicast form is not modelled yet: clusters are not modelled; tensor forms: lower_tma)",
-                   unsupported=True)
+                   ".mbarrier::complete_tx::bytes, cp.async.bulk.global.shared::cta.bulk_group and cp.async.bulk"
+                   ".shared::cluster.shared::cta.mbarrier::complete_tx::bytes, each 1D, and the first with "
+                   ".multicast::cluster (tensor forms: lower_tma)", unsupported=True)
     dst_base, dst_offset, dst_sym = fl.address(ins, ins.operands[0])
     src_base, src_offset, src_sym = fl.address(ins, ins.operands[1])
     if dst_sym not in (None, dst_space) or src_sym not in (None, src_space):
@@ -195,10 +204,12 @@ def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     b.add_src((L.SK_REG, src_base) if src_base >= 0 else (L.SK_IMM, 0))
     row[L.F_TC_SRC_OFFSET] = src_offset
     b.add_src(fl.src(ins, size, c.T_U32))
-    if direction == L.BULK_G2S:
+    if direction != L.BULK_S2G:
         mbar_base, mbar_offset, mbar_sym = fl.address(ins, ins.operands[3])
         if mbar_sym not in (None, L.SP_SHARED):
             raise _err(ins, "cp.async.bulk: the mbarrier lives in shared memory")
         b.add_src((L.SK_REG, mbar_base) if mbar_base >= 0 else (L.SK_IMM, 0))
         row[L.F_BULK_MBAR_OFFSET] = mbar_offset
+    if direction == L.BULK_MULTICAST:
+        b.add_src(fl.src(ins, ins.operands[4], c.T_U16))          # ctaMask: a bit per destination CTA rank
     row[L.F_ISA] = isa.isa_row(c.OP_BULK_COPY, c.T_NONE, "cp.async.bulk")

@@ -148,9 +148,6 @@ def _lower_sync(fl, ins: ast.Instruction, b: _Row, m: _Mods, op: str) -> None:
         b.add_src(fl.src(ins, ins.operands[0], c.T_U32))
         row[L.F_ISA] = isa.isa_row(c.OP_NANOSLEEP, c.T_NONE)
         return
-    if ".cluster" in ins.mods:
-        raise _err(ins, f"'{ins.opcode}{''.join(ins.mods)}': thread-block clusters are not yet modelled",
-                   unsupported=True)
     if ".warp" in words:          # bar.warp.sync membermask: lanes of a warp run in lockstep here
         row[L.F_OP] = c.OP_NOP
         row[L.F_ISA] = isa.isa_row(c.OP_NOP, c.T_NONE)

@@ -22,7 +22,9 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu import alu_eval
 from gpusim.engine.semantics.barrier_reduce import RED_PHASE, barrier_reduce
 from gpusim.engine.semantics.calls import exec_call, exec_return, exec_vprintf
+from gpusim.engine.semantics.cluster_ops import RETRY
 from gpusim.engine.semantics.fastpath import fast_alu
+from gpusim.engine.semantics.hopper import hopper_op
 from gpusim.engine.semantics.its import (
     ITS_BLOCKED,
     ITS_GO_ON,
@@ -33,7 +35,6 @@ from gpusim.engine.semantics.its import (
     its_warpsync,
     warpsync_missing,
 )
-from gpusim.engine.semantics.mbarrier import hopper_op
 from gpusim.engine.semantics.memory_exec import _is_word_access, _word_access, _word_addresses, exec_memory
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.racecheck import race_barrier
@@ -52,7 +53,6 @@ from gpusim.engine.semantics.simt import (
 from gpusim.engine.semantics.synccheck import barrier_check, exit_check, real_lanes
 from gpusim.engine.semantics.tensor import tensor_op
 from gpusim.engine.semantics.texture import exec_texture
-from gpusim.engine.semantics.tma import exec_bulk_tensor
 from gpusim.engine.semantics.warpops import warp_op
 from gpusim.engine.semantics.wgmma import exec_wgmma
 
@@ -329,11 +329,10 @@ def step_warp(m, code, w):
         stop = _exec_warp_sync_op(m, code, row, op, pc, w, mask)
         if stop != _GO_ON:
             return stop
-    elif op >= c.OP_FIRST_HOPPER and op <= c.OP_LAST_HOPPER:     # mbarrier, cp.async.bulk(.tensor), elect.sync
-        status = hopper_op(m, row, pc, w, mask, op) if op != c.OP_BULK_TENSOR else exec_bulk_tensor(m, row, pc, w,
-                                                                                                    mask)
-        if status != STATUS_OK:
-            return status
+    elif op >= c.OP_FIRST_HOPPER and op <= c.OP_LAST_HOPPER:  # mbarrier, bulk/tensor copies, elect, clusters
+        status = hopper_op(m, row, pc, w, mask, op)
+        if status != STATUS_OK:       # RETRY: barrier.cluster.wait not complete, the warp stays at it
+            return STATUS_OK if status == RETRY else status
     m.stk_pc[w, sp] = pc + 1
     normalize(m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, w)
     if m.sp[w] < 0:

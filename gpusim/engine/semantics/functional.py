@@ -16,11 +16,12 @@ racy kernel gives a result a GPU can give (the straight-line arithmetic between 
 turn also ends at its first instruction off the fast path after ``WARP_QUANTUM`` instructions (a spin on
 warp-wide operations lets other warps progress).
 
-Residency. One block at a time, or, for a cooperative launch (``resident`` = the grid), every block of the
-grid at once, block slot j holding block j: a grid-wide sync (``this_grid().sync()``: an atomic and a spin on
-a global word) completes because the spinning warps yield at every load. Otherwise a kernel whose blocks wait
-on each other (a spin-lock across blocks) cannot finish here; it ends in a ``SimulationLimitError`` rather
-than a hang.
+Residency. One block at a time, or the blocks of one thread-block cluster (``resident`` = the cluster size, its
+blocks started together in rank order, so they can wait on each other), or, for a cooperative launch
+(``resident`` = the grid), every block of the grid at once, block slot j holding block j: a grid-wide sync
+(``this_grid().sync()``: an atomic and a spin on a global word) completes because the spinning warps yield
+at every load. Otherwise a kernel whose blocks wait on each other (a spin-lock across blocks) cannot finish
+here; it ends in a ``SimulationLimitError`` rather than a hang.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.barriers import release_barriers
+from gpusim.engine.semantics.cluster import cluster_block
 from gpusim.engine.semantics.execute import step_fast, step_warp
 from gpusim.engine.semantics.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, STATUS_OK, init_warp
 
@@ -77,7 +79,7 @@ def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block,
 def _start_group(m, first_block, count, wpb, tpb, nsm, waiting, done):
     """Make blocks ``first_block .. first_block + count - 1`` resident, block slot j holding the j-th."""
     for j in range(count):
-        block = first_block + j
+        block = cluster_block(m.launch, first_block + j)     # a cluster's blocks, by rank (semantics/cluster)
         start_block(m, block, j, j * wpb, wpb, tpb, block % nsm, j * wpb)
     waiting[:] = 0
     done[:] = 0

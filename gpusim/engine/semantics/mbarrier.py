@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.arch.tensor_map_layout import TB_KIND
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
+from gpusim.engine.semantics.cluster import cluster_address, dsm_resolve
 from gpusim.engine.semantics.memops import error_kind, resolve, resolve_noting
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, fail
@@ -231,13 +231,22 @@ def exec_mbarrier(m, row, pc, w, mask):
     for lane in range(32):
         if (mask >> lane) & 1:
             address = _address(m, row, w, lane, -1, 0)
-            rspace, offset = resolve(m, space, address, 8, 8, False)
+            target = bslot
+            shared = cluster_address(m.launch, space, address)
+            if shared >= 0:          # another CTA's mbarrier (shared::cluster: a remote arrive)
+                rspace, offset = dsm_resolve(m, shared, 8, 8, w)
+                if rspace == L.SP_DSM:
+                    target = offset >> 24
+                    offset &= 0xFFFFFF
+                    rspace = L.SP_SHARED
+            else:
+                rspace, offset = resolve(m, space, address, 8, 8, False)
             if rspace < 0:
                 return fail(m, error_kind(offset), pc, w, lane, address)
             if rspace != L.SP_SHARED:
                 return _async_fail(m, S.ASYNC_BULK_SPACE, address, pc, w, lane, address)
             m.lane_addr[lane] = offset
-            if _mbarrier_lane(m, row, pc, w, lane, bslot, offset) != STATUS_OK:
+            if _mbarrier_lane(m, row, pc, w, lane, target, offset) != STATUS_OK:
                 return STATUS_ERROR
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_SHARED
@@ -332,6 +341,7 @@ def exec_bulk_copy(m, row, pc, w, mask):
     req[S.MR_KIND] = S.MK_BULK if mask != 0 and timed else 0
     req[S.MR_MASK] = mask
     req[S.MR_BAR_ID] = bslot
+    req[S.MR_BAR_COUNT] = 0           # not a multicast (semantics/hopper.py)
     return STATUS_OK
 
 
@@ -357,13 +367,3 @@ def exec_elect(m, row, pc, w, mask):
             if d1 >= 0:
                 m.regs[w, d1, lane] = np.uint64(1) if leader == lane else np.uint64(0)
     return STATUS_OK
-
-
-@compiled_only
-def hopper_op(m, row, pc, w, mask, op):
-    """Execute Hopper instruction ``row`` (OP_MBARRIER, OP_ELECT, OP_BULK_COPY); returns a STATUS_* code."""
-    if op == c.OP_ELECT:
-        return exec_elect(m, row, pc, w, mask)
-    if op == c.OP_BULK_COPY:
-        return exec_bulk_copy(m, row, pc, w, mask)
-    return exec_mbarrier(m, row, pc, w, mask)

@@ -26,7 +26,9 @@ from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics.alu import alu_eval
+from gpusim.engine.semantics.cluster import BAD_CLUSTER, cluster_address, dsm_resolve
 from gpusim.engine.semantics.state import (
+    ERR_CLUSTER,
     ERR_MEMCHECK,
     ERR_MISALIGNED,
     ERR_OUT_OF_BOUNDS,
@@ -123,7 +125,11 @@ def note_uninitialized(m, pc, w, lane, address, nbytes):
 
 @compiled_only
 def resolve_noting(m, space, address, nbytes, align, reading, pc, w, lane):
-    """``resolve``, with a read of never-written global memory (initcheck) noted and allowed."""
+    """``resolve``, with a read of never-written global memory (initcheck) noted and allowed, and another
+    CTA's shared memory in a cluster launch (``semantics/cluster``: SP_DSM)."""
+    shared = cluster_address(m.launch, space, address)
+    if shared >= 0:
+        return dsm_resolve(m, shared, nbytes, align, w)
     got_space, got_offset = resolve(m, space, address, nbytes, align, reading)
     if got_space == BAD and got_offset == 6:
         note_uninitialized(m, pc, w, lane, address, nbytes)
@@ -140,6 +146,8 @@ def error_kind(code):
         return ERR_MISALIGNED
     if code == 7:
         return ERR_MEMCHECK
+    if code == BAD_CLUSTER:
+        return ERR_CLUSTER
     return ERR_UNINITIALIZED
 
 
@@ -168,6 +176,9 @@ def _write(a8, a16, a32, a64, offset, size, value):
 
 @compiled_only
 def read_element(m, space, offset, size, bslot, thread_row):
+    if space == L.SP_DSM:            # another CTA's shared memory (semantics/cluster)
+        return _read(m.shared8[offset >> 24], m.shared16[offset >> 24], m.shared32[offset >> 24],
+                     m.shared64[offset >> 24], offset & 0xFFFFFF, size)
     if space == L.SP_GLOBAL:
         return _read(m.mem8, m.mem16, m.mem32, m.mem64, offset, size)
     if space == L.SP_SHARED:
@@ -186,6 +197,9 @@ def write_element(m, space, offset, size, bslot, thread_row, value):
             m.valid[offset:offset + size] = 2
     elif space == L.SP_SHARED:
         _write(m.shared8[bslot], m.shared16[bslot], m.shared32[bslot], m.shared64[bslot], offset, size, value)
+    elif space == L.SP_DSM:
+        _write(m.shared8[offset >> 24], m.shared16[offset >> 24], m.shared32[offset >> 24],
+               m.shared64[offset >> 24], offset & 0xFFFFFF, size, value)
     elif space == L.SP_LOCAL:
         _write(m.local8[thread_row], m.local16[thread_row], m.local32[thread_row],
                m.local64[thread_row], offset, size, value)

@@ -9,6 +9,7 @@ import numpy as np
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
+from gpusim.engine.semantics.cluster import cluster_special
 
 U64_0 = np.uint64(0)
 U32_MASK = np.uint64(0xFFFFFFFF)
@@ -67,6 +68,8 @@ def special_value(m, code, w, lane):
         return U32_MASK ^ ((np.uint64(1) << np.uint64(lane)) - np.uint64(1))
     if code == L.SR_LANEMASK_GT:
         return U32_MASK ^ ((np.uint64(2) << np.uint64(lane)) - np.uint64(1))
+    if code >= L.SR_CLUSTERID_X:
+        return cluster_special(m, code, w)
     if code == L.SR_DYNAMIC_SMEM_SIZE:
         return np.uint64(launch[S.L_DYNAMIC_SMEM])
     return np.uint64(launch[S.L_SHARED_BYTES])

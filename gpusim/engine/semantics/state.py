@@ -4,19 +4,17 @@ What it models
     Everything that changes while a kernel runs is a numpy array inside the ``Machine`` named tuple. Warp
     state is indexed by *warp slot* ``w``; a slot holds one warp of a resident block. Lane ``l`` of slot ``w``
     is row ``w * 32 + l`` of the per-thread arrays. The small int64 arrays ``launch``, ``err``, ``mem_req``,
-    ``hw_notes`` and the rows of ``race_found`` have named columns; the values some columns hold (request
-    kinds, error kinds) are enumerations with prefixes of their own (``MK_``, ``ERR_``, ``ASYNC_``), never a
-    column prefix (``MR_``, ``E_``).
+    ``hw_notes`` and the rows of ``race_found`` have named columns; enumerated values have prefixes of their
+    own (``MK_``, ``ERR_``, ``ASYNC_``), never a column prefix (``MR_``, ``E_``).
 
 How it is declared
-    ``MACHINE`` and the ``Columns``/``Kinds`` declarations below are the single source (gpusim.engine.records):
-    the constants and the ``Machine`` class in the ``state-layout`` blocks are generated from them
-    (``python scripts/doc_tables.py --render``), ``make_machine`` allocates from them, and docs/engine-state.md
-    shows them. To add a field: add its row to the declaration, run the script, use the new constant.
+    ``MACHINE`` and the ``Columns``/``Kinds`` below are the single source (gpusim.engine.records): the
+    ``state-layout`` blocks are generated from them (``python scripts/doc_tables.py --render``), ``make_machine``
+    allocates from them, docs/engine-state.md shows them; to add a field, add its row, run the script.
 
 Simplifications
-    Device memory is one heap (``mem8``..``mem64`` are views of it); shared, local and parameter memory are
-    byte buffers with 16/32/64-bit views, so every width is a plain array access.
+    Device memory is one heap (``mem8``..``mem64`` views); shared, local and parameter memory are byte buffers
+    with 16/32/64-bit views: every width is a plain array access.
 """
 
 from __future__ import annotations
@@ -62,8 +60,8 @@ LAUNCH = Columns("launch", "launch", "L_", "LAUNCH_FIELDS", "grid/block geometry
     Column("SHARED_LIMIT", "bytes", "shared bytes a block may touch: its allocation granule (>= SHARED_BYTES)"),
     Column("MEMCHECK", "flag", "1: an access past the declared shared size is an error"),
     Column("RACECHECK", "flag", "1: shared-memory hazards are recorded in race_found"),
-    Column("TIMED", "flag", "1 while the timed loop runs (bulk copies then complete their mbarrier bytes when "
-           "the memory model says); set by each loop at entry"),
+    Column("TIMED", "flag", "1 while the timed loop runs (set at entry; bulk copies then land when timed)"),
+    Column("CLUSTER", "x | y << 8 | z << 16", "the cluster's shape (0: no cluster launch; semantics/cluster.py)"),
 ))
 SYNC_OFF, SYNC_STRICT, SYNC_HARDWARE = 0, 1, 2   # L_SYNCCHECK: no check, synccheck error, count exited threads
 RECONV_IPDOM, RECONV_ITS = 0, 1                  # L_RECONVERGENCE
@@ -92,6 +90,7 @@ ERROR_KINDS = Kinds("error-kinds", "err[E_KIND]", "ERR_", "error kinds (gpusim.l
     Kind("ASSERT", 11, "a failed assert(): __assertfail (address: the lanes that called it)"),
     Kind("MEMCHECK", 12, "memcheck: a shared access past the declared size, inside the granule"),
     Kind("ASYNC", 13, "an mbarrier or bulk-copy rule broken (E_SUB: ASYNC_*, E_EXTRA: the value)"),
+    Kind("CLUSTER", 14, "a DSM access the ISA leaves undefined (E_SUB: cluster.CLERR_*, E_EXTRA: the rank)"),
 ))
 # E_SUB of ERR_ASYNC (semantics/mbarrier.py): which rule of the PTX ISA was broken
 ASYNC_UNINIT, ASYNC_UNDERFLOW, ASYNC_TX_RANGE, ASYNC_INIT_COUNT = 1, 2, 3, 4
@@ -337,7 +336,8 @@ L_SHARED_LIMIT = 21
 L_MEMCHECK = 22
 L_RACECHECK = 23
 L_TIMED = 24
-LAUNCH_FIELDS = 25
+L_CLUSTER = 25
+LAUNCH_FIELDS = 26
 # <state-layout:launch end>
 
 # <state-layout:err begin>
@@ -366,6 +366,7 @@ ERR_TEXTURE = 10
 ERR_ASSERT = 11
 ERR_MEMCHECK = 12
 ERR_ASYNC = 13
+ERR_CLUSTER = 14
 # <state-layout:error-kinds end>
 
 # <state-layout:hw-notes begin>

@@ -100,6 +100,8 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
     """Time the copies a ``cp.async.bulk`` just issued (``bulk_tx`` rows BT_UNTIMED of its block slot): a
     global->shared one gets the cycle it lands (its complete-tx then), a shared->global one extends the
     warp's open bulk group. Returns ``cycle``: the instruction does not wait."""
+    if mp.mem_req[S.MR_BAR_COUNT] != 0:
+        return _multicast_timing(mp, ms, sm, pc, cycle)
     table = mp.bulk_tx[mp.mem_req[S.MR_BAR_ID]]
     for i in range(table.shape[0]):
         if table[i, S.BT_STATE] != S.BTS_UNTIMED:
@@ -110,6 +112,10 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
             if table[i, TB_KIND] == L.TMA_PREFETCH:
                 table[i, S.BT_STATE] = S.BTS_FREE
                 continue
+        elif table[i, S.BT_GADDR] < 0:     # a DSM bulk copy (semantics/hopper.py): over the SM-to-SM network
+            _, sent = server_reserve(mp.shared_path, mp.prm[T.TP_NSM] + sm, cycle, table[i, S.BT_BYTES],
+                                     mp.prm[T.TP_DSM_MILLIBYTES] / 1000.0)
+            done = sent + mp.prm[T.TP_DSM_RTT]
         else:
             done = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], load)
         mp.pc_mem[pc, T.PM_REQUESTS] += 1
@@ -120,6 +126,30 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
             table[i, S.BT_STATE] = S.BTS_FREE
             if done > mp.bulk_groups[w, T.CP_OPEN]:
                 mp.bulk_groups[w, T.CP_OPEN] = done
+    return cycle
+
+
+@compiled_only
+def _multicast_timing(mp, ms, sm, pc, cycle):
+    """A ``.multicast::cluster`` bulk copy (semantics/hopper.py): its bytes are read once (from the first
+    destination CTA's rows) and land in every destination CTA at that cycle. ``MR_BAR_ID``: rank 0's block
+    slot; ``MR_BAR_COUNT``: ctaMask << 32 | the block-slot stride between ranks."""
+    packed = mp.mem_req[S.MR_BAR_COUNT]
+    stride = packed & 0xFFFFFFFF
+    cta_mask = packed >> 32
+    landed = -1
+    for rank in range(16):
+        if not (cta_mask >> rank) & 1:
+            continue
+        table = mp.bulk_tx[mp.mem_req[S.MR_BAR_ID] + rank * stride]
+        for i in range(table.shape[0]):
+            if table[i, S.BT_STATE] != S.BTS_UNTIMED:
+                continue
+            if landed < 0:
+                landed = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], True)
+                mp.pc_mem[pc, T.PM_REQUESTS] += 1
+            table[i, S.BT_READY] = landed
+            table[i, S.BT_STATE] = S.BTS_TIMED
     return cycle
 
 

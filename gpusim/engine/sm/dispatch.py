@@ -10,11 +10,20 @@ its slot free still waits for the SM's dispatch to come free.
 
 Simplified: the rate is per SM (measured with every SM busy, where a per-SM and a chip-wide rate agree), and
 a block's warps occupy contiguous warp slots of one SM.
+
+Clusters (``TP_CLUSTER`` > 1). A cluster's blocks are dispatched together, all at once, onto one GPC: the SMs
+are GPCs of ``TP_GPC_SMS`` (SMs past the last whole GPC take no cluster), each cut into ``GPC_SMS // cluster``
+positions of ``cluster`` consecutive SMs, and rank r of a cluster goes to SM ``first + r`` of its position,
+every rank at the same block slot (so another rank's slot is a fixed stride away:
+``semantics/cluster.rank_slots``). A position takes the next cluster once every block of the one it held has
+finished (the hardware places a cluster only when all its CTAs fit at once). Simplified: a cluster's CTAs are
+on distinct SMs (the hardware may put several on one SM), and GPCs are all ``TP_GPC_SMS`` SMs large.
 """
 
 from __future__ import annotations
 
 from gpusim.engine.jit import compiled_only
+from gpusim.engine.semantics.cluster import cluster_block
 from gpusim.engine.semantics.functional import start_block
 from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
@@ -38,6 +47,7 @@ def dispatch_block(ts, m, sm, bslot_local, block, cycle, age):
     wpb = prm[T.TP_WPB]
     first = sm * slots + bslot_local * wpb
     bslot = sm * prm[T.TP_BSLOTS] + bslot_local
+    block = cluster_block(m.launch, block)     # the engine's order -> %ctaid (a cluster's blocks in rank order)
     start_block(m, block, bslot, first, wpb, prm[T.TP_TPB], sm, bslot_local * wpb)
     begin = max(cycle, ts.sm_dispatch_free[sm])
     ts.sm_dispatch_free[sm] = begin + prm[T.TP_BLOCK_INTERVAL]
@@ -78,6 +88,12 @@ def dispatch_first_wave(ts, m):
     prm = ts.prm
     next_block = 0
     age = 0
+    if prm[T.TP_CLUSTER] > 1:
+        for k in range(prm[T.TP_BSLOTS]):
+            for first in range(0, prm[T.TP_NSM] - prm[T.TP_CLUSTER] + 1):
+                if _position_first(prm, first) == first:
+                    next_block, age = _dispatch_cluster(ts, m, first, k, next_block, age, 0)
+        return next_block, age
     for k in range(prm[T.TP_BSLOTS]):
         for sm in range(prm[T.TP_NSM]):
             if next_block < prm[T.TP_NBLOCKS]:
@@ -91,8 +107,41 @@ def dispatch_first_wave(ts, m):
 def dispatch_next(ts, m, sm, bslot_local, next_block, age, cycle):
     """Block slot ``bslot_local`` of ``sm`` came free at ``cycle``: give it the next block, if any.
     Returns (next block, next age)."""
+    prm = ts.prm
+    if prm[T.TP_CLUSTER] > 1:
+        first = _position_first(prm, sm)
+        for r in range(prm[T.TP_CLUSTER]):
+            if ts.b_block[(first + r) * prm[T.TP_BSLOTS] + bslot_local] >= 0:
+                return next_block, age          # a block of the position's cluster still runs
+        return _dispatch_cluster(ts, m, first, bslot_local, next_block, age, cycle)
     if next_block < ts.prm[T.TP_NBLOCKS]:
         dispatch_block(ts, m, sm, bslot_local, next_block, cycle, age)
         next_block += 1
         age += ts.prm[T.TP_WPB]
+    return next_block, age
+
+
+@compiled_only
+def _position_first(prm, sm):
+    """The first SM of the cluster position ``sm`` is in (-1: an SM past the last position of its GPC)."""
+    gpc_sms = prm[T.TP_GPC_SMS]
+    size = prm[T.TP_CLUSTER]
+    gpc = sm // gpc_sms
+    inside = sm - gpc * gpc_sms
+    if gpc >= prm[T.TP_NSM] // gpc_sms or inside >= (gpc_sms // size) * size:
+        return -1
+    return gpc * gpc_sms + (inside // size) * size
+
+
+@compiled_only
+def _dispatch_cluster(ts, m, first, bslot_local, next_block, age, cycle):
+    """Dispatch the next cluster (blocks ``next_block`` .. + size - 1, by rank) to SMs ``first`` .. at block
+    slot ``bslot_local``. Returns (next block, next age)."""
+    prm = ts.prm
+    if first < 0 or next_block >= prm[T.TP_NBLOCKS]:
+        return next_block, age
+    for r in range(prm[T.TP_CLUSTER]):
+        dispatch_block(ts, m, first + r, bslot_local, next_block, cycle, age)
+        next_block += 1
+        age += prm[T.TP_WPB]
     return next_block, age

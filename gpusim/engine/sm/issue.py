@@ -245,6 +245,24 @@ def _l1_data_bytes(mp, addrs, mask, nbytes, active):
                              mp.bank_scratch) * wavefront_bytes
 
 
+@compiled_only
+def _dsm_timing(mp, w, sm, cycle, kind, total):
+    """Another CTA's shared memory over the SM-to-SM network: the bytes through the requesting SM's DSM port
+    (a server at dsm_bytes_per_cycle_per_sm, ``shared_path[NSM + sm]``), then the round trip (zero bytes:
+    barrier.cluster, its release latency). A store is fire-and-forget (the warp's exit waits for it).
+    Simplified: the remote SM's port and shared data path are not charged."""
+    prm = mp.prm
+    mp.last_sectors[0] = 0
+    if total == 0:
+        return cycle + prm[T.TP_CLUSTER_BAR_LAT]
+    _, sent = server_reserve(mp.shared_path, prm[T.TP_NSM] + sm, cycle, total, prm[T.TP_DSM_MILLIBYTES] / 1000.0)
+    done = sent + prm[T.TP_DSM_RTT]
+    if kind == S.MK_STORE:
+        mp.w_mem_pending[w] = max(mp.w_mem_pending[w], done)
+        return cycle
+    return done
+
+
 @compiled_only(inline="always")
 def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
     req = mp.mem_req
@@ -258,6 +276,8 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
         active += (mask >> lane) & 1
     if space == L.SP_SHARED:
         return _shared_timing(mp, sm, sub, pc, cycle, kind, mask, nbytes, active)
+    if space == L.SP_DSM:
+        return _dsm_timing(mp, w, sm, cycle, kind, nbytes * active)
     if space == L.SP_PARAM:
         mp.last_sectors[0] = 0
         return cycle + mp.pipe_interval[I.PIPE_ALU]
@@ -361,6 +381,9 @@ def book_issue(code, isa, pipe_issues, pipe_free, pipe_busy_acc, pipe_busy_t0, r
     elif op == c.OP_MEMBAR:
         w_wake[w] = max(cycle + 1, w_mem_pending[w])
         w_reason[w] = ST.MEMBAR
+    elif op == c.OP_BARRIER_CLUSTER and code[pc, L.F_AUX] == L.CLUSTER_BAR_WAIT:
+        w_wake[w] = max(cycle + 1, memory_ready)     # barrier.cluster.wait: the release (or the next poll)
+        w_reason[w] = ST.BARRIER
     elif op == c.OP_NANOSLEEP:
         if code[pc, L.F_SK0] == L.SK_REG:
             nanoseconds = np.int64(regs[w, code[pc, L.F_SK0 + 1], 0])

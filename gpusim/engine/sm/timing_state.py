@@ -1,23 +1,15 @@
 """State of the timing model (beyond the functional ``Machine``), declared in one place.
 
-What it models
-    Warp slot ``w = sm * SLOTS + k``; slot ``k`` of an SM belongs to sub-partition ``k % NSP`` and to block
-    slot ``k // WPB`` (a block's warps are contiguous). ``TimingState`` holds every array the timed loop
-    changes; ``prm``, ``ctr``, ``loop``, ``cp_state``, ``pc_mem`` and the trace tables have named columns
-    (``TP_``, ``TC_``, ``LP_``, ``CP_``, ``PM_``, ``TR_``, ``MT_``, ``IT_``); the values some of them hold have
-    prefixes of their own (``WHATIF_`` bits, ``LEVEL_``; scheduler policies: ``schedulers.POLICY_CODES``).
-
-How it is declared
-    ``TIMING_STATE`` and the ``Columns`` declarations below are the single source (gpusim.engine.records):
-    the constants and the ``TimingState`` class in the ``state-layout`` blocks are generated from them
-    (``python scripts/doc_tables.py --render``), ``make_timing_state`` allocates from them, and
-    docs/engine-state.md shows them. To add a field: add its row, run the script, use the new constant.
-
-Simplifications
-    Every entry is an int64 cycle or count except ``shared_path`` (a float64 server's next-free instant).
-    ``reg_ready`` and ``reg_dep`` are two views of one interleaved array: the scoreboard check reads both.
+Warp slot ``w = sm * SLOTS + k``; slot ``k`` of an SM belongs to sub-partition ``k % NSP`` and to block slot
+``k // WPB`` (a block's warps are contiguous). ``TimingState`` holds every array the timed loop changes; ``prm``,
+``ctr``, ``loop``, ``cp_state``, ``pc_mem`` and the trace tables have named columns (``TP_ TC_ LP_ CP_ PM_ TR_
+MT_ IT_``; value prefixes: ``WHATIF_`` bits, ``LEVEL_``, ``schedulers.POLICY_CODES``). ``TIMING_STATE`` and the
+``Columns`` below are the single source (gpusim.engine.records): the ``state-layout`` blocks are generated from
+them (``python scripts/doc_tables.py --render``), ``make_timing_state`` allocates from them, docs/engine-state.md
+shows them; to add a field, add its row, run the script, use the new constant. Every entry is an int64 cycle or
+count except ``shared_path`` (float64 servers' next-free instants); ``reg_ready`` and ``reg_dep`` are two views of
+one interleaved array (the scoreboard check reads both).
 """
-
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -65,6 +57,11 @@ PRM = Columns("prm", "ts.prm", "TP_", "N_TP", "the launch's timing parameters", 
     Column("BARRIER_PER_WARP", "cycles", "barrier release: added per warp that waited"),
     Column("TMA_INTERVAL", "cycles x 256", "TMA unit: cycles per request (a box row), 8-bit fixed point"),
     Column("TMA_DESC_MISS", "cycles", "TMA unit: a tensor-map descriptor-cache miss"),
+    Column("CLUSTER", "blocks", "thread-block cluster size (0: no cluster launch; dispatch.py places clusters)"),
+    Column("GPC_SMS", "SMs", "SMs of one GPC, where a cluster's blocks are placed"),
+    Column("DSM_RTT", "cycles", "distributed shared memory: SM-to-SM round trip"),
+    Column("DSM_MILLIBYTES", "bytes/1000 cycles", "distributed shared memory bandwidth per SM"),
+    Column("CLUSTER_BAR_LAT", "cycles", "barrier.cluster: release after the last arrival"),
 ))
 # TP_WHATIF bits: each removes one limit of the model (docs/what-if.md)
 WHATIF_NO_BANK_CONFLICTS = 1     # a shared-memory phase takes ceil(distinct words / banks) wavefronts
@@ -225,8 +222,8 @@ TIMING_STATE = Record("TimingState", "the timed loop's state", (
     Field("last_sectors", "int64", (1,), "sectors", "sectors of the last global/local request"),
     Field("issue_trace", "int64", ("CAP", ISSUE_TRACE), "IT_*", "issued warp-instructions when tracing"),
     Field("issue_trace_n", "int64", (2,), "rows, flag", "rows of issue_trace; [1] = 1 if it was cut"),
-    Field("shared_path", "float64", SM, "cycle", "next-free instant of each SM's shared-memory data path (a "
-          "server)"),
+    Field("shared_path", "float64", ("PATHS",), "cycle", "next-free instant of each SM's shared-memory data "
+          "path, then of each SM's SM-to-SM (DSM) port: 2 x NSM servers"),
     Field("loop", "int64", (LOOP,), "LP_*", "the timed loop between two calls"),
     Field("cp_state", "int64", ("W", CP), "CP_*", "cp.async groups per warp (async_timing.async_copy_groups)"),
     Field("bulk_groups", "int64", ("W", CP), "CP_*", "cp.async.bulk groups per warp, kept like cp_state "
@@ -339,7 +336,12 @@ TP_BLOCK_INTERVAL = 26
 TP_BARRIER_PER_WARP = 27
 TP_TMA_INTERVAL = 28
 TP_TMA_DESC_MISS = 29
-N_TP = 30
+TP_CLUSTER = 30
+TP_GPC_SMS = 31
+TP_DSM_RTT = 32
+TP_DSM_MILLIBYTES = 33
+TP_CLUSTER_BAR_LAT = 34
+N_TP = 35
 # <state-layout:prm end>
 
 # <state-layout:ctr begin>
@@ -492,7 +494,7 @@ def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: 
     bank_scratch = make_shared_scratch(int(prm[TP_BANKS]))
     dims = {"W": warps, "SUB": nsm * nsp, "NSM": nsm, "BS": nsm * bslots, "EVAL": nsm * nsp * -(-slots // nsp),
             "R": max(n_regs, 1), "NI": max(n_inst, 1), "CAP": trace_capacity, "BANKS": len(bank_scratch),
-            "forms": len(isa_table)}
+            "forms": len(isa_table), "PATHS": 2 * nsm}
     given = {"prm": prm, "isa": isa_table, "pipe_interval": pipe_interval, "reg_ready": reg_wait[:, :, 0],
              "reg_dep": reg_wait[:, :, 1], "bank_scratch": bank_scratch}
     return TimingState(**allocate(TIMING_STATE, dims, given))

@@ -5,3 +5,4 @@ cd "$(dirname "$0")"
 nvcc -ptx -O3 -arch=sm_90 tile_pipeline.cu -o tile_pipeline.ptx
 nvcc -ptx -O3 -arch=sm_90a launch_control.cu -o launch_control.ptx
 nvcc -ptx -O3 -arch=sm_90a tma_tiles.cu -o tma_tiles.ptx
+nvcc -ptx -O3 -arch=sm_90a clusters.cu -o clusters.ptx
