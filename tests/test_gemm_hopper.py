@@ -34,6 +34,21 @@ def _bound(k: int) -> float:
     return -(-k // 16) * k * 2.0 ** -24
 
 
+def run_cluster_gemm(gpu, a_bits, b_bits, timing=True):
+    """One launch of gemm_hopper_cluster: 2 x 1 clusters, each CTA loading half of the pair's B tile with
+    .multicast::cluster to both; the Run and C."""
+    m, k = a_bits.shape
+    n = b_bits.shape[0]
+    kernel = gpu.load(str(PROGRAM))["gemm_hopper_cluster"]
+    a, b = gpu.to_device(a_bits), gpu.to_device(b_bits)
+    tma = gpu.tensor_map(a, box=[BK, BM], swizzle=128)
+    tmb = gpu.tensor_map(b, box=[BK, BN // 2], swizzle=128)
+    c = gpu.zeros(m * n, np.float32)
+    run = gpu.launch(kernel, grid=(2 * -(-n // BN), -(-m // (2 * BM))), block=THREADS, shared_bytes=SHARED,
+                     timing=timing, cluster=(2, 1, 1), args=[tma, tmb, c, np.int32(m), np.int32(n), np.int32(k)])
+    return run, c.get().reshape(m, n)
+
+
 def run_gemm(gpu, a_bits, b_bits, timing=True):
     """One launch of gemm_hopper on ``gpu``: the Run and C."""
     m, k = a_bits.shape
@@ -67,3 +82,35 @@ def test_program_runs_on_both_paths():
     for timing in (False, True):
         result = run_program("gemm_hopper", timing=timing)
         assert result.ok, result.summary()
+
+
+@pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
+def test_cluster_multicast_matches_numpy(timing):
+    """Each CTA of a pair multicasts its half of B into both CTAs' stages: a half delivered to one CTA only, to
+    the wrong offset or with its bytes counted on the wrong mbarrier gives a wrong C or a hang. M spans an odd
+    number of 128-row blocks (the second CTA of the last pair computes rows past M, all zero-filled)."""
+    rng = np.random.default_rng(4)
+    m, n, k = 300, 264, 200
+    a, b = _bf16_bits(rng, m, k), _bf16_bits(rng, n, k)
+    gpu = gpusim.GPU("h100-sxm", sms=4)
+    _, c = run_cluster_gemm(gpu, a, b, timing=timing)
+    assert np.abs(c - _values(a) @ _values(b).T).max() <= _bound(k)
+
+
+def test_multicast_reads_each_b_tile_once_per_pair():
+    """L2 load sectors: a plain CTA reads its 128 rows of A and 256 of B per K slice; a CTA of a multicast pair
+    reads its 128 rows of A and 128 of B, the other 128 arriving from its partner: (128 + 128) / (128 + 256) =
+    2/3 of the plain kernel's load traffic, the same C."""
+    rng = np.random.default_rng(5)
+    m, n, k = 256, 256, 256
+    a, b = _bf16_bits(rng, m, k), _bf16_bits(rng, n, k)
+    loads = []
+    for runner in (run_gemm, run_cluster_gemm):
+        gpu = gpusim.GPU("h100-sxm", sms=2)
+        run, c = runner(gpu, a, b)
+        assert np.abs(c - _values(a) @ _values(b).T).max() <= _bound(k)
+        loads.append(run.counters["l2_sectors"] - run.counters["l2_store_sectors"])
+    blocks = (m // BM) * (n // BN)
+    sector = 32
+    assert loads[0] == blocks * (BM + BN) * k * 2 // sector
+    assert loads[1] == blocks * (BM + BN // 2) * k * 2 // sector

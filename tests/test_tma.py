@@ -16,7 +16,14 @@ import numpy as np
 import pytest
 
 import gpusim
-from gpusim.errors import LaunchError, MbarrierError, TensorMapError, UnsupportedPTXError
+from gpusim.errors import (
+    ClusterAccessError,
+    GpusimError,
+    LaunchError,
+    MbarrierError,
+    TensorMapError,
+    UnsupportedPTXError,
+)
 
 CONFIG = "h100-sxm"
 
@@ -385,7 +392,6 @@ def test_engine_errors():
 
 @pytest.mark.parametrize("modifier, text", [
     (".im2col", "im2col"),
-    (".multicast::cluster", "not yet modelled"),
     (".cta_group::1", "cta_group"),
 ])
 def test_unmodelled_forms_are_refused(modifier, text):
@@ -397,6 +403,25 @@ def test_unmodelled_forms_are_refused(modifier, text):
     with pytest.raises(UnsupportedPTXError, match=text) as info:
         gpu.load_ptx(ptx)["k"]
     assert "<ptx>:25:" in str(info.value)           # the instruction's line
+
+
+def test_multicast_forms():
+    """.multicast::cluster: a load's modifier with a ctaMask operand after the mbarrier (PTX ISA); a mask naming
+    a CTA outside the cluster (no cluster launch: a 1-CTA cluster) is the ISA's undefined behaviour, an error."""
+    gpu = gpusim.GPU(CONFIG, sms=1)
+    multicast = _ptx(LOAD, 2).replace(".global.tile.mbarrier::complete_tx::bytes",
+                                      ".global.tile.mbarrier::complete_tx::bytes.multicast::cluster")
+    with pytest.raises(GpusimError, match="ctaMask") as info:
+        gpu.load_ptx(multicast)["k"]
+    assert "<ptx>:25:" in str(info.value)
+    kernel = gpu.load_ptx(multicast.replace("{%c0, %c1}], [%r2];", "{%c0, %c1}], [%r2], 2;"))["k"]
+    tmap, io = _load_kernel_args(gpu)
+    with pytest.raises(ClusterAccessError, match="rank"):
+        gpu.launch(kernel, grid=1, block=32, timing=False,
+                   args=[tmap, io, np.uint32(512), np.uint32(512), np.int32(0), np.int32(0)])
+    store = _ptx(STORE, 2, op="cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group.multicast::cluster")
+    with pytest.raises(GpusimError, match="load's modifier"):
+        gpu.load_ptx(store)["k"]
 
 
 # ---------------------------------------------------------------- nvcc's code (tests/data/hopper/tma_tiles.cu)

@@ -82,6 +82,7 @@ TMA_LOAD, TMA_STORE, TMA_REDUCE, TMA_PREFETCH = 1, 2, 3, 4
 TMA_RED_ADD, TMA_RED_MIN, TMA_RED_MAX, TMA_RED_INC, TMA_RED_DEC, TMA_RED_AND, TMA_RED_OR, TMA_RED_XOR = (
     1, 2, 3, 4, 5, 6, 7, 8)
 TMA_TYPE_SHIFT = 8    # F_TC_FLAGS bits 8..: the reduction's element type (T_* code), from the instruction's type
+TMA_MULTICAST = 1 << 24   # F_TC_FLAGS of a load with .multicast::cluster (its ctaMask: source rank + 2)
 F_BULK_MBAR_OFFSET = F_TC_SHAPE
 TC_COL_MAJOR = 2      # wmma.load/store .col
 TC_BYPASS_L1 = 4      # cp.async.cg

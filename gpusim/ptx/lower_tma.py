@@ -8,8 +8,8 @@ One code row each (OP_BULK_TENSOR; columns in ``gpusim.arch.layout``: ``TMA_*``)
 param; cvta.param.u64`` makes it, a parameter symbol, or a global address) then the coordinates. The engine's
 part is ``gpusim.engine.semantics.tma``, the timing ``gpusim.engine.sm.tma_timing``, docs/tensor-cores.md
 ("TMA"). Not modelled, refused with ``UnsupportedPTXError`` naming the line: ``.im2col`` (and ``.im2col::w``,
-``.tile::gather4``, ``.tile::scatter4``), ``.multicast::cluster`` (clusters are not yet modelled),
-``.cta_group``.
+``.tile::gather4``, ``.tile::scatter4``) and ``.cta_group``. A load's ``.multicast::cluster`` takes a 16-bit
+ctaMask after the mbarrier: the box lands in every CTA of the cluster the mask names.
 """
 
 from __future__ import annotations
@@ -35,9 +35,6 @@ def _refuse_unmodelled(ins: ast.Instruction, words: list[str]) -> None:
     for word in words:
         if word.startswith(".im2col") or word.startswith(".tile::"):
             raise _err(ins, f"{name}: the {word} load mode is not modelled by gpusim (only .tile)", unsupported=True)
-        if word == ".multicast::cluster":
-            raise _err(ins, f"{name}: .multicast::cluster is not yet modelled (thread-block clusters are not "
-                       "modelled yet)", unsupported=True)
         if word.startswith(".cta_group"):
             raise _err(ins, f"{name}: {word} is not modelled by gpusim (sm_100 CTA pairs)", unsupported=True)
 
@@ -50,6 +47,8 @@ def lower_tensor_copy(fl, ins: ast.Instruction, b: _Row, words: list[str], reduc
     words = [w for w in words if w not in (".tensor", ".prefetch", ".tile")]
     _refuse_unmodelled(ins, words)
     hint = ".L2::cache_hint" in ins.mods
+    multicast = ".multicast::cluster" in words
+    words = [w for w in words if w != ".multicast::cluster"]
     ranks = [_DIMS[w] for w in words if w in _DIMS]
     if len(ranks) != 1:
         raise _err(ins, f"{name}: a tensor copy names its dimensionality once (.1d .. .5d)")
@@ -70,17 +69,20 @@ def lower_tensor_copy(fl, ins: ast.Instruction, b: _Row, words: list[str], reduc
             want = want - {".shared::cluster"}
     else:
         kind, want = L.TMA_STORE, _STORE
+    if multicast and kind != L.TMA_LOAD:
+        raise _err(ins, f"{name}: .multicast::cluster is a global->shared::cluster load's modifier")
     if (red_ops and not reduce) or rest != want:
         raise _err(ins, f"{name}: gpusim models cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::"
                    "complete_tx::bytes, cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group, "
                    "cp.reduce.async.bulk.tensor.Nd.global.shared::cta.OP.tile.bulk_group and "
                    "cp.async.bulk.prefetch.tensor.Nd.L2.global.tile", unsupported=True)
     ops = list(ins.operands)
-    expected = {L.TMA_LOAD: 4, L.TMA_STORE: 3, L.TMA_REDUCE: 3, L.TMA_PREFETCH: 2}[kind] + (1 if hint else 0)
+    expected = {L.TMA_LOAD: 4, L.TMA_STORE: 3, L.TMA_REDUCE: 3, L.TMA_PREFETCH: 2}[kind] + hint + multicast
     if len(ops) != expected:
         raise _err(ins, f"{name} takes {expected} operands ({'[dst], ' if kind == L.TMA_LOAD else ''}"
                    f"[tmap, {{coordinates}}]{', [src]' if kind in (L.TMA_STORE, L.TMA_REDUCE) else ''}"
-                   f"{', [mbar]' if kind == L.TMA_LOAD else ''}{', policy' if hint else ''}), found "
+                   f"{', [mbar]' if kind == L.TMA_LOAD else ''}{', ctaMask' if multicast else ''}"
+                   f"{', policy' if hint else ''}), found "
                    f"{len(ops) - 1 if any(isinstance(o, ast.TensorCoords) for o in ops) else len(ops)}")
     row = b.row
     shared = ops.pop(0) if kind == L.TMA_LOAD else None
@@ -128,6 +130,11 @@ def lower_tensor_copy(fl, ins: ast.Instruction, b: _Row, words: list[str], reduc
             raise _err(ins, f"{name}: the mbarrier lives in shared memory")
         b.add_src((L.SK_REG, mbar_base) if mbar_base >= 0 else (L.SK_IMM, 0))
         row[L.F_BULK_MBAR_OFFSET] = mbar_offset
+    if multicast:
+        if not isinstance(ops[3], ast.Reg | ast.Imm):
+            raise _err(ins, f"{name}: the ctaMask is a .b16 register or constant")
+        b.add_src(fl.src(ins, ops[3], c.T_B16))
+        row[L.F_TC_FLAGS] |= L.TMA_MULTICAST
     if hint:      # the cache policy: read (a source, so its producer is waited for) and otherwise ignored
         b.add_src(fl.src(ins, ops[-1], c.T_B64))
     row[L.F_ISA] = isa.isa_row(c.OP_BULK_TENSOR, c.T_NONE, "cp.async.bulk.tensor")

@@ -35,6 +35,7 @@ from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu_convert import float_to_float
 from gpusim.engine.semantics.alu_float import load_float
+from gpusim.engine.semantics.cluster import CLERR_EXITED, CLERR_RANK, OFFSET_MASK, cluster_size, rank_alive, rank_slots
 from gpusim.engine.semantics.mbarrier import VALID, _address, _async_fail, _bulk_slot, complete_tx
 from gpusim.engine.semantics.memops import error_kind, resolve
 from gpusim.engine.semantics.operands import read_src
@@ -218,6 +219,36 @@ def _record(m, bslot, kind, mbar, nbytes, base, g, map_address, elem):
 
 
 @compiled_only
+def _multicast(m, row, pc, w, lane, g, base, nbytes, soff, mbar, rank, map_address, elem):
+    """A ``.multicast::cluster`` load: the box lands at shared offset ``soff`` of every CTA of the cluster the
+    lane's ctaMask names, each completing ``nbytes`` on its mbarrier at ``mbar`` (at once in the functional
+    loop; when timed, one read of the box for all: sm/async_timing._multicast_timing). Adds the mask to
+    ``mem_req[MR_BAR_COUNT]``'s upper half; STATUS_* code."""
+    cta_mask = np.int64(read_src(m, row, 2 + rank, w, lane) & np.uint64(0xFFFF))
+    size = max(cluster_size(m.launch), 1)
+    for r in range(16):
+        if (cta_mask >> r) & 1:
+            if r >= size or not rank_alive(m, w, r):
+                m.err[S.E_SUB] = CLERR_RANK if r >= size else CLERR_EXITED
+                m.err[S.E_EXTRA] = r
+                return fail(m, S.ERR_CLUSTER, pc, w, lane, mbar)
+            if (m.shared64[rank_slots(m, w, r)[0], mbar >> 3] & VALID) == 0:
+                return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar)
+    for r in range(16):
+        if not (cta_mask >> r) & 1:
+            continue
+        target = rank_slots(m, w, r)[0]
+        _move_box(m, target, L.TMA_LOAD, soff, base, g)
+        if m.launch[S.L_TIMED] != 0:
+            if _record(m, target, L.TMA_LOAD, mbar, nbytes, base, g, map_address, elem) < 0:
+                return _async_fail(m, S.ASYNC_TMA_SLOTS, S.BULK_SLOTS, pc, w, lane, mbar)
+        elif complete_tx(m, target, mbar, nbytes) < 0:
+            return _async_fail(m, S.ASYNC_TX_RANGE, nbytes, pc, w, lane, mbar)
+    m.mem_req[S.MR_BAR_COUNT] |= cta_mask << 32
+    return STATUS_OK
+
+
+@compiled_only
 def _lane_copy(m, row, pc, w, lane, g):
     """One lane's tensor copy; STATUS_OK or STATUS_ERROR."""
     bslot = m.warp_bslot[w]
@@ -236,8 +267,11 @@ def _lane_copy(m, row, pc, w, lane, g):
     elem = np.int64((_w(m, TM.TM_HEADER) >> np.uint64(TM.TMH_ELEM_SHIFT)) & np.uint64(15))
     nbytes = g[0] * g[6] * g[12] * g[18] * g[24] * elem
     mbar = np.int64(-1)
+    multicast = (row[L.F_TC_FLAGS] & L.TMA_MULTICAST) != 0
     if kind != L.TMA_PREFETCH:
         sh = _address(m, row, w, lane, -1, 0)
+        if multicast:         # shared::cluster addresses: the same CTA-relative offset in each destination
+            sh &= OFFSET_MASK
         space, soff = resolve(m, L.SP_SHARED, sh, nbytes, 1, False)
         if space < 0:
             return fail(m, error_kind(soff), pc, w, lane, sh)
@@ -245,9 +279,11 @@ def _lane_copy(m, row, pc, w, lane, g):
             return _async_fail(m, S.ASYNC_TMA_ALIGN, soff, pc, w, lane, sh)
         if kind == L.TMA_LOAD:
             mb = _address(m, row, w, lane, 1 + rank, L.F_BULK_MBAR_OFFSET)
-            mspace, mbar = resolve(m, L.SP_SHARED, mb, 8, 8, False)
+            mspace, mbar = resolve(m, L.SP_SHARED, mb & OFFSET_MASK if multicast else mb, 8, 8, False)
             if mspace < 0:
                 return fail(m, error_kind(mbar), pc, w, lane, mb)
+            if multicast:
+                return _multicast(m, row, pc, w, lane, g, base, nbytes, soff, mbar, rank, map_address, elem)
             if (m.shared64[bslot, mbar >> 3] & VALID) == 0:
                 return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar)
         if kind == L.TMA_REDUCE:
@@ -266,12 +302,16 @@ def _lane_copy(m, row, pc, w, lane, g):
 def exec_bulk_tensor(m, row, pc, w, mask):
     """A TMA instruction for each lane of ``mask``; leaves a bulk request for the timing model."""
     g = m.lane_addr
+    req = m.mem_req
+    req[S.MR_BAR_COUNT] = 0       # multicast loads add their ctaMasks (upper half)
     for lane in range(32):
         if (mask >> lane) & 1 and _lane_copy(m, row, pc, w, lane, g) != STATUS_OK:
             return STATUS_ERROR
-    req = m.mem_req
     req[S.MR_SPACE] = L.SP_SHARED
     req[S.MR_KIND] = S.MK_BULK if mask != 0 and m.launch[S.L_TIMED] != 0 else 0
     req[S.MR_MASK] = mask
     req[S.MR_BAR_ID] = m.warp_bslot[w]
+    if req[S.MR_BAR_COUNT] != 0:  # as a multicast bulk copy: rank 0's block slot, the stride between ranks
+        req[S.MR_BAR_ID] = rank_slots(m, w, 0)[0]
+        req[S.MR_BAR_COUNT] |= rank_slots(m, w, 1)[0] - req[S.MR_BAR_ID]
     return STATUS_OK

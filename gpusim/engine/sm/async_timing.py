@@ -145,7 +145,10 @@ def _multicast_timing(mp, ms, sm, pc, cycle):
         for i in range(table.shape[0]):
             if table[i, S.BT_STATE] != S.BTS_UNTIMED:
                 continue
-            if landed < 0:
+            if landed < 0 and table[i, TB_KIND] != 0:     # a TMA multicast load (semantics/tma.py)
+                landed = tensor_copy_timing(mp, ms, sm, cycle, table[i])
+                mp.pc_mem[pc, T.PM_REQUESTS] += 1
+            elif landed < 0:
                 landed = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], True)
                 mp.pc_mem[pc, T.PM_REQUESTS] += 1
             table[i, S.BT_READY] = landed
