@@ -74,6 +74,18 @@ def test_matmul_fp32_ieee(config):
     assert run.metrics and run.cycles > 0
 
 
+def test_hopper_matmul_runs_wgmma():
+    """On sm_90 Triton lowers an fp16 dot to wgmma.mma_async (with its fence, commit and wait): it runs, on the
+    warpgroup tensor path, within the fp32 accumulation bound (fp16 x fp16 products are exact in fp32; k
+    roundings of partial sums at most k for inputs in [-1, 1]: k x k x 2^-24)."""
+    k = 128
+    a = RNG.uniform(-1, 1, (128, k)).astype(np.float16)
+    b = RNG.uniform(-1, 1, (k, 128)).astype(np.float16)
+    run, c = TK.matmul(a, b, gpu=gpusim.GPU("h100-sxm", sms=4), block=(64, 64, 32), num_warps=4, num_stages=3)
+    assert np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max() <= k * k * 2.0 ** -24
+    assert run.metrics["sm__inst_executed_pipe_tensor_op_gmma.sum"] > 0
+
+
 def test_tensor_core_matmul_runs_on_the_tensor_pipe():
     """Triton's tf32 dot compiles to mma.sync m16n8k8 tf32 (and ldmatrix): it runs, within tf32's bound."""
     a, b = RNG.random((32, 32), dtype=np.float32), RNG.random((32, 32), dtype=np.float32)
@@ -89,9 +101,11 @@ def test_tensor_core_matmul_runs_on_the_tensor_pipe():
 def test_missing_features_counts_instructions():
     ptx = "  wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {...};\n" \
           " @%p1 cp.async.bulk.tensor.2d.shared::cluster.global [a], [b];\n" \
-          "  ld.global.b32 %r1, [%rd1];\n  mbarrier.try_wait.parity.shared.b64 %p2, [%r2], %r3;\n"
-    # mbarrier and wgmma run (issue 25); TMA's tensor copies do not yet
-    assert gt.missing_features(ptx) == {"cp.async.bulk.tensor": 1}
+          "  ld.global.b32 %r1, [%rd1];\n  mbarrier.try_wait.parity.shared.b64 %p2, [%r2], %r3;\n" \
+          "  cp.async.bulk.prefetch.tensor.2d.L2.global.tile [a, {%r1, %r2}];\n" \
+          "  cp.async.bulk.prefetch.L2.global [a], 256;\n  cp.async.bulk.prefetch.L2.global [b], 512;\n"
+    # mbarrier, wgmma and TMA's tensor copies run (issue 25); the non-tensor bulk prefetch does not
+    assert gt.missing_features(ptx) == {"cp.async.bulk.prefetch": 2}
 
 
 def test_triton_source_lines_in_the_source_view():
