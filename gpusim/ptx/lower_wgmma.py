@@ -22,6 +22,8 @@ from gpusim.arch import layout as L
 from gpusim.ptx import ast
 from gpusim.ptx.lower_common import _err, _expect_operands, _reg_vector, _Row
 
+COMMITS_REG = "%__gpusim_wgmma_commits"
+
 _TYPES = {".f16": c.T_F16, ".bf16": c.T_BF16, ".tf32": c.T_TF32, ".e4m3": c.T_E4M3, ".e5m2": c.T_E5M2,
           ".s8": c.T_S8, ".u8": c.T_U8, ".f32": c.T_F32, ".s32": c.T_S32}
 # input class -> (K, accumulator types allowed, form class name per accumulator)
@@ -59,6 +61,7 @@ def lower_wgmma(fl, ins: ast.Instruction, b: _Row) -> None:
         commit = mods[0] == ".commit_group"
         row[L.F_OP] = c.OP_CP_COMMIT if commit else c.OP_CP_WAIT
         row[L.F_TC_FLAGS] = L.TC_WGMMA
+        row[L.F_SIZE] = fl._reg(COMMITS_REG)    # the groups each thread committed (semantics/wgmma_groups.py)
         if commit:
             _expect_operands(ins, 0)
         else:

@@ -323,8 +323,8 @@ def step_warp(m, code, w):
             return STATUS_ERROR
     elif op >= c.OP_FIRST_TENSOR and op <= c.OP_LAST_TENSOR:
         status = tensor_op(m, row, pc, w, mask) if op != c.OP_WGMMA or mask == 0 else exec_wgmma(m, row, pc, w)
-        if status != STATUS_OK:
-            return status
+        if status != STATUS_OK:       # RETRY: a wgmma.wait_group the warpgroup has not caught up with
+            return STATUS_OK if status == RETRY else status
     elif op >= c.OP_SHFL and op <= c.OP_REDUX or op == c.OP_NOP and row[L.F_AUX] == L.NOP_WARPSYNC:
         stop = _exec_warp_sync_op(m, code, row, op, pc, w, mask)
         if stop != _GO_ON:

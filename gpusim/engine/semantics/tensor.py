@@ -38,6 +38,7 @@ from gpusim.engine.semantics.memops import error_kind, read_element, resolve, re
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.racecheck import ACCESS_READ, ACCESS_WRITE, race_access
 from gpusim.engine.semantics.simt import STATUS_OK, fail
+from gpusim.engine.semantics.wgmma_groups import wgmma_commit, wgmma_wait
 
 U64_ZERO = np.uint64(0)
 LOW32 = np.uint64(0xFFFFFFFF)
@@ -439,10 +440,12 @@ def tensor_op(m, row, pc, w, mask):
         m.mem_req[S.MR_KIND] = S.MK_BULK_COMMIT if (row[L.F_TC_FLAGS] & L.TC_BULK) != 0 else S.MK_ASYNC_COMMIT
         if row[L.F_TC_FLAGS] & L.TC_WGMMA:      # wgmma.commit_group: the wgmma groups (semantics/wgmma.py)
             m.mem_req[S.MR_ASYNC] = S.ASYNC_WGMMA
+            wgmma_commit(m, w, row[L.F_SIZE], mask)
     elif op == c.OP_CP_WAIT:
         m.mem_req[S.MR_KIND] = S.MK_BULK_WAIT if (row[L.F_TC_FLAGS] & L.TC_BULK) != 0 else S.MK_ASYNC_WAIT
-        if row[L.F_TC_FLAGS] & L.TC_WGMMA:
-            m.mem_req[S.MR_ASYNC] = S.ASYNC_WGMMA
         m.mem_req[S.MR_SIZE] = row[L.F_AUX]
         m.mem_req[S.MR_VEC] = 1 if (row[L.F_TC_FLAGS] & L.TC_WAIT_ALL) != 0 else 0
+        if row[L.F_TC_FLAGS] & L.TC_WGMMA:      # the warpgroup's groups (semantics/wgmma_groups.py)
+            m.mem_req[S.MR_ASYNC] = S.ASYNC_WGMMA
+            return wgmma_wait(m, w, row[L.F_SIZE], row[L.F_AUX])
     return STATUS_OK

@@ -25,6 +25,7 @@ reconverge, and a warp whose group is blocked at a warp-synchronous instruction 
 
 from __future__ import annotations
 
+from gpusim.arch import codes as c
 from gpusim.arch import isa as I
 from gpusim.arch import layout as L
 from gpusim.engine.bits import quotient
@@ -38,6 +39,7 @@ from gpusim.engine.sm.accounting import record_issue, warp_to
 from gpusim.engine.sm.barrier_unit import arrive_at_barrier
 from gpusim.engine.sm.issue import book_issue, dependencies, memory_timing, path_lanes
 from gpusim.engine.sm.schedulers import POLICY_TWO_LEVEL, two_level_admit
+from gpusim.engine.sm.warpgroup import warpgroup_timing
 
 
 @compiled_only
@@ -70,6 +72,9 @@ def finish_issue(ts, m, ms, mp, code, best, stall_before, sm, sub, base_sm, nsp,
     ts.w_eval[sub * per_sub + quotient(best - base_sm, nsp)] = cycle + 1
     if cycle + 1 < ts.sub_next[sub]:
         ts.sub_next[sub] = cycle + 1
+    if (code[pc, L.F_OP] == c.OP_CP_WAIT or code[pc, L.F_OP] == c.OP_CP_COMMIT) and \
+            (code[pc, L.F_TC_FLAGS] & L.TC_WGMMA) != 0:
+        warpgroup_timing(ts, m, code, best, pc, sm, cycle)
     if status == STATUS_EXITED:
         ts.w_exiting[best] = 1
     elif status == STATUS_BARRIER:
