@@ -346,6 +346,19 @@ def test_a_texture_kernels_rerun_reproduces_it():
         run.metrics["l1tex__t_requests_pipe_tex_mem_texture.sum"]
 
 
+def test_a_tensor_map_kernels_rerun_reproduces_it():
+    """A TensorMap argument (over the launching GPU's array) is recorded as its 128 bytes: the re-run, on a
+    copy of that GPU's memory, loads the same boxes and takes the same cycles."""
+    from gpusim.programs.catalog import run_program
+
+    gpu = gpusim.GPU("h100-sxm")
+    gpu.keep_launch_inputs = "all"
+    run = run_program("gemm_hopper", gpu=gpu).runs[0]
+    again = relaunch(launch_record(run))
+    assert (again.cycles, again.metrics) == (run.cycles, run.metrics)
+    assert run.what_if().rows
+
+
 CHAIN = 16
 """dependent FMAs on each path of the two-path kernel below"""
 

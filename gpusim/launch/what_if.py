@@ -67,6 +67,7 @@ from gpusim.arch import isa as I
 from gpusim.engine.sm import timing_state as T
 from gpusim.errors import LaunchError, NoTimingError
 from gpusim.launch.device_memory import VALID_WRITTEN
+from gpusim.launch.tensor_map import TensorMap
 from gpusim.observe.what_if import WhatIf, WhatIfRow
 
 if TYPE_CHECKING:
@@ -279,7 +280,10 @@ def _options(gpu) -> dict:
 
 
 def _plain(value):
-    """A kernel argument without references to the GPU: a DeviceArray becomes its address."""
+    """A kernel argument without references to the GPU: a DeviceArray becomes its address, a TensorMap its
+    128 bytes (checked against the launching GPU when it launched; a re-run's heap is a copy of that GPU's)."""
+    if isinstance(value, TensorMap):
+        return value.encode()
     pointer = getattr(value, "ptr", None)
     if pointer is not None and not isinstance(value, int | np.integer):
         return int(pointer)

@@ -23,6 +23,7 @@ from gpusim.ptx.ast import (
     Address,
     Imm,
     Instruction,
+    Operand,
     ParenList,
     PredPair,
     Reg,
@@ -159,7 +160,7 @@ class InstructionParser:
                 f"expected an instruction opcode, found '{opcode_token.text}' (a label needs a ':' after it)",
             )
         opcode, *mods = opcode_token.text.split(".")
-        operands = []
+        operands: list[Operand] = []
         if self.ends_statement(cursor.peek(), cursor.peek(1)):
             raise cursor.missing_semicolon("instruction")
         if opcode in TEXTURE_OPCODES:
@@ -324,7 +325,7 @@ class InstructionParser:
         token = cursor.expect_kind(INT, "an integer offset")
         return sign * token.value
 
-    def parse_address(self) -> Address:
+    def parse_address(self) -> Address | tuple[Address, TensorCoords]:
         cursor = self.cursor
         cursor.next()  # '['
         token = cursor.peek()

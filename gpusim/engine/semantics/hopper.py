@@ -24,13 +24,9 @@ from gpusim.arch.tensor_map_layout import TB_KIND
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.cluster import (
-    CLERR_EXITED,
-    CLERR_RANK,
     OFFSET_MASK,
     cluster_address,
-    cluster_size,
     dsm_resolve,
-    rank_alive,
     rank_slots,
 )
 from gpusim.engine.semantics.cluster_ops import exec_barrier_cluster, exec_mapa
@@ -44,6 +40,7 @@ from gpusim.engine.semantics.mbarrier import (
     exec_bulk_copy,
     exec_elect,
     exec_mbarrier,
+    multicast_targets,
 )
 from gpusim.engine.semantics.memops import error_kind, resolve, resolve_noting
 from gpusim.engine.semantics.operands import read_src
@@ -118,21 +115,6 @@ def exec_bulk_dsm(m, row, pc, w, mask):
 
 
 @compiled_only
-def _multicast_targets(m, w, pc, lane, cta_mask, moff):
-    """Check every CTA ``cta_mask`` names (in the cluster, alive, an mbarrier at ``moff``); STATUS_* code."""
-    size = max(cluster_size(m.launch), 1)
-    for rank in range(16):
-        if (cta_mask >> rank) & 1:
-            if rank >= size or not rank_alive(m, w, rank):
-                m.err[S.E_SUB] = CLERR_RANK if rank >= size else CLERR_EXITED
-                m.err[S.E_EXTRA] = rank
-                return fail(m, S.ERR_CLUSTER, pc, w, lane, moff)
-            if (m.shared64[rank_slots(m, w, rank)[0], moff >> 3] & VALID) == 0:
-                return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, moff)
-    return STATUS_OK
-
-
-@compiled_only
 def exec_bulk_multicast(m, row, pc, w, mask):
     """``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster``: each lane's
     global bytes land at the same CTA-relative offset in every CTA its ctaMask names, each completing them on
@@ -158,7 +140,7 @@ def exec_bulk_multicast(m, row, pc, w, mask):
         mspace, moff = resolve(m, L.SP_SHARED, mbar_address & OFFSET_MASK, 8, 8, False)
         if mspace < 0:
             return fail(m, error_kind(moff), pc, w, lane, mbar_address)
-        if _multicast_targets(m, w, pc, lane, cta_mask, moff) != STATUS_OK:
+        if multicast_targets(m, w, pc, lane, cta_mask, moff) != STATUS_OK:
             return STATUS_ERROR
         for rank in range(16):
             if not (cta_mask >> rank) & 1:

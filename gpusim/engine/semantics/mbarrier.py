@@ -33,7 +33,15 @@ from gpusim.arch import layout as L
 from gpusim.arch.tensor_map_layout import TB_KIND
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.cluster import cluster_address, dsm_resolve
+from gpusim.engine.semantics.cluster import (
+    CLERR_EXITED,
+    CLERR_RANK,
+    cluster_address,
+    cluster_size,
+    dsm_resolve,
+    rank_alive,
+    rank_slots,
+)
 from gpusim.engine.semantics.memops import error_kind, resolve, resolve_noting
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, fail
@@ -366,4 +374,19 @@ def exec_elect(m, row, pc, w, mask):
                 m.regs[w, d0, lane] = np.uint64(leader)
             if d1 >= 0:
                 m.regs[w, d1, lane] = np.uint64(1) if leader == lane else np.uint64(0)
+    return STATUS_OK
+
+
+@compiled_only
+def multicast_targets(m, w, pc, lane, cta_mask, moff):
+    """Check every CTA ``cta_mask`` names (in the cluster, alive, an mbarrier at ``moff``); STATUS_* code."""
+    size = max(cluster_size(m.launch), 1)
+    for rank in range(16):
+        if (cta_mask >> rank) & 1:
+            if rank >= size or not rank_alive(m, w, rank):
+                m.err[S.E_SUB] = CLERR_RANK if rank >= size else CLERR_EXITED
+                m.err[S.E_EXTRA] = rank
+                return fail(m, S.ERR_CLUSTER, pc, w, lane, moff)
+            if (m.shared64[rank_slots(m, w, rank)[0], moff >> 3] & VALID) == 0:
+                return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, moff)
     return STATUS_OK

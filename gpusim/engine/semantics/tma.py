@@ -35,8 +35,8 @@ from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu_convert import float_to_float
 from gpusim.engine.semantics.alu_float import load_float
-from gpusim.engine.semantics.cluster import CLERR_EXITED, CLERR_RANK, OFFSET_MASK, cluster_size, rank_alive, rank_slots
-from gpusim.engine.semantics.mbarrier import VALID, _address, _async_fail, _bulk_slot, complete_tx
+from gpusim.engine.semantics.cluster import OFFSET_MASK, rank_slots
+from gpusim.engine.semantics.mbarrier import VALID, _address, _async_fail, _bulk_slot, complete_tx, multicast_targets
 from gpusim.engine.semantics.memops import error_kind, resolve
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, fail
@@ -225,15 +225,8 @@ def _multicast(m, row, pc, w, lane, g, base, nbytes, soff, mbar, rank, map_addre
     loop; when timed, one read of the box for all: sm/async_timing._multicast_timing). Adds the mask to
     ``mem_req[MR_BAR_COUNT]``'s upper half; STATUS_* code."""
     cta_mask = np.int64(read_src(m, row, 2 + rank, w, lane) & np.uint64(0xFFFF))
-    size = max(cluster_size(m.launch), 1)
-    for r in range(16):
-        if (cta_mask >> r) & 1:
-            if r >= size or not rank_alive(m, w, r):
-                m.err[S.E_SUB] = CLERR_RANK if r >= size else CLERR_EXITED
-                m.err[S.E_EXTRA] = r
-                return fail(m, S.ERR_CLUSTER, pc, w, lane, mbar)
-            if (m.shared64[rank_slots(m, w, r)[0], mbar >> 3] & VALID) == 0:
-                return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar)
+    if multicast_targets(m, w, pc, lane, cta_mask, mbar) != STATUS_OK:
+        return STATUS_ERROR
     for r in range(16):
         if not (cta_mask >> r) & 1:
             continue
