@@ -326,12 +326,29 @@ $L_loop:
 
 
 @TIMING
-def test_endless_loop_stops_at_the_limit(timing):
+def test_endless_loop_stops_at_the_limit(timing, monkeypatch):
+    """Timed: max_cycles; functional: the default warp-instruction limit (lowered here so that the loop reaches
+    it in a second; tests/test_errors.py's slow test runs into the real default)."""
+    from gpusim.launch import runner
+
+    monkeypatch.setattr(runner, "DEFAULT_MAX_WARP_INSTRUCTIONS", 200_000)
     gpu = gpusim.GPU("teaching", max_cycles=10000)
     kernel = gpu.load_ptx(ENDLESS_PTX)["k"]
     with pytest.raises(SimulationLimitError) as info:
         gpu.launch(kernel, 1, 32, [0], timing=timing)
-    assert re.search(r"10000|10,000|limit", str(info.value))
+    assert re.search(r"10000|10,000" if timing else r"200,?000", str(info.value))
+    assert timing or "max_warp_instructions" in str(info.value)
+
+
+@pytest.mark.slow
+def test_endless_loop_stops_at_the_default_functional_limit():
+    from gpusim.launch.runner import DEFAULT_MAX_WARP_INSTRUCTIONS
+
+    gpu = gpusim.GPU("teaching")
+    kernel = gpu.load_ptx(ENDLESS_PTX)["k"]
+    with pytest.raises(SimulationLimitError) as info:
+        gpu.launch(kernel, 1, 32, [0], timing=False)
+    assert f"({DEFAULT_MAX_WARP_INSTRUCTIONS:,})" in str(info.value)
 
 
 # ---------------------------------------------------------------- no raw Python exceptions
