@@ -230,3 +230,60 @@ gemm_hopper_cluster(const __grid_constant__ CUtensorMap tmA, const __grid_consta
     // neither CTA exits while the other may still multicast into it or arrive on its barriers
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
+
+// gemm_hopper_cluster2x2: 2 x 2 clusters (cluster dims (2, 2, 1)); CTA (x, y) of a cluster is blockIdx
+// (2 cx + x, 2 cy + y) and computes the 128 x 256 tile at rows blockIdx.y * 128, columns blockIdx.x * 256. The two
+// CTAs of a cluster row (same y) need the same A slice, the two of a cluster column (same x) the same B slice:
+// each CTA loads half of its A slice (64 rows, 64 x: the x-th half) multicast to its row (ctaMask 0b11 << 2y) and
+// half of its B slice (128 rows, the y-th half) multicast to its column (ctaMask 0b101 << x), so L2 serves each
+// slice once per cluster: (2 x 16 + 2 x 32) KB per 4 CTAs, half the plain kernel's bytes. A stage of a CTA is
+// written by itself, its row partner and its column partner, so it is refilled only when all three have released
+// it: each consumer warpgroup arrives on the "empty" mbarriers of those three CTAs (count 2 x 3 = 6).
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_hopper_cluster2x2(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                       float* __restrict__ C, int M, int N, int K) {
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u;
+    const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    const uint32_t x = rank & 1, y = rank >> 1;                // rank = x + 2 y (%cluster_ctaid.x fastest)
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const int wg = threadIdx.x / 128;
+    const int kslices = (K + BK - 1) / BK;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, 6);                      // 2 consumer warpgroups x 3 CTAs
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x == 0) {
+            for (int kt = 0; kt < kslices; ++kt) {
+                const int s = kt % STAGES;
+                if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
+                const uint32_t buf = base + s * STAGE_BYTES;
+                mbar_expect_tx(full + 8 * s, STAGE_BYTES);
+                tma_load_2d_multicast(buf + x * (A_BYTES / 2), &tmA, kt * BK, m0 + x * (BM / 2), full + 8 * s,
+                                      uint16_t(0x3 << (2 * y)));
+                tma_load_2d_multicast(buf + A_BYTES + y * (B_BYTES / 2), &tmB, kt * BK, n0 + y * (BN / 2),
+                                      full + 8 * s, uint16_t(0x5 << x));
+            }
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        float acc[128];
+#pragma unroll
+        for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+        consume(acc, base, full, kslices, wg - 1, [&](int s) {
+            mbar_arrive_cluster(empty + 8 * s, rank);
+            mbar_arrive_cluster(empty + 8 * s, rank ^ 1);
+            mbar_arrive_cluster(empty + 8 * s, rank ^ 2);
+        });
+        store_tile(acc, C, M, N, m0, n0, wg - 1);
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}

@@ -133,3 +133,21 @@ def test_ordered_puts_the_family_first_whatever_the_scores():
                                                           "divergence"]
     assert [f.kind for f in ordered(found, "latency")] == ["more_parallelism", "divergence", "fewer_bytes",
                                                            "coalescing"]
+
+
+def test_tensor_advice_follows_the_kernels_instructions_and_the_gpu():
+    """A tensor-bound run is told what its instructions and GPU leave: a wgmma kernel is at the dense peak's
+    scale (its idle time is feeding); mma.sync on a GPU with wgmma (the config's wgmma interval > 0) is told of
+    wgmma; mma.sync or wmma where there is no wgmma only of lower precision."""
+    from gpusim.observe.advice import _tensor_advice
+
+    wgmma = run_program("gemm_wgmma").runs[0]
+    mma_hopper = run_program("gemm_bf16_mma").runs[0]
+    mma_ampere = run_program("wmma_gemm", gpu=gpusim.GPU("a100")).runs[0]
+    assert mma_hopper.config.wgmma_n8_interval_cycles > 0 and mma_ampere.config.wgmma_n8_interval_cycles == 0
+    said = {name: _tensor_advice(run, 90.0) for name, run in
+            (("wgmma", wgmma), ("mma_hopper", mma_hopper), ("mma_ampere", mma_ampere))}
+    assert "with wgmma" in said["wgmma"] and "mma.sync" not in said["wgmma"]
+    assert "wgmma" in said["mma_hopper"] and "mma.sync" in said["mma_hopper"]
+    assert "wgmma" not in said["mma_ampere"] and "lower precision" in said["mma_ampere"]
+    assert all(text.startswith("the tensor pipe is busy 90%") for text in said.values())

@@ -49,6 +49,22 @@ def run_cluster_gemm(gpu, a_bits, b_bits, timing=True):
     return run, c.get().reshape(m, n)
 
 
+def run_cluster2x2_gemm(gpu, a_bits, b_bits, timing=True):
+    """One launch of gemm_hopper_cluster2x2: 2 x 2 clusters, each CTA multicasting half of its A tile to its
+    cluster row and half of its B tile to its cluster column; the Run and C."""
+    m, k = a_bits.shape
+    n = b_bits.shape[0]
+    kernel = gpu.load(str(PROGRAM))["gemm_hopper_cluster2x2"]
+    a, b = gpu.to_device(a_bits), gpu.to_device(b_bits)
+    tma = gpu.tensor_map(a, box=[BK, BM // 2], swizzle=128)
+    tmb = gpu.tensor_map(b, box=[BK, BN // 2], swizzle=128)
+    c = gpu.zeros(m * n, np.float32)
+    run = gpu.launch(kernel, grid=(2 * -(-n // (2 * BN)), 2 * -(-m // (2 * BM))), block=THREADS,
+                     shared_bytes=SHARED, timing=timing, cluster=(2, 2, 1),
+                     args=[tma, tmb, c, np.int32(m), np.int32(n), np.int32(k)])
+    return run, c.get().reshape(m, n)
+
+
 def run_gemm(gpu, a_bits, b_bits, timing=True):
     """One launch of gemm_hopper on ``gpu``: the Run and C."""
     m, k = a_bits.shape
@@ -97,16 +113,30 @@ def test_cluster_multicast_matches_numpy(timing):
     assert np.abs(c - _values(a) @ _values(b).T).max() <= _bound(k)
 
 
-def test_multicast_reads_each_b_tile_once_per_pair():
-    """L2 load sectors: a plain CTA reads its 128 rows of A and 256 of B per K slice; a CTA of a multicast pair
+@pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
+def test_2x2_cluster_multicast_matches_numpy(timing):
+    """Each CTA multicasts its half of A to its cluster row (ctaMask 0b11 << 2y) and its half of B to its cluster
+    column (0b101 << x); a stage is refilled once the three CTAs writing it have released it. M and N span an odd
+    number of tiles (a cluster's CTAs past M or N compute zero-filled tiles), K more than 4 stages."""
+    rng = np.random.default_rng(6)
+    m, n, k = 300, 600, 520
+    a, b = _bf16_bits(rng, m, k), _bf16_bits(rng, n, k)
+    gpu = gpusim.GPU("h100-sxm", sms=4)
+    _, c = run_cluster2x2_gemm(gpu, a, b, timing=timing)
+    assert np.abs(c - _values(a) @ _values(b).T).max() <= _bound(k)
+
+
+def test_multicast_reads_each_tile_once_per_cluster():
+    """L2 load sectors: a plain CTA reads its 128 rows of A and 256 of B per K slice; a CTA of a 2 x 1 pair
     reads its 128 rows of A and 128 of B, the other 128 arriving from its partner: (128 + 128) / (128 + 256) =
-    2/3 of the plain kernel's load traffic, the same C."""
+    2/3 of the plain kernel's load traffic; a CTA of a 2 x 2 cluster reads 64 rows of A and 128 of B: 1/2. The
+    same C each time."""
     rng = np.random.default_rng(5)
-    m, n, k = 256, 256, 256
+    m, n, k = 256, 512, 256
     a, b = _bf16_bits(rng, m, k), _bf16_bits(rng, n, k)
     loads = []
-    for runner in (run_gemm, run_cluster_gemm):
-        gpu = gpusim.GPU("h100-sxm", sms=2)
+    for runner in (run_gemm, run_cluster_gemm, run_cluster2x2_gemm):
+        gpu = gpusim.GPU("h100-sxm", sms=4)
         run, c = runner(gpu, a, b)
         assert np.abs(c - _values(a) @ _values(b).T).max() <= _bound(k)
         loads.append(run.counters["l2_sectors"] - run.counters["l2_store_sectors"])
@@ -114,3 +144,4 @@ def test_multicast_reads_each_b_tile_once_per_pair():
     sector = 32
     assert loads[0] == blocks * (BM + BN) * k * 2 // sector
     assert loads[1] == blocks * (BM + BN // 2) * k * 2 // sector
+    assert loads[2] == blocks * (BM // 2 + BN // 2) * k * 2 // sector

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpusim.arch import isa
+from gpusim.arch import layout as L
 from gpusim.observe.metrics import pipe_mix
 from gpusim.observe.regime import COMPUTE_BOUND_PCT, MEMORY_BOUND_PCT, Regime, dominant_stall, pipes_from_metrics
 from gpusim.observe.source_view import SourceView, where
@@ -295,6 +297,27 @@ def _launch(run, regime: Regime) -> list[Finding]:
     ]
 
 
+def _uses_wgmma(program) -> bool:
+    forms = {int(f) for f in program.code[:program.n_inst, L.F_ISA]} if program.n_inst else set()
+    return any(isa.FORMS[f].name.startswith("wgmma.m64") for f in forms)
+
+
+def _tensor_advice(run, pct: float) -> str:
+    """What raises a tensor-bound run's speed: on Hopper mma.sync's ceiling is 2/3 of the dense peak and wgmma
+    reaches the rest; a wgmma kernel's idle tensor time is its feeding; everywhere a lower precision."""
+    head = f"the tensor pipe is busy {pct:.0f}% of active cycles"
+    lower = "a lower precision (FP8/INT8 runs twice the FLOPs per cycle)"
+    if _uses_wgmma(run.program):
+        return (f"{head} with wgmma (100% is the dense peak): the rest of the time it waits for operands (fewer "
+                "bytes per FLOP: wider tiles, TMA multicast in a cluster), for the pipeline to fill or for the "
+                f"epilogue's stores (a persistent kernel overlaps them with the next tile's loads); or {lower}")
+    if int(getattr(run.config, "wgmma_n8_interval_cycles", 0)) > 0:
+        return (f"{head}, near the rate mma.sync attains, which on this GPU is below the dense peak: wgmma "
+                f"(warpgroup MMA from shared memory, programs/gemm_hopper, docs/tensor-cores.md) reaches the rest; "
+                f"or {lower}")
+    return f"{head}, near the rate mma.sync attains: {lower} is the way to go faster"
+
+
 def _compute(run, regime: Regime) -> list[Finding]:
     out = []
     pipes = pipes_from_metrics(run.metrics)
@@ -302,15 +325,7 @@ def _compute(run, regime: Regime) -> list[Finding]:
         busiest = max(pipes, key=lambda pipe: pipes[pipe])
         pct = pipes[busiest]
         if pct >= COMPUTE_BOUND_PCT and busiest == "tensor":
-            out.append(
-                Finding(
-                    "math_pipe",
-                    f"the tensor pipe is busy {pct:.0f}% of active cycles, near the rate mma.sync attains: "
-                    "a lower precision (FP8/INT8 mma runs twice the FLOPs per cycle) or, on Hopper, wgmma "
-                    "(the last third of the dense peak; not modelled by gpusim yet) are the way to go faster",
-                    min(1.0, pct / 100.0),
-                )
-            )
+            out.append(Finding("math_pipe", _tensor_advice(run, pct), min(1.0, pct / 100.0)))
         elif pct >= COMPUTE_BOUND_PCT:
             out.append(
                 Finding(
