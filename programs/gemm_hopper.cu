@@ -22,6 +22,7 @@
 // each CTA loads its half (128 rows) of it with .multicast::cluster to both CTAs, so L2 serves B once per pair.
 // A buffer is refilled only when both CTAs' consumers have released it: consumers arrive on the "empty"
 // mbarriers of both CTAs (mapa + mbarrier.arrive.shared::cluster), count 4.
+// gemm_hopper_cluster2x2 (at the end of this file) multicasts A along each row of a 2 x 2 cluster as well.
 //
 // Launch: grid (ceil(N / 256), ceil(M / 128)) (the cluster kernel: an even grid.x... see the program's toml),
 // 384 threads, SMEM_BYTES of dynamic shared memory; the tensor maps (CUtensorMap, __grid_constant__): A as
