@@ -143,33 +143,38 @@ __device__ __forceinline__ void store_tile(const float (&acc)[128], float* __res
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-gemm_hopper(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-            float* __restrict__ C, int M, int N, int K) {
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u;    // the swizzle repeats every 1024 bytes
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// The warp-specialised body of the three kernels: barriers (each "empty" barrier counts `releases` arrivals),
+// then warpgroup 0's elected thread runs the producer loop, calling load(buf, kt, full_bar) to fill stage buf
+// with K slice kt, and warpgroups 1 and 2 consume, calling release(s) to free stage s, and store their rows of
+// the 128 x 256 tile at (m0, n0). `clustered`: the barriers are also armed by the cluster's other CTAs (a
+// cluster barrier before the pipeline starts and before exiting, so that no CTA exits while another may still
+// multicast into it or arrive on its barriers).
+template <bool clustered, typename Load, typename Release>
+__device__ __forceinline__ void gemm_tile(float* __restrict__ C, int M, int N, int K, int m0, int n0,
+                                          uint32_t base, uint32_t releases, Load load, Release release) {
     const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     const int wg = threadIdx.x / 128;
     const int kslices = (K + BK - 1) / BK;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 2);
+            mbar_init(empty + 8 * s, releases);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    if (clustered) cluster_sync(); else __syncthreads();
     if (wg == 0) {                                            // producer
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x == 0) {
             for (int kt = 0; kt < kslices; ++kt) {
                 const int s = kt % STAGES;
                 if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
-                const uint32_t buf = base + s * STAGE_BYTES;
                 mbar_expect_tx(full + 8 * s, STAGE_BYTES);
-                tma_load_2d(buf, &tmA, kt * BK, m0, full + 8 * s);
-                tma_load_2d(buf + A_BYTES, &tmB, kt * BK, n0, full + 8 * s);
+                load(base + s * STAGE_BYTES, kt, full + 8 * s);
             }
         }
     } else {                                                  // consumers
@@ -177,59 +182,48 @@ gemm_hopper(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
         float acc[128];
 #pragma unroll
         for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-        consume(acc, base, full, kslices, wg - 1, [&](int s) { mbar_arrive(empty + 8 * s); });
+        consume(acc, base, full, kslices, wg - 1, [&](int s) { release(empty + 8 * s); });
         store_tile(acc, C, M, N, m0, n0, wg - 1);
     }
+    if (clustered) cluster_sync();
+}
+
+__device__ __forceinline__ uint32_t aligned_base() {
+    extern __shared__ uint8_t smem_raw[];
+    return (smem_addr(smem_raw) + 1023) & ~1023u;            // the swizzle repeats every 1024 bytes
+}
+
+__device__ __forceinline__ uint32_t cluster_rank() {
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    return rank;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_hopper(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+            float* __restrict__ C, int M, int N, int K) {
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    gemm_tile<false>(C, M, N, K, m0, n0, aligned_base(), 2, [&](uint32_t buf, int kt, uint32_t bar) {
+        tma_load_2d(buf, &tmA, kt * BK, m0, bar);
+        tma_load_2d(buf + A_BYTES, &tmB, kt * BK, n0, bar);
+    }, [](uint32_t bar) { mbar_arrive(bar); });                // count 2: one per consumer warpgroup
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_hopper_cluster(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                     float* __restrict__ C, int M, int N, int K) {
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u;
-    const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
-    uint32_t rank;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    const uint32_t rank = cluster_rank();
     // the cluster's two CTAs are blockIdx.x 2c and 2c + 1: the same 256 columns (n0 from the cluster index),
     // row blocks 2 blockIdx.y + rank
     const int m0 = (blockIdx.y * 2 + rank) * BM, n0 = (blockIdx.x / 2) * BN;
-    const int wg = threadIdx.x / 128;
-    const int kslices = (K + BK - 1) / BK;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 4);                      // 2 consumer warpgroups x 2 CTAs
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-    if (wg == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (threadIdx.x == 0) {
-            for (int kt = 0; kt < kslices; ++kt) {
-                const int s = kt % STAGES;
-                if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
-                const uint32_t buf = base + s * STAGE_BYTES;
-                mbar_expect_tx(full + 8 * s, STAGE_BYTES);
-                tma_load_2d(buf, &tmA, kt * BK, m0, full + 8 * s);
-                // this CTA's half of B (rows 128 rank ..) to the same place in both CTAs
-                tma_load_2d_multicast(buf + A_BYTES + rank * (B_BYTES / 2), &tmB, kt * BK, n0 + rank * (BN / 2),
-                                      full + 8 * s, 0x3);
-            }
-        }
-    } else {
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-        float acc[128];
-#pragma unroll
-        for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-        consume(acc, base, full, kslices, wg - 1, [&](int s) {
-            mbar_arrive_cluster(empty + 8 * s, 0);
-            mbar_arrive_cluster(empty + 8 * s, 1);
-        });
-        store_tile(acc, C, M, N, m0, n0, wg - 1);
-    }
-    // neither CTA exits while the other may still multicast into it or arrive on its barriers
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    gemm_tile<true>(C, M, N, K, m0, n0, aligned_base(), 4, [&](uint32_t buf, int kt, uint32_t bar) {
+        tma_load_2d(buf, &tmA, kt * BK, m0, bar);
+        // this CTA's half of B (rows 128 rank ..) to the same place in both CTAs
+        tma_load_2d_multicast(buf + A_BYTES + rank * (B_BYTES / 2), &tmB, kt * BK, n0 + rank * (BN / 2), bar, 0x3);
+    }, [](uint32_t bar) {                                     // count 4: 2 consumer warpgroups x 2 CTAs
+        mbar_arrive_cluster(bar, 0);
+        mbar_arrive_cluster(bar, 1);
+    });
 }
 
 // gemm_hopper_cluster2x2: 2 x 2 clusters (cluster dims (2, 2, 1)); CTA (x, y) of a cluster is blockIdx
@@ -243,48 +237,16 @@ gemm_hopper_cluster(const __grid_constant__ CUtensorMap tmA, const __grid_consta
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_hopper_cluster2x2(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                        float* __restrict__ C, int M, int N, int K) {
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u;
-    const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
-    uint32_t rank;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    const uint32_t rank = cluster_rank();
     const uint32_t x = rank & 1, y = rank >> 1;                // rank = x + 2 y (%cluster_ctaid.x fastest)
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    const int wg = threadIdx.x / 128;
-    const int kslices = (K + BK - 1) / BK;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 6);                      // 2 consumer warpgroups x 3 CTAs
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-    if (wg == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (threadIdx.x == 0) {
-            for (int kt = 0; kt < kslices; ++kt) {
-                const int s = kt % STAGES;
-                if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) - 1) & 1);
-                const uint32_t buf = base + s * STAGE_BYTES;
-                mbar_expect_tx(full + 8 * s, STAGE_BYTES);
-                tma_load_2d_multicast(buf + x * (A_BYTES / 2), &tmA, kt * BK, m0 + x * (BM / 2), full + 8 * s,
-                                      uint16_t(0x3 << (2 * y)));
-                tma_load_2d_multicast(buf + A_BYTES + y * (B_BYTES / 2), &tmB, kt * BK, n0 + y * (BN / 2),
-                                      full + 8 * s, uint16_t(0x5 << x));
-            }
-        }
-    } else {
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-        float acc[128];
-#pragma unroll
-        for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-        consume(acc, base, full, kslices, wg - 1, [&](int s) {
-            mbar_arrive_cluster(empty + 8 * s, rank);
-            mbar_arrive_cluster(empty + 8 * s, rank ^ 1);
-            mbar_arrive_cluster(empty + 8 * s, rank ^ 2);
-        });
-        store_tile(acc, C, M, N, m0, n0, wg - 1);
-    }
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    gemm_tile<true>(C, M, N, K, m0, n0, aligned_base(), 6, [&](uint32_t buf, int kt, uint32_t bar) {
+        tma_load_2d_multicast(buf + x * (A_BYTES / 2), &tmA, kt * BK, m0 + x * (BM / 2), bar, uint16_t(0x3 << (2 * y)));
+        tma_load_2d_multicast(buf + A_BYTES + y * (B_BYTES / 2), &tmB, kt * BK, n0 + y * (BN / 2), bar,
+                              uint16_t(0x5 << x));
+    }, [&](uint32_t bar) {                                    // count 6: 2 consumer warpgroups x 3 CTAs
+        mbar_arrive_cluster(bar, rank);
+        mbar_arrive_cluster(bar, rank ^ 1);
+        mbar_arrive_cluster(bar, rank ^ 2);
+    });
 }

@@ -34,49 +34,41 @@ def _bound(k: int) -> float:
     return -(-k // 16) * k * 2.0 ** -24
 
 
-def run_cluster_gemm(gpu, a_bits, b_bits, timing=True):
-    """One launch of gemm_hopper_cluster: 2 x 1 clusters, each CTA loading half of the pair's B tile with
-    .multicast::cluster to both; the Run and C."""
+def _launch(gpu, name, a_bits, b_bits, a_rows, b_rows, grid, cluster, timing):
+    """One launch of kernel ``name`` of programs/gemm_hopper.ptx: A's tensor map box {64, a_rows}, B's
+    {64, b_rows}, grid (x, y) and cluster dims as given; the Run and C."""
     m, k = a_bits.shape
     n = b_bits.shape[0]
-    kernel = gpu.load(str(PROGRAM))["gemm_hopper_cluster"]
+    kernel = gpu.load(str(PROGRAM))[name]
     a, b = gpu.to_device(a_bits), gpu.to_device(b_bits)
-    tma = gpu.tensor_map(a, box=[BK, BM], swizzle=128)
-    tmb = gpu.tensor_map(b, box=[BK, BN // 2], swizzle=128)
+    tma = gpu.tensor_map(a, box=[BK, a_rows], swizzle=128)
+    tmb = gpu.tensor_map(b, box=[BK, b_rows], swizzle=128)
     c = gpu.zeros(m * n, np.float32)
-    run = gpu.launch(kernel, grid=(2 * -(-n // BN), -(-m // (2 * BM))), block=THREADS, shared_bytes=SHARED,
-                     timing=timing, cluster=(2, 1, 1), args=[tma, tmb, c, np.int32(m), np.int32(n), np.int32(k)])
-    return run, c.get().reshape(m, n)
-
-
-def run_cluster2x2_gemm(gpu, a_bits, b_bits, timing=True):
-    """One launch of gemm_hopper_cluster2x2: 2 x 2 clusters, each CTA multicasting half of its A tile to its
-    cluster row and half of its B tile to its cluster column; the Run and C."""
-    m, k = a_bits.shape
-    n = b_bits.shape[0]
-    kernel = gpu.load(str(PROGRAM))["gemm_hopper_cluster2x2"]
-    a, b = gpu.to_device(a_bits), gpu.to_device(b_bits)
-    tma = gpu.tensor_map(a, box=[BK, BM // 2], swizzle=128)
-    tmb = gpu.tensor_map(b, box=[BK, BN // 2], swizzle=128)
-    c = gpu.zeros(m * n, np.float32)
-    run = gpu.launch(kernel, grid=(2 * -(-n // (2 * BN)), 2 * -(-m // (2 * BM))), block=THREADS,
-                     shared_bytes=SHARED, timing=timing, cluster=(2, 2, 1),
+    run = gpu.launch(kernel, grid=grid, block=THREADS, shared_bytes=SHARED, timing=timing, cluster=cluster,
                      args=[tma, tmb, c, np.int32(m), np.int32(n), np.int32(k)])
     return run, c.get().reshape(m, n)
 
 
 def run_gemm(gpu, a_bits, b_bits, timing=True):
-    """One launch of gemm_hopper on ``gpu``: the Run and C."""
-    m, k = a_bits.shape
-    n = b_bits.shape[0]
-    kernel = gpu.load(str(PROGRAM))["gemm_hopper"]
-    a, b = gpu.to_device(a_bits), gpu.to_device(b_bits)
-    tma = gpu.tensor_map(a, box=[BK, BM], swizzle=128)
-    tmb = gpu.tensor_map(b, box=[BK, BN], swizzle=128)
-    c = gpu.zeros(m * n, np.float32)
-    run = gpu.launch(kernel, grid=(-(-n // BN), -(-m // BM)), block=THREADS, shared_bytes=SHARED, timing=timing,
-                     args=[tma, tmb, c, np.int32(m), np.int32(n), np.int32(k)])
-    return run, c.get().reshape(m, n)
+    """gemm_hopper: one CTA per 128 x 256 tile."""
+    m, n = a_bits.shape[0], b_bits.shape[0]
+    return _launch(gpu, "gemm_hopper", a_bits, b_bits, BM, BN, (-(-n // BN), -(-m // BM)), None, timing)
+
+
+def run_cluster_gemm(gpu, a_bits, b_bits, timing=True):
+    """gemm_hopper_cluster: 2 x 1 clusters, each CTA loading half of the pair's B tile with .multicast::cluster
+    to both."""
+    m, n = a_bits.shape[0], b_bits.shape[0]
+    return _launch(gpu, "gemm_hopper_cluster", a_bits, b_bits, BM, BN // 2, (2 * -(-n // BN), -(-m // (2 * BM))),
+                   (2, 1, 1), timing)
+
+
+def run_cluster2x2_gemm(gpu, a_bits, b_bits, timing=True):
+    """gemm_hopper_cluster2x2: 2 x 2 clusters, each CTA multicasting half of its A tile to its cluster row and
+    half of its B tile to its cluster column."""
+    m, n = a_bits.shape[0], b_bits.shape[0]
+    return _launch(gpu, "gemm_hopper_cluster2x2", a_bits, b_bits, BM // 2, BN // 2,
+                   (2 * -(-n // (2 * BN)), 2 * -(-m // (2 * BM))), (2, 2, 1), timing)
 
 
 @pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
