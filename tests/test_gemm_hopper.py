@@ -71,17 +71,21 @@ def run_cluster2x2_gemm(gpu, a_bits, b_bits, timing=True):
                    (2 * -(-n // (2 * BN)), 2 * -(-m // (2 * BM))), (2, 2, 1), timing)
 
 
+def _matches_numpy(runner, m, n, k, seed, sms, timing):
+    """C of ``runner`` on random bf16 inputs against numpy, within the fp32 rounding bound; C."""
+    rng = np.random.default_rng(seed)
+    a, b = _bf16_bits(rng, m, k), _bf16_bits(rng, n, k)
+    _, c = runner(gpusim.GPU("h100-sxm", sms=sms), a, b, timing=timing)
+    assert np.abs(c - _values(a) @ _values(b).T).max() <= _bound(k)
+    return c
+
+
 @pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
 @pytest.mark.parametrize("m, n, k", [(150, 264, 200), (40, 24, 520)])
 def test_matches_numpy(timing, m, n, k):
     """Edge tiles (M, N, K not multiples of the tiles: TMA's zero fill) and a K longer than the 4 stages (the
     pipeline's buffers are reused, their mbarrier phases flip)."""
-    rng = np.random.default_rng(9)
-    a, b = _bf16_bits(rng, m, k), _bf16_bits(rng, n, k)
-    gpu = gpusim.GPU("h100-sxm", sms=2)
-    _, c = run_gemm(gpu, a, b, timing=timing)
-    expect = _values(a) @ _values(b).T
-    assert np.abs(c - expect).max() <= _bound(k)
+    c = _matches_numpy(run_gemm, m, n, k, 9, 2, timing)
     assert np.any(c != 0)
 
 
@@ -97,12 +101,7 @@ def test_cluster_multicast_matches_numpy(timing):
     """Each CTA of a pair multicasts its half of B into both CTAs' stages: a half delivered to one CTA only, to
     the wrong offset or with its bytes counted on the wrong mbarrier gives a wrong C or a hang. M spans an odd
     number of 128-row blocks (the second CTA of the last pair computes rows past M, all zero-filled)."""
-    rng = np.random.default_rng(4)
-    m, n, k = 300, 264, 200
-    a, b = _bf16_bits(rng, m, k), _bf16_bits(rng, n, k)
-    gpu = gpusim.GPU("h100-sxm", sms=4)
-    _, c = run_cluster_gemm(gpu, a, b, timing=timing)
-    assert np.abs(c - _values(a) @ _values(b).T).max() <= _bound(k)
+    _matches_numpy(run_cluster_gemm, 300, 264, 200, 4, 4, timing)
 
 
 @pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
@@ -110,12 +109,7 @@ def test_2x2_cluster_multicast_matches_numpy(timing):
     """Each CTA multicasts its half of A to its cluster row (ctaMask 0b11 << 2y) and its half of B to its cluster
     column (0b101 << x); a stage is refilled once the three CTAs writing it have released it. M and N span an odd
     number of tiles (a cluster's CTAs past M or N compute zero-filled tiles), K more than 4 stages."""
-    rng = np.random.default_rng(6)
-    m, n, k = 300, 600, 520
-    a, b = _bf16_bits(rng, m, k), _bf16_bits(rng, n, k)
-    gpu = gpusim.GPU("h100-sxm", sms=4)
-    _, c = run_cluster2x2_gemm(gpu, a, b, timing=timing)
-    assert np.abs(c - _values(a) @ _values(b).T).max() <= _bound(k)
+    _matches_numpy(run_cluster2x2_gemm, 300, 600, 520, 6, 4, timing)
 
 
 def test_multicast_reads_each_tile_once_per_cluster():
