@@ -100,13 +100,15 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&acc)[128], uint64_t da,
 }
 
 
-// The consumers' side of the pipeline, shared by both kernels: `release(s)` frees buffer s.
+// The consumers' side of the pipeline, shared by the kernels: the tile's K slices are the pipeline's slices
+// g0 .. g0 + kslices - 1 (stage g % STAGES, phase (g / STAGES) & 1); `release(s)` frees stage s. `release_last`:
+// also free the last slice's stage once its wgmmas are done (a persistent kernel's next tile reuses it).
 template <typename Release>
-__device__ __forceinline__ void consume(float (&acc)[128], uint32_t base, uint32_t full, int kslices, int wg,
-                                       Release release) {
+__device__ __forceinline__ void consume(float (&acc)[128], uint32_t base, uint32_t full, int g0, int kslices, int wg,
+                                       bool release_last, Release release) {
     for (int kt = 0; kt < kslices; ++kt) {
-        const int s = kt % STAGES;
-        mbar_wait(full + 8 * s, (kt / STAGES) & 1);
+        const int g = g0 + kt, s = g % STAGES;
+        mbar_wait(full + 8 * s, (g / STAGES) & 1);
         const uint32_t buf = base + s * STAGE_BYTES;
         const uint64_t da = desc_128b(buf + wg * 64 * 128);
         const uint64_t db = desc_128b(buf + A_BYTES);
@@ -115,10 +117,11 @@ __device__ __forceinline__ void consume(float (&acc)[128], uint32_t base, uint32
         for (int k = 0; k < BK / 16; ++k)
             wgmma_m64n256k16(acc, da + 2 * k, db + 2 * k);        // + 32 bytes (>> 4) per 16 elements of K
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");   // slice kt - 1's wgmmas are done
-        if (kt > 0 && (threadIdx.x & 127) == 0) release((kt - 1) % STAGES);
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");   // slice g - 1's wgmmas are done
+        if (kt > 0 && (threadIdx.x & 127) == 0) release((g - 1) % STAGES);
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    if (release_last && (threadIdx.x & 127) == 0) release((g0 + kslices - 1) % STAGES);
 }
 
 __device__ __forceinline__ void store_tile(const float (&acc)[128], float* __restrict__ C, int M, int N, int m0,
@@ -147,6 +150,20 @@ __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
+// Thread 0 makes the stages' "full" (count 1: the producer's expect_tx) and "empty" (count `releases`) mbarriers;
+// then every thread of the block (`clustered`: of the cluster) waits until they are made.
+template <bool clustered>
+__device__ __forceinline__ void init_barriers(uint32_t full, uint32_t empty, uint32_t releases) {
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, releases);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    if (clustered) cluster_sync(); else __syncthreads();
+}
+
 // The warp-specialised body of the three kernels: barriers (each "empty" barrier counts `releases` arrivals),
 // then warpgroup 0's elected thread runs the producer loop, calling load(buf, kt, full_bar) to fill stage buf
 // with K slice kt, and warpgroups 1 and 2 consume, calling release(s) to free stage s, and store their rows of
@@ -159,14 +176,7 @@ __device__ __forceinline__ void gemm_tile(float* __restrict__ C, int M, int N, i
     const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
     const int wg = threadIdx.x / 128;
     const int kslices = (K + BK - 1) / BK;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full + 8 * s, 1);
-            mbar_init(empty + 8 * s, releases);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    if (clustered) cluster_sync(); else __syncthreads();
+    init_barriers<clustered>(full, empty, releases);
     if (wg == 0) {                                            // producer
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x == 0) {
@@ -182,7 +192,7 @@ __device__ __forceinline__ void gemm_tile(float* __restrict__ C, int M, int N, i
         float acc[128];
 #pragma unroll
         for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-        consume(acc, base, full, kslices, wg - 1, [&](int s) { release(empty + 8 * s); });
+        consume(acc, base, full, 0, kslices, wg - 1, false, [&](int s) { release(empty + 8 * s); });
         store_tile(acc, C, M, N, m0, n0, wg - 1);
     }
     if (clustered) cluster_sync();
@@ -249,4 +259,61 @@ gemm_hopper_cluster2x2(const __grid_constant__ CUtensorMap tmA, const __grid_con
         mbar_arrive_cluster(bar, rank ^ 1);
         mbar_arrive_cluster(bar, rank ^ 2);
     });
+}
+
+// gemm_hopper_persistent: the 2 x 2 cluster kernel made persistent. A grid of a few clusters (as many as are
+// resident at once: the host sizes it) walks the 256 x 512 super-tiles of C, cluster c taking super-tiles c,
+// c + clusters, ...; CTA (x, y) of the cluster computes the 128 x 256 tile (y, x) of each, multicasting as
+// gemm_hopper_cluster2x2 does. The pipeline runs on across tiles: the producer numbers the K slices of all its
+// tiles g = 0, 1, ... and fills stage g % STAGES as soon as it is released, so it loads the next tile's first
+// slices while the consumers store the last one's C; the consumers release every stage, the last slice's too.
+// Super-tiles past M or N (the last row or column of them) are zero-filled by TMA and not stored.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_hopper_persistent(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                       float* __restrict__ C, int M, int N, int K) {
+    const uint32_t rank = cluster_rank();
+    const uint32_t x = rank & 1, y = rank >> 1;
+    const int cluster = blockIdx.x / 2 + (blockIdx.y / 2) * (gridDim.x / 2);
+    const int clusters = gridDim.x * gridDim.y / 4;
+    const int across = (N + 2 * BN - 1) / (2 * BN), tiles = across * ((M + 2 * BM - 1) / (2 * BM));
+    const int kslices = (K + BK - 1) / BK;
+    const uint32_t base = aligned_base();
+    const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
+    const int wg = threadIdx.x / 128;
+    init_barriers<true>(full, empty, 6);                      // count 6: 2 consumer warpgroups x 3 CTAs
+    if (wg == 0) {                                            // producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x == 0) {
+            int g = 0;
+            for (int t = cluster; t < tiles; t += clusters) {
+                const int m0 = ((t / across) * 2 + y) * BM, n0 = ((t % across) * 2 + x) * BN;
+                for (int kt = 0; kt < kslices; ++kt, ++g) {
+                    const int s = g % STAGES;
+                    if (g >= STAGES) mbar_wait(empty + 8 * s, ((g / STAGES) - 1) & 1);
+                    mbar_expect_tx(full + 8 * s, STAGE_BYTES);
+                    const uint32_t buf = base + s * STAGE_BYTES;
+                    tma_load_2d_multicast(buf + x * (A_BYTES / 2), &tmA, kt * BK, m0 + x * (BM / 2), full + 8 * s,
+                                          uint16_t(0x3 << (2 * y)));
+                    tma_load_2d_multicast(buf + A_BYTES + y * (B_BYTES / 2), &tmB, kt * BK, n0 + y * (BN / 2),
+                                          full + 8 * s, uint16_t(0x5 << x));
+                }
+            }
+        }
+    } else {                                                  // consumers
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        float acc[128];
+        int g = 0;
+        for (int t = cluster; t < tiles; t += clusters, g += kslices) {
+            const int m0 = ((t / across) * 2 + y) * BM, n0 = ((t % across) * 2 + x) * BN;
+#pragma unroll
+            for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+            consume(acc, base, full, g, kslices, wg - 1, true, [&](int s) {
+                mbar_arrive_cluster(empty + 8 * s, rank);
+                mbar_arrive_cluster(empty + 8 * s, rank ^ 1);
+                mbar_arrive_cluster(empty + 8 * s, rank ^ 2);
+            });
+            store_tile(acc, C, M, N, m0, n0, wg - 1);
+        }
+    }
+    cluster_sync();
 }

@@ -71,6 +71,16 @@ def run_cluster2x2_gemm(gpu, a_bits, b_bits, timing=True):
                    (2 * -(-n // (2 * BN)), 2 * -(-m // (2 * BM))), (2, 2, 1), timing)
 
 
+def run_persistent_gemm(gpu, a_bits, b_bits, timing=True, clusters=None):
+    """gemm_hopper_persistent: ``clusters`` 2 x 2 clusters (default: one per 4 SMs, at most one per 256 x 512
+    super-tile), each walking its super-tiles with one pipeline."""
+    m, n = a_bits.shape[0], b_bits.shape[0]
+    tiles = -(-n // (2 * BN)) * -(-m // (2 * BM))
+    clusters = clusters or max(1, min(tiles, gpu.config.sms // 4))
+    return _launch(gpu, "gemm_hopper_persistent", a_bits, b_bits, BM // 2, BN // 2, (2 * clusters, 2), (2, 2, 1),
+                   timing)
+
+
 def _matches_numpy(runner, m, n, k, seed, sms, timing):
     """C of ``runner`` on random bf16 inputs against numpy, within the fp32 rounding bound; C."""
     rng = np.random.default_rng(seed)
@@ -110,6 +120,20 @@ def test_2x2_cluster_multicast_matches_numpy(timing):
     column (0b101 << x); a stage is refilled once the three CTAs writing it have released it. M and N span an odd
     number of tiles (a cluster's CTAs past M or N compute zero-filled tiles), K more than 4 stages."""
     _matches_numpy(run_cluster2x2_gemm, 300, 600, 520, 6, 4, timing)
+
+
+@pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
+@pytest.mark.parametrize("clusters", [1, 2])
+def test_persistent_matches_numpy(timing, clusters):
+    """One or two clusters walk 2 x 2 = 4 super-tiles (the last row and column past M and N: zero-filled, not
+    stored) with one pipeline each: K of 9 slices is not a multiple of the 4 stages, so each tile starts at
+    another stage and phase, and a stage is refilled with the next tile's slice while C is stored."""
+    rng = np.random.default_rng(8)
+    m, n, k = 300, 600, 520
+    a, b = _bf16_bits(rng, m, k), _bf16_bits(rng, n, k)
+    run, c = run_persistent_gemm(gpusim.GPU("h100-sxm", sms=4 * clusters), a, b, timing=timing, clusters=clusters)
+    assert np.abs(c - _values(a) @ _values(b).T).max() <= _bound(k)
+    assert run.grid == (2 * clusters, 2, 1)
 
 
 def test_multicast_reads_each_tile_once_per_cluster():

@@ -495,3 +495,40 @@ def test_wgmma_refused_where_the_gpu_has_none_and_bad_forms_named():
     text = (HERE / "wgmma.ptx").read_text().replace("m64n8k16.f32.f16.f16", "m64n8k8.f32.f16.f16", 1)
     with pytest.raises(GpusimError, match=r"bad.ptx:\d+.*k16"):
         gpusim.GPU("h100-sxm", sms=1).load_ptx(text, "bad.ptx")["wg_ss_f16_n8"]
+
+
+def _wgmma_issue_gaps(gpu, block):
+    """Cycles between a warp's successive wgmma issues within a round of wg_chain_n256 (4 wgmma m64n256k16,
+    commit, wait_group 1), from the issue trace: every gap of warp slot 0 and the round's gaps."""
+    kernel = gpu.load(HERE / "wgmma.ptx")["wg_chain_n256"]
+    run = gpu.launch(kernel, grid=1, block=block, args=[gpu.zeros(256, np.float32), np.int32(6)], trace=True)
+    issues = run.trace.instructions()
+    wgmma = issues[(issues["warp_slot"] == 0) & (issues["opcode"].astype(str).str.startswith("wgmma.m64n256"))]
+    cycles = wgmma["cycle"].to_numpy()
+    assert len(cycles) == 6 * 4                            # 6 rounds of 4
+    return np.diff(cycles.reshape(-1, 4), axis=1).ravel()
+
+
+def test_wgmma_queues_instead_of_waiting_for_the_tensor_pipe():
+    """gpu-specs F (H200): a warp issues wgmmas wgmma_issue_cycles apart while each holds the tensor pipe far
+    longer; up to wgmma_queue_depth wait in the sub-partition's queue. One warpgroup's 4 m64n256k16 per round
+    (128 pipe cycles each) therefore issue exactly wgmma_issue_cycles apart; with a queue of one (the pipe
+    taken at issue) each waits for the previous one's pipe time."""
+    config = gpusim.GPU("h100-sxm", sms=1).config
+    pipe = 256 // 8 * config.wgmma_n8_interval_cycles
+    assert config.wgmma_issue_cycles < pipe and config.wgmma_queue_depth >= 4
+    gaps = _wgmma_issue_gaps(gpusim.GPU("h100-sxm", sms=1), 128)
+    assert (gaps == config.wgmma_issue_cycles).all(), gaps
+    gaps = _wgmma_issue_gaps(gpusim.GPU("h100-sxm", sms=1, wgmma_queue_depth=1), 128)
+    assert (gaps >= pipe).all(), gaps
+
+
+def test_a_full_wgmma_queue_holds_the_next_issue():
+    """Two warpgroups (8 wgmmas per sub-partition per round) with a queue of 2: once the queue has filled (after
+    the first round, whose second wgmma finds a place), a warp's next wgmma waits until at most one is left in
+    it, so no gap is below one pipe time minus the issue cycles it overlaps."""
+    gpu = gpusim.GPU("h100-sxm", sms=1, wgmma_queue_depth=2)
+    pipe = 256 // 8 * gpu.config.wgmma_n8_interval_cycles
+    gaps = _wgmma_issue_gaps(gpu, 256)
+    assert gaps[0] == gpu.config.wgmma_issue_cycles, gaps
+    assert gaps[3:].min() >= pipe - gpu.config.wgmma_issue_cycles, gaps

@@ -143,6 +143,11 @@ class GPUConfig:
                                           "wgmma m64nNk (each warp of the warpgroup: 16 rows)", minimum=0)
     wgmma_latency_cycles: int = _spec("pipes", "cycles", "wgmma result after its first 8 columns (the rest: "
                                       "one interval per further 8 columns)", minimum=0)
+    wgmma_issue_cycles: int = _spec("pipes", "cycles", "a sub-partition queues one wgmma per this many cycles "
+                                    "(the warp goes on; the tensor pipe takes the queue in order)", minimum=0)
+    wgmma_queue_depth: int = _spec("pipes", "wgmma instructions", "wgmmas a sub-partition's tensor pipe holds "
+                                   "queued (its own included): a warp issuing the next waits for a place",
+                                   minimum=0)
     fp32_latency_cycles: int = _spec("pipes", "cycles", "dependent FP32 add/mul/FMA")
     int32_latency_cycles: int = _spec("pipes", "cycles", "dependent INT32 add/logic/shift")
     imad_latency_cycles: int = _spec("pipes", "cycles", "dependent 32-bit integer multiply(-add)")

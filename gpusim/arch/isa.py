@@ -35,12 +35,14 @@ PIPE_MIO = 6      # shared memory, shuffles, shared atomics
 PIPE_BRANCH = 7
 PIPE_BARRIER = 8
 PIPE_TENSOR = 9   # tensor cores (issue 14): HMMA/IMMA; busy per form (Form.interval), not per lane count
-N_PIPES = 10
-PIPE_NAMES = ("none", "fma", "alu", "fp64", "sfu", "lsu", "mio", "branch", "barrier", "tensor")
+PIPE_WGMMA = 10   # the tensor pipe's wgmma queue (its issue port): a warp queues wgmma_issue_cycles apart, up to
+#                   wgmma_queue_depth deep; the tensor pipe's own time is booked by engine/sm/wgmma_timing.py
+N_PIPES = 11
+PIPE_NAMES = ("none", "fma", "alu", "fp64", "sfu", "lsu", "mio", "branch", "barrier", "tensor", "wgmma")
 # config field giving each pipe's lanes per SM (PIPE_NONE/BRANCH/BARRIER issue at one per cycle; the
 # tensor pipe's busy cycles come from each form's interval field)
 PIPE_LANE_FIELDS = (None, "fp32_lanes_per_sm", "int32_lanes_per_sm", "fp64_lanes_per_sm",
-                    "sfu_lanes_per_sm", "lsu_lanes_per_sm", "lsu_lanes_per_sm", None, None, None)
+                    "sfu_lanes_per_sm", "lsu_lanes_per_sm", "lsu_lanes_per_sm", None, None, None, None)
 
 DEP_FIXED = 0
 DEP_SHORT = 1
@@ -362,6 +364,11 @@ def isa_array(config) -> np.ndarray:
         table[i, I_FLOP_KIND] = form.flop_kind
         table[i, I_LATENCY] = form_latency(form, config)
         table[i, I_INTERVAL] = max(1, form_interval(form, config, int(intervals[form.pipe])))
+        if form.op == c.OP_WGMMA:
+            # the warp issues into the wgmma queue (PIPE_WGMMA); the tensor pipe's time (Form.interval, kept
+            # for the metrics) is booked when the queue reaches it (engine/sm/wgmma_timing.py)
+            table[i, I_PIPE] = PIPE_WGMMA
+            table[i, I_INTERVAL] = max(1, int(config.wgmma_issue_cycles))
     return table
 
 

@@ -117,7 +117,7 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     prm[T.TP_SHARED_BYTES_PER_CYCLE] = int(config.shared_bytes_per_cycle_per_sm)
     prm[T.TP_BARRIER_LAT] = config.barrier_latency_cycles
     prm[T.TP_TEX_LAT] = config.texture_latency_cycles
-    prm[T.TP_WGMMA_N8_INTERVAL] = config.wgmma_n8_interval_cycles
+    prm[T.TP_WGMMA_N8_INTERVAL] = switches.wgmma_n8_interval(config) if switches else config.wgmma_n8_interval_cycles
     prm[T.TP_WGMMA_LATENCY] = config.wgmma_latency_cycles
     prm[T.TP_BLOCK_INTERVAL] = max(config.block_dispatch_interval_cycles, round(wpb * config.warp_dispatch_cycles))
     prm[T.TP_BARRIER_PER_WARP] = config.barrier_cycles_per_warp
@@ -128,6 +128,7 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     prm[T.TP_DSM_RTT] = config.dsm_round_trip_cycles
     prm[T.TP_DSM_MILLIBYTES] = max(1, int(round(config.dsm_bytes_per_cycle_per_sm * 1000)))
     prm[T.TP_CLUSTER_BAR_LAT] = config.cluster_barrier_latency_cycles
+    prm[T.TP_WGMMA_QUEUE] = config.wgmma_queue_depth
     prm[T.TP_WHATIF] = switches.engine_bits if switches else 0
     isa_table = switches.isa_table(config) if switches else I.isa_array(config)
     capacity = 0 if not trace else (DEFAULT_TRACE_CAPACITY if trace is True else int(trace))

@@ -105,6 +105,14 @@ class Switches:
             return occupancy.blocks_per_sm
         return max(1, occupancy.blocks_limit_warps)
 
+    def wgmma_n8_interval(self, config) -> int:
+        """The tensor pipe's cycles per 8 columns of a wgmma (the queue books them, not the ISA table's
+        interval, which is the queue's issue port): divided like the other math pipes' intervals."""
+        base = int(config.wgmma_n8_interval_cycles)
+        if self.pipe_factor is None or base == 0:
+            return base
+        return max(1, int(np.ceil(base / self.pipe_factor)))
+
     def isa_table(self, config) -> np.ndarray:
         table = _isa_array(config).copy()
         if self.pipe_factor is not None:
@@ -119,7 +127,7 @@ def isa_fields() -> tuple[str, ...]:
     """The config fields ``isa.isa_array`` reads: the forms' latency and interval fields, the pipes' lane
     counts, the sub-partitions and the f16-accumulate rate (tests/test_what_if.py checks the table is the
     same for every limit's variant config, so the variants may share it)."""
-    names = {"sub_partitions_per_sm", "mma_f16_accumulate_rate_factor"}
+    names = {"sub_partitions_per_sm", "mma_f16_accumulate_rate_factor", "wgmma_issue_cycles"}
     names |= {name for name in I.PIPE_LANE_FIELDS if name}
     for form in I.FORMS:
         names |= {name for name in (form.latency, form.interval) if name}

@@ -24,7 +24,8 @@ from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.accounting import warp_to
 from gpusim.engine.sm.barrier_unit import wait_at_barrier
-from gpusim.engine.sm.issue import busy_before, dependencies, path_lanes, throttle_state
+from gpusim.engine.sm.issue import dependencies, path_lanes, throttle_state
+from gpusim.engine.sm.pipes import busy_before
 from gpusim.engine.sm.retire import drain_or_retire
 from gpusim.engine.sm.schedulers import POLICY_TWO_LEVEL, priority, two_level_leave
 

@@ -28,6 +28,7 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.async_timing import async_request
+from gpusim.engine.sm.pipes import hold_pipe
 from gpusim.engine.sm.texture_timing import texture_load
 from gpusim.engine.sm.wgmma_timing import wgmma_timing
 
@@ -52,30 +53,6 @@ def throttle_state(pipe):
     if pipe == I.PIPE_BRANCH or pipe == I.PIPE_BARRIER:
         return ST.BRANCH_RESOLVING
     return ST.MATH_PIPE_THROTTLE
-
-
-@compiled_only
-def hold_pipe(pipe_free, busy_acc, busy_t0, sub, pipe, cycle, until):
-    """Keep sub-partition ``sub``'s ``pipe`` busy until ``until`` (an instruction issued at ``cycle``).
-
-    The pipe's busy history is kept as a running count so that warps waiting on it can be charged
-    lazily: ``busy_acc`` holds the busy cycles before ``busy_t0``; from ``busy_t0`` on the pipe is busy
-    while the cycle is below ``pipe_free``. A change made at ``cycle`` takes effect from ``cycle + 1``
-    (this cycle's warps were already judged against the old value)."""
-    old = pipe_free[sub, pipe]
-    if until <= old:
-        return
-    t0 = busy_t0[sub, pipe]
-    if cycle + 1 > t0:
-        busy_acc[sub, pipe] += max(0, min(cycle + 1, old) - t0)
-        busy_t0[sub, pipe] = cycle + 1
-    pipe_free[sub, pipe] = until
-
-
-@compiled_only
-def busy_before(pipe_free, busy_acc, busy_t0, sub, pipe, t):
-    """Cycles before ``t`` in which ``pipe`` of ``sub`` was busy (``t`` at or after the last change)."""
-    return busy_acc[sub, pipe] + max(0, min(t, pipe_free[sub, pipe]) - busy_t0[sub, pipe])
 
 
 @compiled_only
@@ -145,7 +122,7 @@ def memory_timing(mp, ms, w, sm, sub, pc, cycle):
     array by array, so passing the whole timing state and Machine would cost more than the work)."""
     if mp.mem_req[S.MR_KIND] >= S.MK_ASYNC_COMMIT:      # cp.async groups (issue 14), wgmma and cp.async.bulk (25)
         if mp.mem_req[S.MR_KIND] == S.MK_WGMMA:         # wgmma.mma_async (Hopper)
-            return wgmma_timing(mp, w, sm, cycle)
+            return wgmma_timing(mp, w, sm, sub, cycle)
         return async_request(mp, ms, w, sm, pc, cycle)
     counters = ms.counters
     l1_misses = counters[MS.C_L1_MISS_SECTORS]

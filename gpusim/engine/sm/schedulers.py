@@ -28,7 +28,8 @@ from gpusim.engine.jit import compiled_only
 from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.accounting import charge_parked
-from gpusim.engine.sm.issue import busy_before, throttle_state
+from gpusim.engine.sm.issue import throttle_state
+from gpusim.engine.sm.pipes import busy_before
 
 
 @compiled_only(inline="always")

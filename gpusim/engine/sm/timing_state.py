@@ -62,6 +62,7 @@ PRM = Columns("prm", "ts.prm", "TP_", "N_TP", "the launch's timing parameters", 
     Column("DSM_RTT", "cycles", "distributed shared memory: SM-to-SM round trip"),
     Column("DSM_MILLIBYTES", "bytes/1000 cycles", "distributed shared memory bandwidth per SM"),
     Column("CLUSTER_BAR_LAT", "cycles", "barrier.cluster: release after the last arrival"),
+    Column("WGMMA_QUEUE", "instructions", "wgmma: a sub-partition's tensor-pipe queue depth"),
 ))
 # TP_WHATIF bits: each removes one limit of the model (docs/what-if.md)
 WHATIF_NO_BANK_CONFLICTS = 1     # a shared-memory phase takes ceil(distinct words / banks) wavefronts
@@ -341,7 +342,8 @@ TP_GPC_SMS = 31
 TP_DSM_RTT = 32
 TP_DSM_MILLIBYTES = 33
 TP_CLUSTER_BAR_LAT = 34
-N_TP = 35
+TP_WGMMA_QUEUE = 35
+N_TP = 36
 # <state-layout:prm end>
 
 # <state-layout:ctr begin>
