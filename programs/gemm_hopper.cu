@@ -29,6 +29,7 @@
 // dims {K, M}, box {64, 128}; B as dims {K, N}, box {64, 256} (cluster kernel: {64, 128}); 128-byte swizzle.
 #include <cstdint>
 #include <cuda.h>
+#include <cuda_bf16.h>
 
 #define BM 128
 #define BN 256
@@ -124,7 +125,18 @@ __device__ __forceinline__ void consume(float (&acc)[128], uint32_t base, uint32
     if (release_last && (threadIdx.x & 127) == 0) release((g0 + kslices - 1) % STAGES);
 }
 
-__device__ __forceinline__ void store_tile(const float (&acc)[128], float* __restrict__ C, int M, int N, int m0,
+// One pair of neighbouring fp32 results as the output type: fp32 as they are, bf16 rounded to nearest even.
+__device__ __forceinline__ void store_pair(float* dst, float a, float b) {
+    *reinterpret_cast<float2*>(dst) = make_float2(a, b);
+}
+__device__ __forceinline__ void store_pair(__nv_bfloat16* dst, float a, float b) {
+    *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(a, b);
+}
+__device__ __forceinline__ void store_one(float* dst, float a) { *dst = a; }
+__device__ __forceinline__ void store_one(__nv_bfloat16* dst, float a) { *dst = __float2bfloat16_rn(a); }
+
+template <typename Out>
+__device__ __forceinline__ void store_tile(const float (&acc)[128], Out* __restrict__ C, int M, int N, int m0,
                                            int n0, int wg) {
     // D fragment (PTX ISA, "Matrix Fragments for wgmma.mma_async.m64nNk16"): warp q of the warpgroup holds rows
     // 16q..16q+15; register i is row g + 8 ((i % 4) / 2), column 8 (i / 4) + 2 t + i % 2 (g = lane / 4, t = lane % 4)
@@ -135,12 +147,12 @@ __device__ __forceinline__ void store_tile(const float (&acc)[128], float* __res
     for (int i = 0; i < 128; i += 2) {
         int row = row0 + 8 * ((i % 4) / 2), col = col0 + 8 * (i / 4);
         if (row < M) {
-            float* dst = C + (size_t)row * N + col;
+            Out* dst = C + (size_t)row * N + col;
             if (col + 1 < N && (N & 1) == 0) {
-                *reinterpret_cast<float2*>(dst) = make_float2(acc[i], acc[i + 1]);
+                store_pair(dst, acc[i], acc[i + 1]);
             } else {
-                if (col < N) dst[0] = acc[i];
-                if (col + 1 < N) dst[1] = acc[i + 1];
+                if (col < N) store_one(dst, acc[i]);
+                if (col + 1 < N) store_one(dst + 1, acc[i + 1]);
             }
         }
     }
@@ -261,16 +273,16 @@ gemm_hopper_cluster2x2(const __grid_constant__ CUtensorMap tmA, const __grid_con
     });
 }
 
-// gemm_hopper_persistent: the 2 x 2 cluster kernel made persistent. A grid of a few clusters (as many as are
+// gemm_hopper_persistent (and _bf16, C in bf16): the 2 x 2 cluster kernel made persistent. A grid of a few clusters (as many as are
 // resident at once: the host sizes it) walks the 256 x 512 super-tiles of C, cluster c taking super-tiles c,
 // c + clusters, ...; CTA (x, y) of the cluster computes the 128 x 256 tile (y, x) of each, multicasting as
 // gemm_hopper_cluster2x2 does. The pipeline runs on across tiles: the producer numbers the K slices of all its
 // tiles g = 0, 1, ... and fills stage g % STAGES as soon as it is released, so it loads the next tile's first
 // slices while the consumers store the last one's C; the consumers release every stage, the last slice's too.
 // Super-tiles past M or N (the last row or column of them) are zero-filled by TMA and not stored.
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-gemm_hopper_persistent(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                       float* __restrict__ C, int M, int N, int K) {
+template <typename Out>
+__device__ __forceinline__ void gemm_persistent(const CUtensorMap* tmA, const CUtensorMap* tmB,
+                                                Out* __restrict__ C, int M, int N, int K) {
     const uint32_t rank = cluster_rank();
     const uint32_t x = rank & 1, y = rank >> 1;
     const int cluster = blockIdx.x / 2 + (blockIdx.y / 2) * (gridDim.x / 2);
@@ -292,9 +304,9 @@ gemm_hopper_persistent(const __grid_constant__ CUtensorMap tmA, const __grid_con
                     if (g >= STAGES) mbar_wait(empty + 8 * s, ((g / STAGES) - 1) & 1);
                     mbar_expect_tx(full + 8 * s, STAGE_BYTES);
                     const uint32_t buf = base + s * STAGE_BYTES;
-                    tma_load_2d_multicast(buf + x * (A_BYTES / 2), &tmA, kt * BK, m0 + x * (BM / 2), full + 8 * s,
+                    tma_load_2d_multicast(buf + x * (A_BYTES / 2), tmA, kt * BK, m0 + x * (BM / 2), full + 8 * s,
                                           uint16_t(0x3 << (2 * y)));
-                    tma_load_2d_multicast(buf + A_BYTES + y * (B_BYTES / 2), &tmB, kt * BK, n0 + y * (BN / 2),
+                    tma_load_2d_multicast(buf + A_BYTES + y * (B_BYTES / 2), tmB, kt * BK, n0 + y * (BN / 2),
                                           full + 8 * s, uint16_t(0x5 << x));
                 }
             }
@@ -316,4 +328,17 @@ gemm_hopper_persistent(const __grid_constant__ CUtensorMap tmA, const __grid_con
         }
     }
     cluster_sync();
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_hopper_persistent(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                       float* __restrict__ C, int M, int N, int K) {
+    gemm_persistent(&tmA, &tmB, C, M, N, K);
+}
+
+// The same with C in bf16 (rounded to nearest even), as a layer feeding the next one writes it: half the bytes.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_hopper_persistent_bf16(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                            __nv_bfloat16* __restrict__ C, int M, int N, int K) {
+    gemm_persistent(&tmA, &tmB, C, M, N, K);
 }

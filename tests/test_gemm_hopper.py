@@ -72,11 +72,11 @@ def run_cluster2x2_gemm(gpu, a_bits, b_bits, timing=True):
 
 
 def run_persistent_gemm(gpu, a_bits, b_bits, timing=True, clusters=None):
-    """gemm_hopper_persistent: ``clusters`` 2 x 2 clusters (default: one per 4 SMs, at most one per 256 x 512
-    super-tile), each walking its super-tiles with one pipeline."""
+    """gemm_hopper_persistent: ``clusters`` 2 x 2 clusters (default: as many as are resident at once, at most one
+    per 256 x 512 super-tile), each walking its super-tiles with one pipeline."""
     m, n = a_bits.shape[0], b_bits.shape[0]
     tiles = -(-n // (2 * BN)) * -(-m // (2 * BM))
-    clusters = clusters or max(1, min(tiles, gpu.config.sms // 4))
+    clusters = clusters or min(tiles, gpu.max_active_clusters((2, 2, 1)))
     return _launch(gpu, "gemm_hopper_persistent", a_bits, b_bits, BM // 2, BN // 2, (2 * clusters, 2), (2, 2, 1),
                    timing)
 
@@ -136,6 +136,17 @@ def test_persistent_matches_numpy(timing, clusters):
     assert run.grid == (2 * clusters, 2, 1)
 
 
+def test_max_active_clusters_follows_the_gpcs():
+    """gpc_sms-SM GPCs each hold gpc_sms // 4 four-CTA clusters; the SMs past the last whole GPC hold none; a
+    slice smaller than a GPC is one GPC."""
+    gpu = gpusim.GPU("h100-sxm")
+    gpc = gpu.config.gpc_sms
+    assert gpu.max_active_clusters((2, 2, 1)) == (gpu.config.sms // gpc) * (gpc // 4)
+    assert gpu.max_active_clusters((2, 1, 1), blocks_per_sm=2) == (gpu.config.sms // gpc) * (gpc // 2) * 2
+    assert gpusim.GPU("h100-sxm", sms=8).max_active_clusters(4) == 2
+    assert gpusim.GPU("a100").max_active_clusters(2) == 0
+
+
 def test_multicast_reads_each_tile_once_per_cluster():
     """L2 load sectors: a plain CTA reads its 128 rows of A and 256 of B per K slice; a CTA of a 2 x 1 pair
     reads its 128 rows of A and 128 of B, the other 128 arriving from its partner: (128 + 128) / (128 + 256) =
@@ -155,3 +166,19 @@ def test_multicast_reads_each_tile_once_per_cluster():
     assert loads[0] == blocks * (BM + BN) * k * 2 // sector
     assert loads[1] == blocks * (BM + BN // 2) * k * 2 // sector
     assert loads[2] == blocks * (BM // 2 + BN // 2) * k * 2 // sector
+
+
+def test_layer_gemm_runs_the_persistent_bf16_kernel():
+    """gpusim.labs.tensor_gemm's Hopper layer: C = W X^T in bf16 by gemm_hopper_persistent_bf16 (the prefill lab's
+    wgmma phase), checked against numpy inside run() (each wgmma's fp32 rounding, then bf16's); rows and tokens
+    not multiples of the super-tile; refused where there is no wgmma."""
+    from gpusim.errors import LaunchError
+    from gpusim.labs.tensor_gemm import HopperLayerGemm, layer_gemm
+
+    layer = layer_gemm(gpusim.GPU("h100-sxm", sms=4), "bf16-wgmma", 300, 200)
+    assert isinstance(layer, HopperLayerGemm) and layer.kernel_name == "gemm_hopper_persistent_bf16"
+    for tokens in (40, 600):
+        run, correct = layer.run(tokens)
+        assert correct and run.grid == (2, 2, 1)          # one cluster: all 4 SMs
+    with pytest.raises(LaunchError, match="wgmma"):
+        layer_gemm(gpusim.GPU("a100", sms=4), "bf16-wgmma", 256, 128)

@@ -101,3 +101,25 @@ def test_f16_accumulate_prefill_runs_the_tensor_pipe_near_the_mma_sync_rate(resu
 
 def test_registered():
     assert LABS["prefill"] is prefill
+
+
+def test_wgmma_prefill_passes_the_mma_sync_phases(result, config):
+    """Hopper's phase: the persistent wgmma kernel (2 x 2 clusters multicasting each slice, bf16 output) matches
+    numpy, stays under the dense peak (4096 FLOP/clk/SM: tensor_flops_per_cycle_per_sm), is right of the dense
+    ridge on the DRAM roofline, and beats both mma.sync phases, whose instruction alone caps them at the mma.sync
+    rate; its tile loads from L2 half the bytes per FLOP of the same 128 x 256 tile without multicast."""
+    wg, phases = result.values["phases"]["prefill-wgmma"], result.values["phases"]
+    dense = config.tensor_flops_per_cycle_per_sm * config.sms * config.core_clock_mhz * 1e6
+    assert wg["correct"] and wg["tile"] == "128x256" and wg["roofline_side"] == "compute"
+    assert wg["flops_per_s"] <= 1.01 * dense
+    assert wg["pct_of_dense"] == pytest.approx(100 * wg["flops_per_s"] / dense)
+    assert wg["flops_per_s"] > max(phases["prefill"]["flops_per_s"], phases["prefill-f16acc"]["flops_per_s"])
+    assert wg["tensor_pct"] > phases["prefill"]["tensor_pct"]
+    assert "wgmma" in result.lesson and "2 x 2 cluster" in result.lesson
+
+
+def test_no_wgmma_phase_without_hopper():
+    """On a100 (no wgmma, no clusters) the lab runs its three mma.sync phases and says why not the fourth."""
+    lab = prefill.run("a100", progress=False, sms=4, rows=256, k=256, prompt=256)
+    assert list(lab.values["phases"]) == ["prefill", "prefill-f16acc", "decode"]
+    assert "no wgmma" in lab.lesson

@@ -508,6 +508,14 @@ class GPU:
         except Exception as exc:   # the safety net: nothing from numba or numpy reaches the user raw
             raise internal_error(kernel.program, exc) from exc
 
+    def max_active_clusters(self, cluster: Dims, blocks_per_sm: int = 1) -> int:
+        """How many clusters of shape ``cluster`` are resident at once when ``blocks_per_sm`` blocks fit an SM
+        (``cudaOccupancyMaxActiveClusters``): the grid of a persistent cluster kernel (gpusim.launch.clusters)."""
+        from gpusim.launch.clusters import _dims, max_active_clusters
+
+        x, y, z = _dims(cluster, "cluster")
+        return max_active_clusters(self.config, x * y * z, blocks_per_sm)
+
     def flush_caches(self) -> int:
         """Write back the dirty L2 lines and invalidate L1 and L2, as Nsight Compute does before a profiled
         kernel; returns the bytes written back (also added to ``flushed_bytes``). The flush runs between

@@ -36,16 +36,18 @@ import numpy as np
 
 from gpusim.analytic.models import roofline
 from gpusim.labs.support import LabResult, format_table, progress_items, pyplot, save
-from gpusim.labs.tensor_gemm import LayerGemm, gemm_type, l2_cap_flops
+from gpusim.labs.tensor_gemm import HOPPER_TYPES, LayerGemm, gemm_type, l2_cap_flops, layer_gemm
 from gpusim.labs.tensor_roofline import WGMMA_NOTE
 from gpusim.observe.report import verdict
 
 NAME = "prefill"
 TITLE = "Prefill vs decode: one layer's weights, right of the tensor ridge vs memory-bound on DRAM"
 DEFAULT_CONFIG = "h100-sxm"
-PHASE_LABELS = ("prefill", "prefill-f16acc", "decode")
-PHASE_KINDS = {"prefill": "bf16-wide", "prefill-f16acc": "f16acc", "decode": "bf16"}
+PHASE_LABELS = ("prefill", "prefill-f16acc", "prefill-wgmma", "decode")
+PHASE_KINDS = {"prefill": "bf16-wide", "prefill-f16acc": "f16acc", "prefill-wgmma": "bf16-wgmma", "decode": "bf16"}
 """The gpusim.labs.tensor_gemm type each phase multiplies with."""
+HOPPER_PHASES = ("prefill-wgmma",)
+"""Phases that need wgmma and clusters: run only on a GPU that has them."""
 
 
 def _measure(layer: LayerGemm, tokens: int, roofs: Any) -> dict:
@@ -73,9 +75,27 @@ def _measure(layer: LayerGemm, tokens: int, roofs: Any) -> dict:
         "l2_cap_pct_of_mma_sync": 100.0 * l2_cap / mma_sync,
         "l2_cap_with_stores_pct": 100.0 * l2_cap_with_stores / mma_sync,
         "tokens_per_s": tokens / result.seconds,
-        "roofline_side": roofs.bound(flops / dram_bytes, kind.mma_sync, "dram_sustained"),
+        "roofline_side": roofs.bound(flops / dram_bytes, kind.dense if kind.name in HOPPER_TYPES else kind.mma_sync,
+                                     "dram_sustained"),
         "verdict": judged.kind, "reason": judged.reason, "limiter": judged.limiter,
     }
+
+
+def _wgmma_lesson(phases: dict, cfg: Any, k: int) -> str:
+    """The wgmma phase's sentence (Hopper configs only)."""
+    if "prefill-wgmma" not in phases:
+        return (f" {cfg.name} has no wgmma or no room for 4-CTA clusters: the prefill-wgmma phase (Hopper) does "
+                "not run.")
+    wg = phases["prefill-wgmma"]
+    kind = gemm_type(wg["kind"])
+    return (f" On Hopper the same prompt through programs/gemm_hopper.cu's persistent kernel ({wg['tile']} tiles "
+            f"of wgmma m64n256k16 fed by TMA, each slice multicast across a 2 x 2 cluster: "
+            f"{kind.flop_per_l2_byte * 2:.0f} FLOP per L2 byte, twice the tile's own) reaches "
+            f"{wg['pct_of_dense']:.0f}% of the dense peak, {wg['pct_of_mma_sync']:.0f}% of the mma.sync rate, "
+            f"with the tensor pipe busy {wg['tensor_pct']:.0f}% of the time and the L2 at {wg['l2_pct']:.0f}% "
+            f"(report: {wg['verdict']}, {wg['limiter']}). On this slice each tile's {k // 64} K slices are short "
+            f"against its epilogue, whose bf16 stores all SMs make at once at the L2's store rate (the whole chip at "
+            f"4096^3, with 64 slices per tile: docs/tensor-cores.md)")
 
 
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 8,
@@ -87,9 +107,11 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config
     roofs = roofline(cfg)
-    layers = {kind: LayerGemm(gpu, kind, rows, k) for kind in dict.fromkeys(PHASE_KINDS.values())}
+    hopper = int(cfg.wgmma_n8_interval_cycles) > 0 and gpu.max_active_clusters((2, 2, 1)) > 0
+    labels = tuple(label for label in PHASE_LABELS if hopper or label not in HOPPER_PHASES)
+    layers = {kind: layer_gemm(gpu, kind, rows, k) for kind in dict.fromkeys(PHASE_KINDS[label] for label in labels)}
     phases = {}
-    for label in progress_items(PHASE_LABELS, NAME, progress):
+    for label in progress_items(labels, NAME, progress):
         phases[label] = _measure(layers[PHASE_KINDS[label]], 1 if label == "decode" else prompt, roofs)
     ridge = roofs.ridge_point("mma_sync_bf16", "dram_sustained")
     dense_ridge = roofs.ridge_point("tensor_bf16", "dram")
@@ -142,6 +164,7 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
         f"cores idle, and the report says {decode['verdict']} ({decode['limiter']}). Decode is fixed with bytes "
         f"(batching, quantization), prefill with FLOPs and on-chip reuse: Hopper's TMA multicast and wgmma's "
         f"larger tiles take the L2 out of the way. " + WGMMA_NOTE.format(pct=mma_pct_of_dense) + "."
+        + _wgmma_lesson(phases, cfg, k)
     )
     figures = []
     plt = pyplot()

@@ -117,6 +117,19 @@ WIDE_TYPES = {
 }
 
 
+HOPPER_PROGRAM = PROGRAMS_DIR / "gemm_hopper.ptx"
+HOPPER_TYPES = {
+    # programs/gemm_hopper.cu's persistent 2 x 2 cluster kernel: 128 x 256 tiles of wgmma m64n256k16 fed by TMA
+    # multicast (each CTA loads half of its A and half of its B slice), fp32 accumulators, bf16 output; its
+    # ceiling is the dense peak. 4 stages of (128 + 256) x 128 B, the 1024-byte swizzle alignment, 8 mbarriers.
+    # mma_sync names the mma.sync rate the phase is compared with (wgmma passes it); its own ceiling is dense
+    "bf16-wgmma": GemmType("bf16-wgmma", "gemm_hopper_persistent_bf16", 2, "mma_sync_bf16", "tensor_bf16", "bf16",
+                           tile_rows=128, tile_tokens=256, threads=384,
+                           shared_bytes=4 * (128 + 256) * 128 + 1024 + 8 * 8, program=HOPPER_PROGRAM),
+}
+"""Kinds that run on Hopper's wgmma with TMA tensor maps and clusters (gpusim.labs.tensor_gemm.HopperLayerGemm)."""
+
+
 def l2_cap_flops(config: Any, kind: str = "bf16", k: int | None = None) -> float:
     """The FLOP/s at which a type's block tile fills the L2 bandwidth with its operand loads (and, given ``k``,
     its output stores): its FLOPs per L2 byte x the config's L2 bytes per second. On h100-sxm (3815 B/cycle,
@@ -133,7 +146,9 @@ def gemm_type(name: str) -> GemmType:
         return TYPES[name]
     if name in WIDE_TYPES:
         return WIDE_TYPES[name]
-    raise LaunchError(f"tensor GEMM: unknown type '{name}' (types: {', '.join([*TYPES, *WIDE_TYPES])})")
+    if name in HOPPER_TYPES:
+        return HOPPER_TYPES[name]
+    raise LaunchError(f"tensor GEMM: unknown type '{name}' (types: {', '.join([*TYPES, *WIDE_TYPES, *HOPPER_TYPES])})")
 
 
 def _bf16_bits(values: np.ndarray) -> np.ndarray:
@@ -223,3 +238,48 @@ class LayerGemm:
         accumulated = self.k * FP32_UNIT_ROUNDOFF * (np.abs(self.weight_values) @ np.abs(values).T)
         bound = accumulated + BF16_UNIT_ROUNDOFF * (np.abs(expected) + accumulated)
         return run, bool(np.all(np.abs(_bf16_values(got) - expected) <= bound))
+
+
+class HopperLayerGemm(LayerGemm):
+    """A ``HOPPER_TYPES`` layer: C = W X^T (``rows`` x ``tokens``, bf16) by programs/gemm_hopper.cu's
+    persistent 2 x 2 cluster kernel, W and X passed as TMA tensor maps (A: box {64, 64}, B: box {64, 128},
+    128-byte swizzle: each CTA loads half of its tiles' slices and multicasts them) and as many clusters as the
+    GPU holds at once (``GPU.max_active_clusters``), at most one per 256 x 512 super-tile of C."""
+
+    def __init__(self, gpu: Any, kind: str, rows: int, k: int, seed: int = 0) -> None:
+        if int(gpu.config.wgmma_n8_interval_cycles) == 0 or gpu.max_active_clusters((2, 2, 1)) == 0:
+            missing = "no wgmma" if not gpu.config.wgmma_n8_interval_cycles else "no room for a 4-CTA cluster"
+            raise LaunchError(f"tensor GEMM ({kind}): needs wgmma and 4-CTA clusters (Hopper); config "
+                              f"'{gpu.config.name}' has {missing}")
+        super().__init__(gpu, kind, rows, k, seed)
+        self.a_map = gpu.tensor_map(self.weights, box=[64, 64], swizzle=128)
+
+    def run(self, tokens: int, check: bool = True) -> tuple[Any, bool]:
+        check_shape(self.kind, self.rows, self.k, tokens)
+        if self.k % 8:
+            raise LaunchError(f"tensor GEMM ({self.kind.name}): k={self.k} must be a multiple of 8 (a tensor map's "
+                              "row stride is a multiple of 16 bytes)")
+        bits, values = random_operand(self.kind, (tokens, self.k), self.rng)
+        activations = self.gpu.to_device(bits)
+        out = self.gpu.zeros(self.rows * tokens, np.uint16)
+        kind = self.kind
+        tiles = -(-tokens // (2 * kind.tile_tokens)) * -(-self.rows // (2 * kind.tile_rows))
+        clusters = min(tiles, self.gpu.max_active_clusters((2, 2, 1)))
+        run = self.gpu.launch(self.kernel, grid=(2 * clusters, 2), block=kind.threads, shared_bytes=self.shared_bytes,
+                              cluster=(2, 2, 1), cache_control="all",
+                              args=[self.a_map, self.gpu.tensor_map(activations, box=[64, 128], swizzle=128), out,
+                                    np.int32(self.rows), np.int32(tokens), np.int32(self.k)])
+        if not check:
+            return run, True
+        got = _bf16_values(out.get().reshape(self.rows, tokens))
+        expected = self.weight_values @ values.T
+        # each wgmma (16 elements of K) rounds its fp32 accumulator once, to within u of a sum of at most the
+        # products' magnitudes so far (bf16 products are exact in fp32); then one rounding to bf16
+        accumulated = -(-self.k // 16) * FP32_UNIT_ROUNDOFF * (np.abs(self.weight_values) @ np.abs(values).T)
+        bound = accumulated + BF16_UNIT_ROUNDOFF * (np.abs(expected) + accumulated)
+        return run, bool(np.all(np.abs(got - expected) <= bound))
+
+
+def layer_gemm(gpu: Any, kind: str, rows: int, k: int, seed: int = 0) -> LayerGemm:
+    """The layer of type ``kind``: a HopperLayerGemm for HOPPER_TYPES, a LayerGemm otherwise."""
+    return (HopperLayerGemm if kind in HOPPER_TYPES else LayerGemm)(gpu, kind, rows, k, seed)

@@ -85,6 +85,21 @@ def resolve_cluster(config, program, grid3, cluster, nonportable) -> tuple[int, 
     return dims
 
 
+def max_active_clusters(config, cluster_size: int, blocks_per_sm: int = 1) -> int:
+    """Clusters of ``cluster_size`` blocks resident at once, as ``cudaOccupancyMaxActiveClusters`` answers it
+    for a kernel that fits ``blocks_per_sm`` blocks per SM: gpusim's placement (engine/sm/dispatch.py) cuts each
+    whole GPC into ``gpc_sms // cluster_size`` positions per block slot; the SMs past the last whole GPC take
+    none. A persistent kernel launches this many clusters."""
+    if isinstance(cluster_size, bool) or not isinstance(cluster_size, int | np.integer) or cluster_size < 1:
+        raise ClusterError(f"cluster_size must be a positive int, got {cluster_size!r}")
+    if isinstance(blocks_per_sm, bool) or not isinstance(blocks_per_sm, int | np.integer) or blocks_per_sm < 1:
+        raise ClusterError(f"blocks_per_sm must be a positive int, got {blocks_per_sm!r}")
+    gpc = min(config.gpc_sms, config.sms)
+    if config.max_cluster_blocks == 0 or cluster_size > gpc:
+        return 0
+    return (config.sms // gpc) * (gpc // int(cluster_size)) * int(blocks_per_sm)
+
+
 def set_cluster(launch: np.ndarray, dims: tuple[int, int, int] | None) -> None:
     """The cluster columns of the launch array (a 1x1x1 implicit cluster without a cluster launch)."""
     launch[S.L_CLUSTER] = 0 if dims is None else dims[0] | dims[1] << 8 | dims[2] << 16
