@@ -104,12 +104,12 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&acc)[128], uint64_t da,
 // The consumers' side of the pipeline, shared by the kernels: the tile's K slices are the pipeline's slices
 // g0 .. g0 + kslices - 1 (stage g % STAGES, phase (g / STAGES) & 1); `release(s)` frees stage s. `release_last`:
 // also free the last slice's stage once its wgmmas are done (a persistent kernel's next tile reuses it).
-template <typename Release>
+template <int S = STAGES, typename Release>
 __device__ __forceinline__ void consume(float (&acc)[128], uint32_t base, uint32_t full, int g0, int kslices, int wg,
                                        bool release_last, Release release) {
     for (int kt = 0; kt < kslices; ++kt) {
-        const int g = g0 + kt, s = g % STAGES;
-        mbar_wait(full + 8 * s, (g / STAGES) & 1);
+        const int g = g0 + kt, s = g % S;
+        mbar_wait(full + 8 * s, (g / S) & 1);
         const uint32_t buf = base + s * STAGE_BYTES;
         const uint64_t da = desc_128b(buf + wg * 64 * 128);
         const uint64_t db = desc_128b(buf + A_BYTES);
@@ -119,10 +119,10 @@ __device__ __forceinline__ void consume(float (&acc)[128], uint32_t base, uint32
             wgmma_m64n256k16(acc, da + 2 * k, db + 2 * k);        // + 32 bytes (>> 4) per 16 elements of K
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");   // slice g - 1's wgmmas are done
-        if (kt > 0 && (threadIdx.x & 127) == 0) release((g - 1) % STAGES);
+        if (kt > 0 && (threadIdx.x & 127) == 0) release((g - 1) % S);
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    if (release_last && (threadIdx.x & 127) == 0) release((g0 + kslices - 1) % STAGES);
+    if (release_last && (threadIdx.x & 127) == 0) release((g0 + kslices - 1) % S);
 }
 
 // One pair of neighbouring fp32 results as the output type: fp32 as they are, bf16 rounded to nearest even.
@@ -164,10 +164,10 @@ __device__ __forceinline__ void cluster_sync() {
 
 // Thread 0 makes the stages' "full" (count 1: the producer's expect_tx) and "empty" (count `releases`) mbarriers;
 // then every thread of the block (`clustered`: of the cluster) waits until they are made.
-template <bool clustered>
+template <bool clustered, int S = STAGES>
 __device__ __forceinline__ void init_barriers(uint32_t full, uint32_t empty, uint32_t releases) {
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
+        for (int s = 0; s < S; ++s) {
             mbar_init(full + 8 * s, 1);
             mbar_init(empty + 8 * s, releases);
         }
@@ -273,16 +273,17 @@ gemm_hopper_cluster2x2(const __grid_constant__ CUtensorMap tmA, const __grid_con
     });
 }
 
-// gemm_hopper_persistent (and _bf16, C in bf16): the 2 x 2 cluster kernel made persistent. A grid of a few clusters (as many as are
+// gemm_hopper_persistent (and _bf16 below): the 2 x 2 cluster kernel made persistent. A grid of a few clusters (as many as are
 // resident at once: the host sizes it) walks the 256 x 512 super-tiles of C, cluster c taking super-tiles c,
 // c + clusters, ...; CTA (x, y) of the cluster computes the 128 x 256 tile (y, x) of each, multicasting as
 // gemm_hopper_cluster2x2 does. The pipeline runs on across tiles: the producer numbers the K slices of all its
 // tiles g = 0, 1, ... and fills stage g % STAGES as soon as it is released, so it loads the next tile's first
 // slices while the consumers store the last one's C; the consumers release every stage, the last slice's too.
 // Super-tiles past M or N (the last row or column of them) are zero-filled by TMA and not stored.
-template <typename Out>
-__device__ __forceinline__ void gemm_persistent(const CUtensorMap* tmA, const CUtensorMap* tmB,
-                                                Out* __restrict__ C, int M, int N, int K) {
+// S pipeline stages; `epilogue(acc, m0, n0, wg)` stores a consumer warpgroup's 64 x 256 part of a tile.
+template <int S, typename Epilogue>
+__device__ __forceinline__ void gemm_persistent(const CUtensorMap* tmA, const CUtensorMap* tmB, int M, int N, int K,
+                                                Epilogue epilogue) {
     const uint32_t rank = cluster_rank();
     const uint32_t x = rank & 1, y = rank >> 1;
     const int cluster = blockIdx.x / 2 + (blockIdx.y / 2) * (gridDim.x / 2);
@@ -290,9 +291,9 @@ __device__ __forceinline__ void gemm_persistent(const CUtensorMap* tmA, const CU
     const int across = (N + 2 * BN - 1) / (2 * BN), tiles = across * ((M + 2 * BM - 1) / (2 * BM));
     const int kslices = (K + BK - 1) / BK;
     const uint32_t base = aligned_base();
-    const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
+    const uint32_t full = base + S * STAGE_BYTES, empty = full + 8 * S;
     const int wg = threadIdx.x / 128;
-    init_barriers<true>(full, empty, 6);                      // count 6: 2 consumer warpgroups x 3 CTAs
+    init_barriers<true, S>(full, empty, 6);                   // count 6: 2 consumer warpgroups x 3 CTAs
     if (wg == 0) {                                            // producer
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x == 0) {
@@ -300,8 +301,8 @@ __device__ __forceinline__ void gemm_persistent(const CUtensorMap* tmA, const CU
             for (int t = cluster; t < tiles; t += clusters) {
                 const int m0 = ((t / across) * 2 + y) * BM, n0 = ((t % across) * 2 + x) * BN;
                 for (int kt = 0; kt < kslices; ++kt, ++g) {
-                    const int s = g % STAGES;
-                    if (g >= STAGES) mbar_wait(empty + 8 * s, ((g / STAGES) - 1) & 1);
+                    const int s = g % S;
+                    if (g >= S) mbar_wait(empty + 8 * s, ((g / S) - 1) & 1);
                     mbar_expect_tx(full + 8 * s, STAGE_BYTES);
                     const uint32_t buf = base + s * STAGE_BYTES;
                     tma_load_2d_multicast(buf + x * (A_BYTES / 2), tmA, kt * BK, m0 + x * (BM / 2), full + 8 * s,
@@ -319,12 +320,12 @@ __device__ __forceinline__ void gemm_persistent(const CUtensorMap* tmA, const CU
             const int m0 = ((t / across) * 2 + y) * BM, n0 = ((t % across) * 2 + x) * BN;
 #pragma unroll
             for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-            consume(acc, base, full, g, kslices, wg - 1, true, [&](int s) {
+            consume<S>(acc, base, full, g, kslices, wg - 1, true, [&](int s) {
                 mbar_arrive_cluster(empty + 8 * s, rank);
                 mbar_arrive_cluster(empty + 8 * s, rank ^ 1);
                 mbar_arrive_cluster(empty + 8 * s, rank ^ 2);
             });
-            store_tile(acc, C, M, N, m0, n0, wg - 1);
+            epilogue(acc, m0, n0, wg - 1);
         }
     }
     cluster_sync();
@@ -333,12 +334,54 @@ __device__ __forceinline__ void gemm_persistent(const CUtensorMap* tmA, const CU
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_hopper_persistent(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                        float* __restrict__ C, int M, int N, int K) {
-    gemm_persistent(&tmA, &tmB, C, M, N, K);
+    gemm_persistent<STAGES>(&tmA, &tmB, M, N, K, [&](const float (&acc)[128], int m0, int n0, int wg) {
+        store_tile(acc, C, M, N, m0, n0, wg);
+    });
 }
 
-// The same with C in bf16 (rounded to nearest even), as a layer feeding the next one writes it: half the bytes.
+// gemm_hopper_persistent_bf16: C in bf16 (rounded to nearest even), as a layer feeding the next one writes it, and
+// stored the way Hopper kernels store it: a consumer warpgroup writes its 64 x 256 part of the tile into shared
+// memory in two halves of 64 x 128, each as two 64 x 64 boxes in the 128-byte-swizzled layout of the C tensor map
+// (tmC: dims {N, M}, box {64, 64}; a thread's bf16 pair lands in 16-byte chunk (column / 8) ^ (row % 8) of its
+// row, so the 8 rows one store instruction writes fall in 8 different chunks: no bank conflicts), and one thread
+// stores each half with TMA (cp.async.bulk.tensor ... bulk_group, which clips rows and columns past M and N). The
+// warpgroup writes the next half (and, after the second, goes on with its next tile) once TMA has read the
+// buffer (cp.async.bulk.wait_group.read 0, then a named barrier of the warpgroup's 128 threads). The 4 stages
+// (192 KB), the barriers and the two warpgroups' 16 KB buffers fill the 227 KB of shared memory a block may have.
+#define EPI_BYTES (64 * 128 * 2)          // one half of a warpgroup's 64 x 256 bf16 part of a tile
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_hopper_persistent_bf16(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-                            __nv_bfloat16* __restrict__ C, int M, int N, int K) {
-    gemm_persistent(&tmA, &tmB, C, M, N, K);
+                            const __grid_constant__ CUtensorMap tmC, int M, int N, int K) {
+    const uint32_t staging = aligned_base() + STAGES * STAGE_BYTES + 1024;       // past the stages and barriers
+    gemm_persistent<STAGES>(&tmA, &tmB, M, N, K, [&](const float (&acc)[128], int m0, int n0, int wg) {
+        const uint32_t buf = staging + wg * EPI_BYTES;
+        const bool issuer = (threadIdx.x & 127) == 0;
+        const int lane = threadIdx.x & 31, q = (threadIdx.x / 32) & 3;
+        const int row0 = q * 16 + (lane >> 2), col0 = 2 * (lane & 3);
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            if (issuer) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // the buffer was read
+            asm volatile("bar.sync %0, 128;\n" :: "r"(1 + wg) : "memory");
+#pragma unroll
+            for (int i = 64 * half; i < 64 * half + 64; i += 2) {
+                const int row = row0 + 8 * ((i % 4) / 2), col = col0 + 8 * (i / 4) - 128 * half;
+                const int box = col / 64, chunk = (col % 64) / 8;
+                const uint32_t at = buf + box * (64 * 128) + row * 128 + ((chunk ^ (row % 8)) * 16) + (col % 8) * 2;
+                __nv_bfloat162 pair = __floats2bfloat162_rn(acc[i], acc[i + 1]);
+                asm volatile("st.shared.b32 [%0], %1;\n"
+                             :: "r"(at), "r"(*reinterpret_cast<uint32_t*>(&pair)) : "memory");
+            }
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");     // the writes, visible to TMA
+            asm volatile("bar.sync %0, 128;\n" :: "r"(1 + wg) : "memory");
+            if (issuer) {
+                for (int box = 0; box < 2; ++box)
+                    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n"
+                                 :: "l"(reinterpret_cast<uint64_t>(&tmC)), "r"(n0 + 128 * half + box * 64),
+                                    "r"(m0 + wg * 64), "r"(buf + box * (64 * 128)) : "memory");
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            }
+        }
+    });
+    if ((threadIdx.x & 127) == 0 && threadIdx.x >= 128)
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");     // C written before the block exits
 }

@@ -170,15 +170,18 @@ def test_multicast_reads_each_tile_once_per_cluster():
 
 def test_layer_gemm_runs_the_persistent_bf16_kernel():
     """gpusim.labs.tensor_gemm's Hopper layer: C = W X^T in bf16 by gemm_hopper_persistent_bf16 (the prefill lab's
-    wgmma phase), checked against numpy inside run() (each wgmma's fp32 rounding, then bf16's); rows and tokens
-    not multiples of the super-tile; refused where there is no wgmma."""
+    wgmma phase), checked against numpy inside run() (each wgmma's fp32 rounding, then bf16's) on both paths; rows
+    and tokens not multiples of the super-tile or of the 64 x 64 TMA store box (TMA clips the store); refused
+    where there is no wgmma."""
     from gpusim.errors import LaunchError
     from gpusim.labs.tensor_gemm import HopperLayerGemm, layer_gemm
 
     layer = layer_gemm(gpusim.GPU("h100-sxm", sms=4), "bf16-wgmma", 300, 200)
     assert isinstance(layer, HopperLayerGemm) and layer.kernel_name == "gemm_hopper_persistent_bf16"
-    for tokens in (40, 600):
-        run, correct = layer.run(tokens)
+    for tokens, timing in ((40, False), (40, True), (600, True)):
+        run, correct = layer.run(tokens, timing=timing)
         assert correct and run.grid == (2, 2, 1)          # one cluster: all 4 SMs
+    # timed: the staging writes of a store instruction's 8 rows fall in 8 different 16-byte chunks of the swizzle
+    assert run.metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"] == 0
     with pytest.raises(LaunchError, match="wgmma"):
         layer_gemm(gpusim.GPU("a100", sms=4), "bf16-wgmma", 256, 128)

@@ -120,12 +120,14 @@ WIDE_TYPES = {
 HOPPER_PROGRAM = PROGRAMS_DIR / "gemm_hopper.ptx"
 HOPPER_TYPES = {
     # programs/gemm_hopper.cu's persistent 2 x 2 cluster kernel: 128 x 256 tiles of wgmma m64n256k16 fed by TMA
-    # multicast (each CTA loads half of its A and half of its B slice), fp32 accumulators, bf16 output; its
-    # ceiling is the dense peak. 4 stages of (128 + 256) x 128 B, the 1024-byte swizzle alignment, 8 mbarriers.
-    # mma_sync names the mma.sync rate the phase is compared with (wgmma passes it); its own ceiling is dense
+    # multicast (each CTA loads half of its A and half of its B slice), fp32 accumulators, bf16 output staged in
+    # shared memory and stored by TMA; its ceiling is the dense peak (mma_sync names the mma.sync rate it is
+    # compared with). 4 stages of (128 + 256) x 128 B, the mbarriers' 1 KB, two 16 KB staging buffers and the
+    # 1024-byte swizzle alignment.
     "bf16-wgmma": GemmType("bf16-wgmma", "gemm_hopper_persistent_bf16", 2, "mma_sync_bf16", "tensor_bf16", "bf16",
                            tile_rows=128, tile_tokens=256, threads=384,
-                           shared_bytes=4 * (128 + 256) * 128 + 1024 + 8 * 8, program=HOPPER_PROGRAM),
+                           shared_bytes=1024 + 4 * (128 + 256) * 128 + 1024 + 2 * 64 * 128 * 2,
+                           program=HOPPER_PROGRAM),
 }
 """Kinds that run on Hopper's wgmma with TMA tensor maps and clusters (gpusim.labs.tensor_gemm.HopperLayerGemm)."""
 
@@ -242,9 +244,10 @@ class LayerGemm:
 
 class HopperLayerGemm(LayerGemm):
     """A ``HOPPER_TYPES`` layer: C = W X^T (``rows`` x ``tokens``, bf16) by programs/gemm_hopper.cu's
-    persistent 2 x 2 cluster kernel, W and X passed as TMA tensor maps (A: box {64, 64}, B: box {64, 128},
-    128-byte swizzle: each CTA loads half of its tiles' slices and multicasts them) and as many clusters as the
-    GPU holds at once (``GPU.max_active_clusters``), at most one per 256 x 512 super-tile of C."""
+    persistent 2 x 2 cluster kernel, W, X and C passed as TMA tensor maps (A: box {64, 64}, B: box {64, 128}:
+    each CTA loads half of its tiles' slices and multicasts them; C: box {64, 64}, stored from shared memory;
+    all 128-byte swizzled) and as many clusters as the GPU holds at once (``GPU.max_active_clusters``), at most
+    one per 256 x 512 super-tile of C."""
 
     def __init__(self, gpu: Any, kind: str, rows: int, k: int, seed: int = 0) -> None:
         if int(gpu.config.wgmma_n8_interval_cycles) == 0 or gpu.max_active_clusters((2, 2, 1)) == 0:
@@ -254,21 +257,23 @@ class HopperLayerGemm(LayerGemm):
         super().__init__(gpu, kind, rows, k, seed)
         self.a_map = gpu.tensor_map(self.weights, box=[64, 64], swizzle=128)
 
-    def run(self, tokens: int, check: bool = True) -> tuple[Any, bool]:
+    def run(self, tokens: int, check: bool = True, timing: bool = True) -> tuple[Any, bool]:
+        """As LayerGemm.run; ``timing=False``: the functional path (the same result, no timing)."""
         check_shape(self.kind, self.rows, self.k, tokens)
-        if self.k % 8:
-            raise LaunchError(f"tensor GEMM ({self.kind.name}): k={self.k} must be a multiple of 8 (a tensor map's "
-                              "row stride is a multiple of 16 bytes)")
+        if self.k % 8 or tokens % 8:
+            raise LaunchError(f"tensor GEMM ({self.kind.name}): k={self.k} and tokens={tokens} must be multiples "
+                              "of 8 (the tensor maps' row strides, of X and of C, are multiples of 16 bytes)")
         bits, values = random_operand(self.kind, (tokens, self.k), self.rng)
         activations = self.gpu.to_device(bits)
-        out = self.gpu.zeros(self.rows * tokens, np.uint16)
+        out = self.gpu.zeros((self.rows, tokens), np.uint16)
         kind = self.kind
         tiles = -(-tokens // (2 * kind.tile_tokens)) * -(-self.rows // (2 * kind.tile_rows))
         clusters = min(tiles, self.gpu.max_active_clusters((2, 2, 1)))
         run = self.gpu.launch(self.kernel, grid=(2 * clusters, 2), block=kind.threads, shared_bytes=self.shared_bytes,
-                              cluster=(2, 2, 1), cache_control="all",
-                              args=[self.a_map, self.gpu.tensor_map(activations, box=[64, 128], swizzle=128), out,
-                                    np.int32(self.rows), np.int32(tokens), np.int32(self.k)])
+                              cluster=(2, 2, 1), cache_control="all", timing=timing,
+                              args=[self.a_map, self.gpu.tensor_map(activations, box=[64, 128], swizzle=128),
+                                    self.gpu.tensor_map(out, box=[64, 64], swizzle=128), np.int32(self.rows),
+                                    np.int32(tokens), np.int32(self.k)])
         if not check:
             return run, True
         got = _bf16_values(out.get().reshape(self.rows, tokens))
