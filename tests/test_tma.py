@@ -459,3 +459,22 @@ def test_nvcc_store_and_reduce_2d(op, timing):
                args=[tmap, gpu.to_device(values), np.int32(20), np.int32(12), np.uint32(values.size), np.int32(op)])
     combine = (lambda old, new: new) if op == 0 else (lambda old, new: np.float32(old + new))
     assert np.array_equal(arr.get(), _scatter(host, values, [32, 16], [20, 12], combine))
+
+
+def test_wait_group_read_waits_for_the_source_reads_only():
+    """PTX ISA, cp.async.bulk.wait_group: with .read the wait ends once the bulk groups' reads of their shared-memory
+    source are done. A TMA store of a 128-row box (128 B per row) is read as the unit issues its rows, one per
+    1 / tma_requests_per_cycle cycles after the map's descriptor (a miss: tma_descriptor_miss_cycles); the store
+    itself completes only when L2 has accepted its last row, at least an L2 latency later."""
+    gpu = gpusim.GPU(CONFIG, sms=1)
+    config = gpu.config
+    kernel = gpu.load(str(FIXTURE))["tma_store_wait"]
+    waited = {}
+    for read in (1, 0):
+        out = gpu.zeros(1, np.int64)
+        tmap = gpu.tensor_map(gpu.zeros((128, 32), np.float32), box=[32, 128])
+        gpu.launch(kernel, grid=1, block=128, args=[tmap, out, np.int32(read)])
+        waited[read] = int(out.get()[0])
+    reads = config.tma_descriptor_miss_cycles + 128 / config.tma_requests_per_cycle
+    assert waited[1] <= reads + 16, waited
+    assert waited[0] >= waited[1] + config.l2_latency_cycles, waited

@@ -235,9 +235,9 @@ def _stuck_report(ts, m, program, cycle, header=True, title=False) -> str:
             block, _ = thread_of(m, m.launch, w, 0)
             pc = int(m.stk_pc[w, m.sp[w]]) if m.sp[w] >= 0 else -1
             if ts.w_bar[w] and m.bar_red[w, 0]:         # a waiting bar.red keeps its pc
-                reason = f"waits at a barrier reduction (bar id {int(ts.w_bar_id[w])}) at {where(program, pc)}"
+                reason = f"waits at a barrier reduction (bar id {int(ts.w_bar_id[w]) & 0xFFFF}) at {where(program, pc)}"
             elif ts.w_bar[w]:
-                reason = f"waits at a barrier (bar id {int(ts.w_bar_id[w])}) just before {where(program, pc)}"
+                reason = f"waits at a barrier (bar id {int(ts.w_bar_id[w]) & 0xFFFF}) just before {where(program, pc)}"
             else:
                 reason = f"{STATE_NAMES[int(ts.w_state[w])]} at {where(program, pc)}"
             lines.append(f"  block {block} warp {int(m.warp_index[w])}: {reason}")

@@ -19,6 +19,7 @@ from gpusim.arch import layout as L
 from gpusim.engine.bits import popcount64
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
+from gpusim.engine.semantics.barriers import ARRIVE_ONLY
 from gpusim.engine.semantics.alu import alu_eval
 from gpusim.engine.semantics.barrier_reduce import RED_PHASE, barrier_reduce
 from gpusim.engine.semantics.calls import exec_call, exec_return, exec_vprintf
@@ -304,6 +305,8 @@ def step_warp(m, code, w):
             first += 1
         m.mem_req[S.MR_BAR_ID] = np.int64(read_src(m, row, 0, w, first))
         m.mem_req[S.MR_BAR_COUNT] = np.int64(read_src(m, row, 1, w, first)) if row[L.F_NSRC] > 1 else 0
+        if row[L.F_AUX] == L.BAR_ARRIVE:      # an arrival that does not wait (semantics/barriers.py)
+            m.mem_req[S.MR_BAR_COUNT] |= ARRIVE_ONLY
         if mask != 0 and row[L.F_AUX] != L.BAR_ARRIVE and _arrival(m, code, pc, w, mask, row[L.F_NSRC] > 1) < 0:
             return STATUS_ERROR
     elif op == c.OP_MEMBAR:

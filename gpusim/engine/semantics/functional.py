@@ -31,7 +31,7 @@ import numpy as np
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.barriers import release_barriers
+from gpusim.engine.semantics.barriers import arrive, release_barriers
 from gpusim.engine.semantics.cluster import cluster_block
 from gpusim.engine.semantics.execute import step_fast, step_warp
 from gpusim.engine.semantics.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, STATUS_OK, init_warp
@@ -76,13 +76,15 @@ def start_block(m, block, bslot, first_slot, warps_per_block, threads_per_block,
 
 
 @compiled_only
-def _start_group(m, first_block, count, wpb, tpb, nsm, waiting, done):
+def _start_group(m, first_block, count, wpb, tpb, nsm, waiting, bar_id, bar_count, done):
     """Make blocks ``first_block .. first_block + count - 1`` resident, block slot j holding the j-th."""
     for j in range(count):
         block = cluster_block(m.launch, first_block + j)     # a cluster's blocks, by rank (semantics/cluster)
         start_block(m, block, j, j * wpb, wpb, tpb, block % nsm, j * wpb)
     waiting[:] = 0
     done[:] = 0
+    bar_id[:] = 0          # no arrival pending from the blocks before
+    bar_count[:] = 0
     for w in range(count * wpb, done.shape[0]):
         done[w] = 1
 
@@ -118,10 +120,9 @@ def _stop(ctl, block, w, wpb, executed, block_executed, turn_end, max_warp_instr
 
 @compiled_only
 def _arrive(mem_req, waiting, bar_id, bar_count, w):
-    """Warp ``w`` waits at the barrier its last instruction named (id and count in ``mem_req``)."""
-    waiting[w] = 1
-    bar_id[w] = mem_req[S.MR_BAR_ID]
-    bar_count[w] = mem_req[S.MR_BAR_COUNT]
+    """Warp ``w`` arrives at the barrier its last instruction named (id and count in ``mem_req``): it waits
+    there, or, for a bar.arrive, goes on (semantics/barriers.arrive)."""
+    arrive(waiting, bar_id, bar_count, w, mem_req[S.MR_BAR_ID], mem_req[S.MR_BAR_COUNT])
 
 
 @compiled_only
@@ -182,7 +183,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
         count = min(resident, n_blocks - block)
         n_warps = count * wpb
         if ctl[FC_STARTED] == 0:
-            _start_group(m, block, count, wpb, tpb, nsm, waiting, done)
+            _start_group(m, block, count, wpb, tpb, nsm, waiting, bar_id, bar_count, done)
             block_executed = 0
             first_warp = 0
             ctl[FC_STARTED] = 1

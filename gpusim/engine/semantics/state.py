@@ -181,6 +181,7 @@ ASYNC_FLAGS = Kinds("async-flags", "mem_req[MR_ASYNC]", "ASYNC_", "cp.async flag
     Kind("COPY", 1, "the load is a cp.async copy's"),
     Kind("NO_L1", 2, "cp.async.cg, ld.global.cg / .cv: the load bypasses L1"),
     Kind("WGMMA", 4, "a commit_group / wait_group request is wgmma's (its own groups)"),
+    Kind("READ", 8, "a cp.async.bulk.wait_group.read: it waits for the groups' source reads, not their writes"),
 ))
 
 MACHINE = Record("Machine", "the functional state of one launch", (
@@ -436,6 +437,7 @@ MK_BULK_WAIT = 10
 ASYNC_COPY = 1
 ASYNC_NO_L1 = 2
 ASYNC_WGMMA = 4
+ASYNC_READ = 8
 # <state-layout:async-flags end>
 
 # <state-layout:bulk-states begin>

@@ -448,4 +448,6 @@ def tensor_op(m, row, pc, w, mask):
         if row[L.F_TC_FLAGS] & L.TC_WGMMA:      # the warpgroup's groups (semantics/wgmma_groups.py)
             m.mem_req[S.MR_ASYNC] = S.ASYNC_WGMMA
             return wgmma_wait(m, w, row[L.F_SIZE], row[L.F_AUX])
+        if row[L.F_TC_FLAGS] & L.TC_READ:       # cp.async.bulk.wait_group.read: the sources read
+            m.mem_req[S.MR_ASYNC] = S.ASYNC_READ
     return STATUS_OK

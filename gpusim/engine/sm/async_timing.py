@@ -41,10 +41,11 @@ def async_copy_groups(cp_state, req, w, cycle):
     A copy's data arrival extends the open group (``_memory_timing``); commit_group closes it;
     wait_group N waits until every committed group but the newest N has arrived; wait_all commits, then
     waits for all. ``cp_state[w]``: CP_* columns, then a ring of the last CP_RING committed groups'
-    arrival cycles (older ones folded into CP_FLOOR). wgmma's groups (``req[MR_ASYNC]`` = ASYNC_WGMMA) are
-    the same columns from CP_WGMMA on."""
+    arrival cycles (older ones folded into CP_FLOOR). The same columns from CP_WGMMA on (``req[MR_ASYNC]``
+    ASYNC_WGMMA or ASYNC_READ) hold wgmma's groups in ``cp_state`` and, in ``bulk_groups``, when each bulk
+    group's shared-memory sources have been read (what ``cp.async.bulk.wait_group.read`` waits for)."""
     kind = req[S.MR_KIND]
-    base = T.CP_WGMMA if req[S.MR_ASYNC] == S.ASYNC_WGMMA else 0
+    base = T.CP_WGMMA if req[S.MR_ASYNC] == S.ASYNC_WGMMA or req[S.MR_ASYNC] == S.ASYNC_READ else 0
     req[S.MR_ASYNC] = 0
     wait_all = kind == S.MK_ASYNC_WAIT and req[S.MR_VEC] != 0
     if kind == S.MK_ASYNC_COMMIT or wait_all:
@@ -71,7 +72,8 @@ def async_copy_groups(cp_state, req, w, cycle):
 
 @compiled_only
 def _bulk_one(mp, ms, sm, cycle, gaddr, nbytes, load):
-    """The cycle one bulk copy of ``nbytes`` at heap offset ``gaddr`` has moved through the memory system."""
+    """``(done, moved)``: the cycle one bulk copy of ``nbytes`` at heap offset ``gaddr`` has moved through the
+    memory system, and the cycle its shared-memory side has been written (a load) or read (a store)."""
     prm = mp.prm
     sector = prm[T.TP_SECTOR]
     first = (gaddr + L.GLOBAL_BASE) // sector * sector
@@ -92,7 +94,8 @@ def _bulk_one(mp, ms, sm, cycle, gaddr, nbytes, load):
         done = max(done, arrived)
         k += n
     start, _ = server_reserve(mp.shared_path, sm, cycle, nbytes, prm[T.TP_SHARED_BYTES_PER_CYCLE])
-    return max(done, start + nbytes // max(prm[T.TP_SHARED_BYTES_PER_CYCLE], 1))
+    moved = start + nbytes // max(prm[T.TP_SHARED_BYTES_PER_CYCLE], 1)    # its shared-memory side
+    return max(done, moved), moved
 
 
 @compiled_only
@@ -109,6 +112,7 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
         load = table[i, S.BT_MBAR] >= 0
         if table[i, TB_KIND] != 0:       # a TMA tensor copy (tma_timing.py)
             done = tensor_copy_timing(mp, ms, sm, cycle, table[i])
+            read = mp.tma_unit[sm, 0]    # a store's box is read as the unit issues its rows
             if table[i, TB_KIND] == L.TMA_PREFETCH:
                 table[i, S.BT_STATE] = S.BTS_FREE
                 continue
@@ -116,8 +120,9 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
             _, sent = server_reserve(mp.shared_path, mp.prm[T.TP_NSM] + sm, cycle, table[i, S.BT_BYTES],
                                      mp.prm[T.TP_DSM_MILLIBYTES] / 1000.0)
             done = sent + mp.prm[T.TP_DSM_RTT]
+            read = sent
         else:
-            done = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], load)
+            done, read = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], load)
         mp.pc_mem[pc, T.PM_REQUESTS] += 1
         if load:
             table[i, S.BT_READY] = done
@@ -126,6 +131,8 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
             table[i, S.BT_STATE] = S.BTS_FREE
             if done > mp.bulk_groups[w, T.CP_OPEN]:
                 mp.bulk_groups[w, T.CP_OPEN] = done
+            if read > mp.bulk_groups[w, T.CP_WGMMA + T.CP_OPEN]:      # wait_group.read's columns
+                mp.bulk_groups[w, T.CP_WGMMA + T.CP_OPEN] = read
     return cycle
 
 
@@ -149,7 +156,7 @@ def _multicast_timing(mp, ms, sm, pc, cycle):
                 landed = tensor_copy_timing(mp, ms, sm, cycle, table[i])
                 mp.pc_mem[pc, T.PM_REQUESTS] += 1
             elif landed < 0:
-                landed = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], True)
+                landed, _ = _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], True)
                 mp.pc_mem[pc, T.PM_REQUESTS] += 1
             table[i, S.BT_READY] = landed
             table[i, S.BT_STATE] = S.BTS_TIMED
@@ -166,7 +173,15 @@ def async_request(mp, ms, w, sm, pc, cycle):
         return async_copy_groups(mp.cp_state, req, w, cycle)
     if kind == S.MK_BULK:
         return bulk_copy_timing(mp, ms, w, sm, pc, cycle)
-    req[S.MR_KIND] = S.MK_ASYNC_COMMIT if kind == S.MK_BULK_COMMIT else S.MK_ASYNC_WAIT
+    if kind == S.MK_BULK_COMMIT:         # both column sets close a group: the writes', the source reads'
+        req[S.MR_KIND] = S.MK_ASYNC_COMMIT
+        async_copy_groups(mp.bulk_groups, req, w, cycle)
+        req[S.MR_KIND] = S.MK_ASYNC_COMMIT
+        req[S.MR_ASYNC] = S.ASYNC_READ
+        async_copy_groups(mp.bulk_groups, req, w, cycle)
+        req[S.MR_KIND] = kind
+        return cycle
+    req[S.MR_KIND] = S.MK_ASYNC_WAIT     # .read (MR_ASYNC = ASYNC_READ): the source reads' columns
     until = async_copy_groups(mp.bulk_groups, req, w, cycle)
     req[S.MR_KIND] = kind
     return until

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.barriers import release_barriers
+from gpusim.engine.semantics.barriers import ARRIVE_SHIFT, arrive, release_barriers
 from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.accounting import warp_to
@@ -23,16 +23,21 @@ from gpusim.engine.sm.dispatch import eval_slot
 
 @compiled_only
 def release_block_barriers(ts, sm, bslot_local, cycle):
-    """Release the block's barriers that are now complete; released warps resume after the barrier latency."""
+    """Complete the block's barriers that now are (semantics/barriers.py); released warps resume after the
+    barrier latency."""
     prm = ts.prm
     wpb = prm[T.TP_WPB]
     first = sm * prm[T.TP_SLOTS] + bslot_local * wpb
     waiting = 0
+    pending = 0
     for w in range(first, first + wpb):
         if ts.w_bar[w]:
             waiting += 1
             ts.w_wake[w] = -1          # marks "was waiting"
+        pending |= ts.w_bar_id[w] >> ARRIVE_SHIFT
     if waiting == 0:
+        if pending != 0:               # bar.arrives alone may complete a barrier nobody waits at
+            release_barriers(ts.w_bar, ts.w_bar_id, ts.w_bar_count, ts.w_done, first, wpb)
         return
     release_barriers(ts.w_bar, ts.w_bar_id, ts.w_bar_count, ts.w_done, first, wpb)
     for w in range(first, first + wpb):
@@ -51,11 +56,9 @@ def release_block_barriers(ts, sm, bslot_local, cycle):
 
 @compiled_only
 def arrive_at_barrier(ts, m, w, sm, cycle):
-    """Warp ``w`` issued a barrier instruction (its id and count are in ``m.mem_req``): it waits, and
-    its arrival may complete the barrier."""
-    ts.w_bar[w] = 1
-    ts.w_bar_id[w] = m.mem_req[S.MR_BAR_ID]
-    ts.w_bar_count[w] = m.mem_req[S.MR_BAR_COUNT]
+    """Warp ``w`` issued a barrier instruction (its id and count are in ``m.mem_req``): it waits (a bar.arrive
+    goes on: semantics/barriers.arrive), and its arrival may complete the barrier."""
+    arrive(ts.w_bar, ts.w_bar_id, ts.w_bar_count, w, m.mem_req[S.MR_BAR_ID], m.mem_req[S.MR_BAR_COUNT])
     release_block_barriers(ts, sm, (w - sm * ts.prm[T.TP_SLOTS]) // ts.prm[T.TP_WPB], cycle)
 
 

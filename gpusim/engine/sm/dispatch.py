@@ -64,6 +64,8 @@ def dispatch_block(ts, m, sm, bslot_local, block, cycle, age):
         ts.w_reason[w] = ST.DISPATCH_STALL
         ts.w_age[w] = age + wi
         ts.w_bar[w] = 0
+        ts.w_bar_id[w] = 0          # no bar.arrive pending from the block before
+        ts.w_bar_count[w] = 0
         ts.w_mem_pending[w] = 0
         ts.w_exiting[w] = 0
         ts.w_group[w] = 1

@@ -58,3 +58,21 @@ extern "C" __global__ void tma_store_2d(const __grid_constant__ CUtensorMap map,
         asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
     }
 }
+
+// The clock cycles a cp.async.bulk.wait_group.read 0 (read = 1) or wait_group 0 (read = 0) takes after one TMA
+// store of the 2D box at (0, 0) from `rows` x 128 bytes of shared memory: out[0].
+extern "C" __global__ void tma_store_wait(const __grid_constant__ CUtensorMap map, long long* out, int read) {
+    __shared__ alignas(1024) uint8_t box[16384];
+    for (int i = threadIdx.x; i < 16384 / 4; i += blockDim.x) reinterpret_cast<uint32_t*>(box)[i] = i;
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n"
+                     :: "l"(reinterpret_cast<uint64_t>(&map)), "r"(0), "r"(0), "r"(smem(box)) : "memory");
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+        const long long start = clock64();
+        if (read) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+        else asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+        out[0] = clock64() - start;
+    }
+}
