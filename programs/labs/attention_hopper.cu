@@ -26,9 +26,10 @@
 // TMA's 128-byte swizzle writes row r of a box at r * 128 bytes from the 1024-aligned buffer with its 16-byte
 // chunk c at chunk c ^ (r % 8): the layout both descriptor kinds read (PTX ISA, "Matrix Descriptor Format").
 //
-// Simplifications against FlashAttention-3: no intra-warpgroup overlap of the softmax with the next tile's
-// Q K^T and no ping-pong scheduling of the two consumers by named barriers (the two warpgroups overlap only as
-// their warps happen to be scheduled); no FP8 path.
+// Within a consumer the tiles are pipelined as in FlashAttention-3: tile t + 1's S = Q K^T is issued before tile
+// t's O += P V, and its softmax runs while P V is on the tensor cores (two register sets of P; O is rescaled
+// after P V completes). Simplifications against FlashAttention-3: no ping-pong scheduling of the two consumers
+// by named barriers (the two warpgroups overlap as their warps happen to be scheduled); no FP8 path.
 #include <cstdint>
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -140,35 +141,65 @@ __device__ __forceinline__ void mask_future(float (&s)[64], int row0) {
 
 // The online softmax of one tile of scores: the new running max m (log2 units: scores times scale log2(e)), the
 // scores replaced by 2^(scale log2(e) s - m), the running sum l (this thread's columns; the row's 4 threads are
-// summed at the end) and O rescaled by 2^(m_old - m_new) (0 on the first tile, m_old = -inf)
-__device__ __forceinline__ void online_softmax(float (&s)[64], float (&o)[32], float (&m)[2], float (&l)[2],
+// summed at the end) and the factor 2^(m_old - m_new) by which O must be rescaled (0 on the first tile, m_old =
+// -inf). The max and the sum are trees (8 partial maxima, 4 partial sums) rather than chains of 32 dependent
+// instructions; O is not touched here, because the previous tile's P V may still be accumulating into it.
+__device__ __forceinline__ void online_softmax(float (&s)[64], float (&m)[2], float (&l)[2], float (&rescale)[2],
                                                float scale_log2) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        float tile_max = -INFINITY;
+        float part[8];
 #pragma unroll
-        for (int j = 0; j < 16; ++j) tile_max = fmaxf(tile_max, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+        for (int j = 0; j < 8; ++j) {
+            part[j] = fmaxf(fmaxf(s[8 * j + 2 * h], s[8 * j + 2 * h + 1]),
+                            fmaxf(s[8 * j + 4 + 2 * h], s[8 * j + 4 + 2 * h + 1]));
+        }
+        float tile_max = fmaxf(fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3])),
+                               fmaxf(fmaxf(part[4], part[5]), fmaxf(part[6], part[7])));
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));   // the 4 threads of a row
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
         const float new_max = fmaxf(m[h], tile_max * scale_log2);
-        const float rescale = exp2_approx(m[h] - new_max);
+        rescale[h] = exp2_approx(m[h] - new_max);
         m[h] = new_max;
-        float sum = 0.0f;
+        float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
                 s[4 * j + 2 * h + e] = exp2_approx(fmaf(s[4 * j + 2 * h + e], scale_log2, -new_max));
-                sum += s[4 * j + 2 * h + e];
+                sum[(2 * j + e) % 4] += s[4 * j + 2 * h + e];
             }
         }
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            o[4 * j + 2 * h] *= rescale;
-            o[4 * j + 2 * h + 1] *= rescale;
-        }
-        l[h] = l[h] * rescale + sum;
+        l[h] = l[h] * rescale[h] + ((sum[0] + sum[1]) + (sum[2] + sum[3]));
     }
+}
+
+// P as fp16 wgmma A fragments: k-step kk (keys 16 kk .. 16 kk + 15) is S registers 8 kk .. 8 kk + 7, two per
+// register (register j: row g + 8 (j % 2), keys 16 kk + 8 (j / 2) + 2 t, + 1)
+__device__ __forceinline__ void to_fragments(const float (&s)[64], uint32_t (&p)[BN / 16][4]) {
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) p[kk][j] = pack_half2(s[8 * kk + 2 * j], s[8 * kk + 2 * j + 1]);
+    }
+}
+
+// S = Q K^T for the K tile at k_tile: 4 wgmmas (k-steps of 16 dims, + 32 bytes each), one commit group
+__device__ __forceinline__ void issue_scores(float (&s)[64], uint64_t dq, uint32_t k_tile) {
+    const uint64_t dk = desc_k_major(k_tile);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) wgmma_s(s, dq + 2 * kk, dk + 2 * kk, kk);
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+// O += P V for the V tile at v_tile: 8 wgmmas (k-steps of 16 keys, + 2048 bytes each), one commit group
+__device__ __forceinline__ void issue_pv(float (&o)[32], const uint32_t (&p)[BN / 16][4], uint32_t v_tile) {
+    const uint64_t dv = desc_mn_major(v_tile);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) wgmma_o(o, p[kk], dv + kk * ((16 * 128) >> 4));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
 __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
@@ -252,34 +283,54 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
     float o[32], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int i = 0; i < 32; ++i) o[i] = 0.0f;
+    // FlashAttention-3's intra-warpgroup pipelining: while tile t's P V runs on the tensor cores, tile t + 1's
+    // S = Q K^T (issued before it) is waited for and its softmax computed; O is rescaled only once P V is done
+    float sc[64], rescale[2];
+    uint32_t p[BN / 16][4];
     mbar_wait(q_full, 0);
-    for (int t = 0; t < tiles; ++t) {
-        const int s = t % STAGES;
-        const uint32_t phase = (t / STAGES) & 1, buf = stages + s * STAGE_BYTES;
-        mbar_wait(k_full + 8 * s, phase);
-        float sc[64];
-        const uint64_t dk = desc_k_major(buf);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    mbar_wait(k_full, 0);
+    issue_scores(sc, dq, stages);
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    if (causal && q_index == 0) mask_future(sc, warp_row);
+    online_softmax(sc, m, l, rescale, scale_log2);
+    to_fragments(sc, p);
+    // One pipelined step: tile t's P V with P in `cur`, tile t + 1's S and softmax into `next`. The loop is unrolled
+    // by two so that the two P register sets swap roles without a copy: a copy into `cur` while P V still reads it
+    // would make ptxas serialize the wgmmas (a wgmma's A registers may not be written before it completes).
+    auto step = [&](int t, uint32_t (&cur)[BN / 16][4], uint32_t (&next)[BN / 16][4]) {
+        const int s = t % STAGES, s_next = (t + 1) % STAGES;
+        mbar_wait(k_full + 8 * s_next, ((t + 1) / STAGES) & 1);
+        issue_scores(sc, dq, stages + s_next * STAGE_BYTES);
+        mbar_wait(v_full + 8 * s, (t / STAGES) & 1);
+        issue_pv(o, cur, stages + s * STAGE_BYTES + TILE_BYTES);
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");       // S of tile t + 1 is done
+        if (causal && t + 1 == q_index) mask_future(sc, warp_row);
+        online_softmax(sc, m, l, rescale, scale_log2);
+        to_fragments(sc, next);
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");       // P V of tile t is done
+        if ((threadIdx.x & 127) == 0) mbar_arrive(empty + 8 * s);            // K and V of stage s are free
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) wgmma_s(sc, dq + 2 * kk, dk + 2 * kk, kk);   // + 32 bytes per k-step
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        if (causal && t == q_index) mask_future(sc, warp_row);
-        online_softmax(sc, o, m, l, scale_log2);
-        uint32_t p[BN / 16][4];   // k-step kk (keys 16 kk ..): S registers 8 kk .. 8 kk + 7, two per register
+        for (int j = 0; j < 8; ++j) {
 #pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk) {
-#pragma unroll
-            for (int j = 0; j < 4; ++j) p[kk][j] = pack_half2(sc[8 * kk + 2 * j], sc[8 * kk + 2 * j + 1]);
+            for (int r = 0; r < 4; ++r) o[4 * j + r] *= rescale[r / 2];
         }
-        mbar_wait(v_full + 8 * s, phase);
-        const uint64_t dv = desc_mn_major(buf + TILE_BYTES);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk) wgmma_o(o, p[kk], dv + kk * ((16 * 128) >> 4));   // + 16 keys
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    };
+    auto finish = [&](int t, const uint32_t (&cur)[BN / 16][4]) {        // the last tile's P V alone
+        mbar_wait(v_full + 8 * (t % STAGES), (t / STAGES) & 1);
+        issue_pv(o, cur, stages + (t % STAGES) * STAGE_BYTES + TILE_BYTES);
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        if ((threadIdx.x & 127) == 0) mbar_arrive(empty + 8 * s);    // K and V of stage s are free
+    };
+    uint32_t p_other[BN / 16][4];
+    int t = 0;
+    for (; t + 2 < tiles; t += 2) {
+        step(t, p, p_other);
+        step(t + 1, p_other, p);
+    }
+    if (t + 1 < tiles) {
+        step(t, p, p_other);
+        finish(t + 1, p_other);
+    } else {
+        finish(t, p);
     }
     store_output(o, l, q_half, &tmO, q_row + consumer * 64, head, consumer);
 }
