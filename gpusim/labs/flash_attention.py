@@ -207,7 +207,8 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     points = [measure_length(gpu, n, heads or heads_for(n, sms), roofs, causal)
               for n in progress_items(lengths, NAME, progress)]
     values = {"config": cfg.name, "sms": sms, "lengths": tuple(lengths), "causal": causal, "ridge": ridge,
-              "mma_sync_flops": roofs.peak_flops[PRECISION], "points": points}
+              "mma_sync_flops": roofs.peak_flops[PRECISION], "dense_flops": roofs.peak_flops[DENSE],
+              "points": points}
     table = format_table(
         ["n", "heads", "kernel", "DRAM MB", "analytic MB", "time us", "TFLOP/s", "% of mma.sync", "% of dense",
          "DRAM %",
