@@ -60,7 +60,7 @@ EX2_RELATIVE_ERROR = 2.0 ** -22  # ex2.approx.f32, PTX ISA: maximum relative err
 HOPPER_TILE_BYTES = HOPPER_ROWS * HEAD_DIM * F16_BYTES      # a Q, K or V tile of 128 rows
 HOPPER_SHARED = (HOPPER_TILE_BYTES * (1 + 2 * HOPPER_STAGES)   # Q, then K and V per stage
                  + 1024                                        # the 128-byte swizzle's 1024-byte alignment
-                 + 8 * (1 + 3 * HOPPER_STAGES))                # mbarriers: Q full, K full, V full, empty per stage
+                 + 8 * (3 + 4 * HOPPER_STAGES))   # mbarriers: Q full, 2 turns; K, V full and empty per stage
 
 
 def pairs(n: int, causal: bool = False) -> int:

@@ -38,11 +38,13 @@
 #define BM 128                         // Q rows per CTA
 #define BN 128                         // keys per K / V tile
 #define THREADS 384
+#ifndef STAGES
 #define STAGES 2
+#endif
 #define Q_BYTES (BM * D * 2)           // 16 KB
 #define TILE_BYTES (BN * D * 2)        // 16 KB: one K or V tile
 #define STAGE_BYTES (2 * TILE_BYTES)
-#define BARRIERS (1 + 3 * STAGES)      // q_full, k_full[STAGES], v_full[STAGES], empty[STAGES]
+#define BARRIERS (3 + 4 * STAGES)      // q_full, turn[2], then k_full, v_full, k_empty, v_empty [STAGES] each
 #define SMEM_BYTES (Q_BYTES + STAGES * STAGE_BYTES + 1024 + BARRIERS * 8)
 #define LOG2E 1.4426950408889634f
 
@@ -161,14 +163,24 @@ __device__ __forceinline__ void online_softmax(float (&s)[64], float (&m)[2], fl
         const float new_max = fmaxf(m[h], tile_max * scale_log2);
         rescale[h] = exp2_approx(m[h] - new_max);
         m[h] = new_max;
+        // in groups of 8 scores: 8 FFMAs, then 8 ex2 (in flight together), then their 8 additions, written in
+        // that order because a scheduler that keeps the source order (as under register pressure) would
+        // otherwise wait out each ex2's latency before the next score
         float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-        for (int j = 0; j < 16; ++j) {
+        for (int g = 0; g < 4; ++g) {
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                s[4 * j + 2 * h + e] = exp2_approx(fmaf(s[4 * j + 2 * h + e], scale_log2, -new_max));
-                sum[(2 * j + e) % 4] += s[4 * j + 2 * h + e];
+            for (int i = 0; i < 8; ++i) {
+                float& x = s[4 * (4 * g + i / 2) + 2 * h + i % 2];
+                x = fmaf(x, scale_log2, -new_max);
             }
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                float& x = s[4 * (4 * g + i / 2) + 2 * h + i % 2];
+                x = exp2_approx(x);
+            }
+#pragma unroll
+            for (int i = 0; i < 8; ++i) sum[i % 4] += s[4 * (4 * g + i / 2) + 2 * h + i % 2];
         }
         l[h] = l[h] * rescale[h] + ((sum[0] + sum[1]) + (sum[2] + sum[3]));
     }
@@ -200,6 +212,21 @@ __device__ __forceinline__ void issue_pv(float (&o)[32], const uint32_t (&p)[BN 
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) wgmma_o(o, p[kk], dv + kk * ((16 * 128) >> 4));
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+// FlashAttention-3's ping-pong scheduling of the two consumers: they take turns issuing their wgmmas, so that one
+// warpgroup's softmax runs while the other's products occupy the tensor cores. Consumer c's turns are the phases
+// of mbarrier `turn + 8 c` (4 arrivals: lane 0 of each warp of the other consumer, once that warp has issued its
+// batch of wgmmas); its k-th turn (k = 0, 1, ...) is phase k, parity k & 1. FlashAttention-3 uses named barriers
+// (bar.sync by the waiting warpgroup, bar.arrive by the other) for this; gpusim's timing model makes bar.arrive
+// wait for the barrier like bar.sync (notes-fa3.md), which would serialise the two warpgroups, so the turns are
+// mbarriers here, whose arrive does not wait.
+__device__ __forceinline__ void take_turn(uint32_t turn, int consumer, int k) {
+    mbar_wait(turn + 8 * consumer, k & 1);
+}
+
+__device__ __forceinline__ void pass_turn(uint32_t turn, int consumer) {
+    if ((threadIdx.x & 31) == 0) mbar_arrive(turn + 8 * (1 - consumer));
 }
 
 __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
@@ -240,7 +267,8 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
     const uint32_t q_buf = (smem_addr(smem_raw) + 1023) & ~1023u;   // the swizzle repeats every 1024 bytes
     const uint32_t stages = q_buf + Q_BYTES;                        // stage s: K tile, then V tile
     const uint32_t q_full = stages + STAGES * STAGE_BYTES;
-    const uint32_t k_full = q_full + 8, v_full = k_full + 8 * STAGES, empty = v_full + 8 * STAGES;
+    const uint32_t turn = q_full + 8, k_full = turn + 16, v_full = k_full + 8 * STAGES;
+    const uint32_t k_empty = v_full + 8 * STAGES, v_empty = k_empty + 8 * STAGES;
     const int head = blockIdx.y;
     // causal: the last Q tiles have the most key tiles, so they go first (the grid runs in blockIdx order)
     const int q_index = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
@@ -249,10 +277,13 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
     const int wg = threadIdx.x / 128;
     if (threadIdx.x == 0) {
         mbar_init(q_full, 1);
+        mbar_init(turn, 4);                                         // lane 0 of each warp of the other consumer
+        mbar_init(turn + 8, 4);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(k_full + 8 * s, 1);
             mbar_init(v_full + 8 * s, 1);
-            mbar_init(empty + 8 * s, 2);                            // one arrival per consumer warpgroup
+            mbar_init(k_empty + 8 * s, 2);                          // one arrival per consumer warpgroup
+            mbar_init(v_empty + 8 * s, 2);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -265,9 +296,11 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
             for (int t = 0; t < tiles; ++t) {
                 const int s = t % STAGES;
                 const uint32_t buf = stages + s * STAGE_BYTES;
-                if (t >= STAGES) mbar_wait(empty + 8 * s, ((t / STAGES) - 1) & 1);
+                const uint32_t parity = ((t / STAGES) - 1) & 1;        // tile t - STAGES's release
+                if (t >= STAGES) mbar_wait(k_empty + 8 * s, parity);
                 mbar_expect_tx(k_full + 8 * s, TILE_BYTES);
                 tma_load_3d(buf, &tmK, t * BN, head, k_full + 8 * s);
+                if (t >= STAGES) mbar_wait(v_empty + 8 * s, parity);
                 mbar_expect_tx(v_full + 8 * s, TILE_BYTES);
                 tma_load_3d(buf + TILE_BYTES, &tmV, t * BN, head, v_full + 8 * s);
             }
@@ -287,10 +320,16 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
     // S = Q K^T (issued before it) is waited for and its softmax computed; O is rescaled only once P V is done
     float sc[64], rescale[2];
     uint32_t p[BN / 16][4];
+    // The turns: consumer 0 goes first (consumer 1 passes it the first turn); each passes the turn after issuing
+    // each batch of wgmmas except consumer 1 after its last, so each barrier sees as many arrivals as waits
+    if (consumer == 1) pass_turn(turn, 1);
     mbar_wait(q_full, 0);
     mbar_wait(k_full, 0);
+    take_turn(turn, consumer, 0);
     issue_scores(sc, dq, stages);
+    pass_turn(turn, consumer);
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    if ((threadIdx.x & 127) == 0) mbar_arrive(k_empty);                   // K of tile 0 is read
     if (causal && q_index == 0) mask_future(sc, warp_row);
     online_softmax(sc, m, l, rescale, scale_log2);
     to_fragments(sc, p);
@@ -300,15 +339,18 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
     auto step = [&](int t, uint32_t (&cur)[BN / 16][4], uint32_t (&next)[BN / 16][4]) {
         const int s = t % STAGES, s_next = (t + 1) % STAGES;
         mbar_wait(k_full + 8 * s_next, ((t + 1) / STAGES) & 1);
-        issue_scores(sc, dq, stages + s_next * STAGE_BYTES);
         mbar_wait(v_full + 8 * s, (t / STAGES) & 1);
+        take_turn(turn, consumer, t + 1);
+        issue_scores(sc, dq, stages + s_next * STAGE_BYTES);
         issue_pv(o, cur, stages + s * STAGE_BYTES + TILE_BYTES);
+        pass_turn(turn, consumer);
         asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");       // S of tile t + 1 is done
+        if ((threadIdx.x & 127) == 0) mbar_arrive(k_empty + 8 * s_next);     // and its K tile is free
         if (causal && t + 1 == q_index) mask_future(sc, warp_row);
         online_softmax(sc, m, l, rescale, scale_log2);
         to_fragments(sc, next);
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");       // P V of tile t is done
-        if ((threadIdx.x & 127) == 0) mbar_arrive(empty + 8 * s);            // K and V of stage s are free
+        if ((threadIdx.x & 127) == 0) mbar_arrive(v_empty + 8 * s);          // V of stage s is free
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
 #pragma unroll
@@ -317,7 +359,9 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
     };
     auto finish = [&](int t, const uint32_t (&cur)[BN / 16][4]) {        // the last tile's P V alone
         mbar_wait(v_full + 8 * (t % STAGES), (t / STAGES) & 1);
+        take_turn(turn, consumer, t + 1);
         issue_pv(o, cur, stages + (t % STAGES) * STAGE_BYTES + TILE_BYTES);
+        if (consumer == 0) pass_turn(turn, consumer);
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     };
     uint32_t p_other[BN / 16][4];
