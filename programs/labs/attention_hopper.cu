@@ -4,12 +4,13 @@
 // accumulators, fp16 O; causal != 0 masks each row's future keys. n must be a multiple of 128.
 //
 // Grid (n / 128, heads), 384 threads, SMEM_BYTES of dynamic shared memory. A CTA computes the 128 rows of O of one
-// Q tile. Warpgroup 0 is the producer (setmaxnreg.dec 24): one elected thread loads the Q tile once with TMA
-// (cp.async.bulk.tensor.3d, box {64, 128, 1}) and streams the head's K and V tiles of BN = 128 keys through
-// STAGES = 2 buffers, each tile on its own "full" mbarrier (arrive.expect_tx with its 16 KB; the TMA's bytes
-// complete the transaction) so that S = Q K^T can start before V has landed; a buffer is refilled after both
-// consumers arrived on its "empty" mbarrier. Warpgroups 1 and 2 are the consumers (setmaxnreg.inc 240), 64 Q rows
-// each. Per key tile:
+// Q tile (causal: the last Q tiles, which have the most key tiles, first). Warpgroup 0 is the producer
+// (setmaxnreg.dec 24): one thread loads the Q tile once with TMA (cp.async.bulk.tensor.3d, box {64, 128, 1}) and
+// streams the head's K and V tiles of BN = 128 keys through STAGES = 2 buffers. Each tile has its own "full"
+// mbarrier (arrive.expect_tx with its 16 KB; the TMA's bytes complete the transaction), so that S = Q K^T can
+// start before V has landed, and its own "empty" mbarrier (both consumers arrive), so that a K buffer is refilled
+// as soon as its S is computed, before the P V of the same tile is done. Warpgroups 1 and 2 are the consumers
+// (setmaxnreg.inc 240), 64 Q rows each. Per key tile:
 //   S = Q K^T   : 4 wgmma.mma_async m64n128k16, A (Q) and B (K) from shared memory through 128-byte-swizzle
 //                 K-major descriptors (K is keys x dims: the B operand's K dimension, dims, is contiguous);
 //   softmax     : in registers, the running row max m and sum l in log2 units (scale * log2(e) folded into the
@@ -26,10 +27,12 @@
 // TMA's 128-byte swizzle writes row r of a box at r * 128 bytes from the 1024-aligned buffer with its 16-byte
 // chunk c at chunk c ^ (r % 8): the layout both descriptor kinds read (PTX ISA, "Matrix Descriptor Format").
 //
-// Within a consumer the tiles are pipelined as in FlashAttention-3: tile t + 1's S = Q K^T is issued before tile
-// t's O += P V, and its softmax runs while P V is on the tensor cores (two register sets of P; O is rescaled
-// after P V completes). Simplifications against FlashAttention-3: no ping-pong scheduling of the two consumers
-// by named barriers (the two warpgroups overlap as their warps happen to be scheduled); no FP8 path.
+// FlashAttention-3's two overlaps: within a consumer, tile t + 1's S = Q K^T is issued before tile t's O += P V
+// and its softmax runs while P V is on the tensor cores (two register sets of P; O is rescaled after P V
+// completes); between the consumers, ping-pong turns (take_turn / pass_turn) make one issue its wgmmas while the
+// other computes its softmax. Simplifications against FlashAttention-3: not persistent (one CTA per Q tile, so
+// each CTA's first Q and K loads are not overlapped with a previous tile's work), the turns are mbarriers rather
+// than named barriers (see take_turn), no FP8 path.
 #include <cstdint>
 #include <cuda.h>
 #include <cuda_fp16.h>
