@@ -45,6 +45,7 @@ from gpusim.analytic.models import roofline
 from gpusim.labs.attention import (
     FLASH_ROWS,
     FUSED_KERNEL,
+    HEAD_DIM,
     HOPPER_KERNEL,
     Attention,
     analytic_bytes,
@@ -172,10 +173,10 @@ def _lesson(points: list[dict], cfg: Any, sms: int, ridge: float, causal: bool) 
         f"tensor pipe {fused['tensor_pct']:.0f}% busy, {fused['pct_of_mma_sync']:.0f}% of the mma.sync rate). "
         f"Fused against naive on {sms} SMs of {cfg.name}: {per_length}. Both outputs match numpy within the "
         f"rounding bound (max error {max(p['fused_error'] for p in points):.1e} fused, "
-        f"{max(p['naive_error'] for p in points):.1e} naive)." + _hopper_lesson(points))
+        f"{max(p['naive_error'] for p in points):.1e} naive)." + _hopper_lesson(points, cfg))
 
 
-def _hopper_lesson(points: list[dict]) -> str:
+def _hopper_lesson(points: list[dict], cfg: Any) -> str:
     if "hopper" not in points[-1]:
         return " This GPU has no wgmma, so FlashAttention-3's Hopper kernel is not run."
     last = points[-1]
@@ -183,15 +184,18 @@ def _hopper_lesson(points: list[dict]) -> str:
     per_length = "; ".join(
         f"n = {p['n']}: {p['hopper']['flops_per_s'] / 1e12:.2f} TFLOP/s, {p['hopper_vs_fused']:.2f}x the "
         f"mma.sync kernel's speed" for p in points)
+    # one exponential per (query, key) pair against 4 d tensor FLOPs: their time ratio at the SM's two rates
+    exp_vs_mma = cfg.tensor_flops_per_cycle_per_sm / (4 * HEAD_DIM * cfg.sfu_lanes_per_sm)
     return (
         f" FlashAttention-3's Hopper kernel moves the same bytes ({100 * last['hopper_bytes_ratio']:.1f}% of "
-        f"naive's at n = {last['n']}) with a TMA producer warpgroup and wgmma consumers: {per_length}; at "
-        f"n = {last['n']} it reaches {hopper['pct_of_dense']:.0f}% of the dense tensor peak with the tensor pipe "
-        f"{hopper['tensor_pct']:.0f}% busy, limited by {hopper['limiter']} ({hopper['verdict']}): each "
-        f"warpgroup waits for its S before the softmax and for its O before the next tile, and the softmax's "
-        f"exponentials are as many per tile as the products' FLOPs / 256 (d = 64), so without FlashAttention-3's "
-        f"overlap of one tile's softmax with the next tile's wgmma the two warpgroups only partly hide each other "
-        f"(max error {max(p['hopper_error'] for p in points):.1e}).")
+        f"naive's at n = {last['n']}) with a TMA producer warpgroup and two wgmma consumer warpgroups that "
+        f"overlap one tile's softmax with the next tile's products and take turns on the tensor cores: "
+        f"{per_length}; at n = {last['n']} it reaches {hopper['pct_of_dense']:.0f}% of the dense tensor peak "
+        f"(tensor pipe {hopper['tensor_pct']:.0f}% busy), {hopper['verdict']} ({hopper['limiter']}). At d = "
+        f"{HEAD_DIM} the softmax's one exponential per {4 * HEAD_DIM} tensor FLOPs takes {exp_vs_mma:.1f}x the "
+        f"products' time on {cfg.sfu_lanes_per_sm} special-function lanes against "
+        f"{cfg.tensor_flops_per_cycle_per_sm} tensor FLOP per cycle per SM, which is why FlashAttention-3 "
+        f"hides one behind the other (max error {max(p['hopper_error'] for p in points):.1e}).")
 
 
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 4,
