@@ -7,8 +7,9 @@ One attention per head: O = softmax(scale Q K^T) V with Q, K, V, O of ``n`` x ``
 (n x n per head) to memory (``attn_scores``), reads them back to write fp16 probabilities P (``attn_softmax``)
 and reads P to compute O (``attn_pv``); the fused kernel (``attn_flash``) keeps each 128 x 64 tile of S and P
 in registers and reads K and V once per 128-row Q tile, from L2 after the first. The Hopper kernel
-(``attn_flash3``, on GPUs with wgmma) does the same work with FlashAttention-3's machinery: a producer warpgroup
-loads Q once and 128-key tiles of K and V by TMA through a two-stage mbarrier pipeline, two consumer warpgroups
+(``attn_flash3``, on GPUs with wgmma) does the same work with FlashAttention-3's machinery: persistent blocks (one
+per SM) loop over the (head, Q tile) pairs; a producer warpgroup loads each Q tile once and 128-key tiles of K and V
+by TMA through a two-stage mbarrier pipeline, two consumer warpgroups
 compute S = Q K^T and O += P V with wgmma (P from registers, V from shared memory as an MN-major operand) and
 the online softmax in between, and O leaves by a TMA store.
 
@@ -50,7 +51,7 @@ FUSED_KERNEL = "attn_flash"
 HOPPER_PROGRAM = LAB_PROGRAMS_DIR / "attention_hopper.ptx"
 HOPPER_KERNEL = "attn_flash3"
 HOPPER_THREADS = 384        # a producer warpgroup and two consumer warpgroups
-HOPPER_ROWS = 128           # its Q tile (and its K / V tiles: 128 keys)
+HOPPER_ROWS = 128           # its Q tile (and its K / V tiles: 128 keys); one work item of its persistent blocks
 HOPPER_STAGES = 2
 F16_BYTES, F32_BYTES = 2, 4
 FLOPS_PER_MAC = 2
@@ -58,9 +59,9 @@ F16_UNIT_ROUNDOFF = 2.0 ** -11
 F32_UNIT_ROUNDOFF = 2.0 ** -24
 EX2_RELATIVE_ERROR = 2.0 ** -22  # ex2.approx.f32, PTX ISA: maximum relative error 2^-22 over its range
 HOPPER_TILE_BYTES = HOPPER_ROWS * HEAD_DIM * F16_BYTES      # a Q, K or V tile of 128 rows
-HOPPER_SHARED = (HOPPER_TILE_BYTES * (1 + 2 * HOPPER_STAGES)   # Q, then K and V per stage
+HOPPER_SHARED = (HOPPER_TILE_BYTES * (3 + 2 * HOPPER_STAGES)   # 2 Q buffers, O's staging, then K and V per stage
                  + 1024                                        # the 128-byte swizzle's 1024-byte alignment
-                 + 8 * (3 + 4 * HOPPER_STAGES))   # mbarriers: Q full, 2 turns; K, V full and empty per stage
+                 + 8 * (6 + 4 * HOPPER_STAGES))   # mbarriers: Q full, empty x 2, 2 turns; K, V full, empty per stage
 
 
 def pairs(n: int, causal: bool = False) -> int:
@@ -223,7 +224,9 @@ class Attention:
         box = [HEAD_DIM, HOPPER_ROWS, 1]
         maps = [self.gpu.tensor_map(array, box=box, swizzle=128) for array in self.inputs]
         maps.append(self.gpu.tensor_map(out, box=[HEAD_DIM, HOPPER_ROWS // 2, 1], swizzle=128))
-        run = self._launch(HOPPER_KERNEL, (self.n // HOPPER_ROWS, self.heads), HOPPER_THREADS,
-                           [*maps, np.int32(self.n), np.float32(self.scale), np.int32(self.causal)],
+        items = self.n // HOPPER_ROWS * self.heads     # (head, Q tile) pairs; persistent: one block per SM
+        run = self._launch(HOPPER_KERNEL, (min(items, self.gpu.config.sms),), HOPPER_THREADS,
+                           [*maps, np.int32(self.n), np.int32(self.heads), np.float32(self.scale),
+                            np.int32(self.causal)],
                            module=self.hopper_module, shared_bytes=HOPPER_SHARED, timing=timing)
         return run, self._output(out)

@@ -13,10 +13,11 @@ of ``sms`` SMs:
   registers as the A operand of O += P V. It moves Q, K, V and O once, 8 n d bytes per head: n / 2 FLOP per
   byte, so at n = 1024 already right of the ridge;
 * **fused (wgmma+TMA)**: ``attn_flash3`` (on GPUs with wgmma: h100-sxm, the default, has it), FlashAttention-3's
-  structure: one block of 384 threads per (head, 128-row Q tile); a producer warpgroup loads Q once and 128-key
-  tiles of K and V by TMA into 128-byte-swizzled buffers through a two-stage mbarrier pipeline; two consumer
-  warpgroups (64 Q rows each) compute S = Q K^T with wgmma (both operands in shared memory), the online softmax
-  in registers, and O += P V with wgmma (P from registers, V as an MN-major shared operand); O leaves by a TMA
+  structure: persistent blocks of 384 threads (one per SM) looping over the (head, 128-row Q tile) pairs; a
+  producer warpgroup loads each Q tile once and 128-key tiles of K and V by TMA into 128-byte-swizzled buffers
+  through a two-stage mbarrier pipeline; two consumer warpgroups (64 Q rows each) compute S = Q K^T with wgmma
+  (both operands in shared memory), the online softmax in registers, and O += P V with wgmma (P from registers, V
+  as an MN-major shared operand), one tile's softmax overlapping the next tile's products; O leaves by a TMA
   store. The same bytes as the fused kernel (Q, K, V and O once); its compute roof is the dense tensor peak,
   which wgmma reaches and mma.sync does not.
 

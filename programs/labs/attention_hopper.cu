@@ -3,10 +3,11 @@
 // Q K^T) V for one head of dimension 64 per blockIdx.y, fp16 Q, K, V (as [heads][n][64] row-major), fp32
 // accumulators, fp16 O; causal != 0 masks each row's future keys. n must be a multiple of 128.
 //
-// Grid (n / 128, heads), 384 threads, SMEM_BYTES of dynamic shared memory. A CTA computes the 128 rows of O of one
-// Q tile (causal: the last Q tiles, which have the most key tiles, first). Warpgroup 0 is the producer
-// (setmaxnreg.dec 24): one thread loads the Q tile once with TMA (cp.async.bulk.tensor.3d, box {64, 128, 1}) and
-// streams the head's K and V tiles of BN = 128 keys through STAGES = 2 buffers. Each tile has its own "full"
+// Grid (min(heads x n / 128, SMs)), persistent: block b computes the (head, 128-row Q tile) work items b, b +
+// gridDim.x, ... (causal: the Q tiles with the most key tiles first); 384 threads, SMEM_BYTES of dynamic shared
+// memory. Warpgroup 0 is the producer (setmaxnreg.dec 24): one thread loads each item's Q tile with TMA
+// (cp.async.bulk.tensor.3d, box {64, 128, 1}) into one of two Q buffers and streams the head's K and V tiles of
+// BN = 128 keys through STAGES = 2 buffers, running ahead into the next item. Each tile has its own "full"
 // mbarrier (arrive.expect_tx with its 16 KB; the TMA's bytes complete the transaction), so that S = Q K^T can
 // start before V has landed, and its own "empty" mbarrier (both consumers arrive), so that a K buffer is refilled
 // as soon as its S is computed, before the P V of the same tile is done. Warpgroups 1 and 2 are the consumers
@@ -22,17 +23,16 @@
 //                 row-major, so B (K = keys, N = dims) is MN-major: imm-trans-b = 1 with a 128-byte-swizzle
 //                 descriptor whose stride-dimension offset (SBO) is 1024 bytes, the next 8 keys, and whose
 //                 start moves 16 keys (2048 bytes) per k-step.
-// At the end each consumer divides its rows by l, writes them as fp16 in the 128-byte-swizzled layout over its
-// half of the (now idle) Q buffer and one thread stores them with a TMA tensor store (box {64, 64, 1}).
+// At the end of an item each consumer divides its rows by l, writes them as fp16 in the 128-byte-swizzled layout
+// into its half of a staging buffer and one thread stores them with a TMA tensor store (box {64, 64, 1}).
 // TMA's 128-byte swizzle writes row r of a box at r * 128 bytes from the 1024-aligned buffer with its 16-byte
 // chunk c at chunk c ^ (r % 8): the layout both descriptor kinds read (PTX ISA, "Matrix Descriptor Format").
 //
 // FlashAttention-3's two overlaps: within a consumer, tile t + 1's S = Q K^T is issued before tile t's O += P V
 // and its softmax runs while P V is on the tensor cores (two register sets of P; O is rescaled after P V
 // completes); between the consumers, ping-pong turns (take_turn / pass_turn) make one issue its wgmmas while the
-// other computes its softmax. Simplifications against FlashAttention-3: not persistent (one CTA per Q tile, so
-// each CTA's first Q and K loads are not overlapped with a previous tile's work), the turns are mbarriers rather
-// than named barriers (see take_turn), no FP8 path.
+// other computes its softmax. Simplifications against FlashAttention-3: a static round-robin of the work items
+// (no tile scheduler), the turns are mbarriers rather than named barriers (see take_turn), no FP8 path.
 #include <cstdint>
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -47,8 +47,8 @@
 #define Q_BYTES (BM * D * 2)           // 16 KB
 #define TILE_BYTES (BN * D * 2)        // 16 KB: one K or V tile
 #define STAGE_BYTES (2 * TILE_BYTES)
-#define BARRIERS (3 + 4 * STAGES)      // q_full, turn[2], then k_full, v_full, k_empty, v_empty [STAGES] each
-#define SMEM_BYTES (Q_BYTES + STAGES * STAGE_BYTES + 1024 + BARRIERS * 8)
+#define BARRIERS (6 + 4 * STAGES)      // q_full[2], q_empty[2], turn[2], k_full, v_full, k_empty, v_empty [STAGES]
+#define SMEM_BYTES (3 * Q_BYTES + STAGES * STAGE_BYTES + 1024 + BARRIERS * 8)   // 2 Q, O staging, stages
 #define LOG2E 1.4426950408889634f
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -237,10 +237,13 @@ __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
 }
 
 // This warpgroup's 64 rows of O / l as fp16 in the 128-byte-swizzled layout at `out` (row r at r * 128 bytes, its
-// 16-byte chunk c at chunk c ^ (r % 8): what the O tensor map's swizzle expects), then one TMA store of the box
+// 16-byte chunk c at chunk c ^ (r % 8): what the O tensor map's swizzle expects), then one TMA store of the box.
+// The store is not waited for here: the next store_output (and the kernel's end) waits until it has read `out`.
 __device__ __forceinline__ void store_output(const float (&o)[32], float (&l)[2], uint32_t out,
                                              const CUtensorMap* map, int row, int head, int consumer) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, q = (threadIdx.x / 32) & 3;
+    if ((threadIdx.x & 127) == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    asm volatile("bar.sync %0, 128;\n" :: "r"(1 + consumer) : "memory");   // the previous store has read `out`
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
@@ -257,127 +260,165 @@ __device__ __forceinline__ void store_output(const float (&o)[32], float (&l)[2]
     asm volatile("bar.sync %0, 128;\n" :: "r"(1 + consumer) : "memory");   // this warpgroup's 4 warps
     if ((threadIdx.x & 127) == 0) {
         tma_store_3d(map, row, head, out);
-        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");   // the buffer is read before exiting
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");   // waited for before `out` is rewritten
+    }
+}
+
+// Work item `item` of the heads x (n / 128) (head, Q tile) pairs: non-causal in order; causal the Q tiles with the
+// most key tiles first (all heads' last Q tiles, then their second-to-last, ...)
+__device__ __forceinline__ void decode_item(int item, int q_tiles, int heads, int causal, int& head, int& q_index) {
+    if (causal) {
+        q_index = q_tiles - 1 - item / heads;
+        head = item % heads;
+    } else {
+        head = item / q_tiles;
+        q_index = item % q_tiles;
     }
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-            const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO, int n, float scale,
-            int causal) {
+            const __grid_constant__ CUtensorMap tmV, const __grid_constant__ CUtensorMap tmO, int n, int heads,
+            float scale, int causal) {
     extern __shared__ uint8_t smem_raw[];
-    const uint32_t q_buf = (smem_addr(smem_raw) + 1023) & ~1023u;   // the swizzle repeats every 1024 bytes
-    const uint32_t stages = q_buf + Q_BYTES;                        // stage s: K tile, then V tile
-    const uint32_t q_full = stages + STAGES * STAGE_BYTES;
-    const uint32_t turn = q_full + 8, k_full = turn + 16, v_full = k_full + 8 * STAGES;
+    const uint32_t q_bufs = (smem_addr(smem_raw) + 1023) & ~1023u;  // the swizzle repeats every 1024 bytes
+    const uint32_t o_buf = q_bufs + 2 * Q_BYTES;                    // 2 Q buffers, then O's staging
+    const uint32_t stages = o_buf + Q_BYTES;                        // stage s: K tile, then V tile
+    const uint32_t q_full = stages + STAGES * STAGE_BYTES, q_empty = q_full + 16;   // one per Q buffer
+    const uint32_t turn = q_empty + 16, k_full = turn + 16, v_full = k_full + 8 * STAGES;
     const uint32_t k_empty = v_full + 8 * STAGES, v_empty = k_empty + 8 * STAGES;
-    const int head = blockIdx.y;
-    // causal: the last Q tiles have the most key tiles, so they go first (the grid runs in blockIdx order)
-    const int q_index = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-    const int q_row = q_index * BM;
-    const int tiles = causal ? q_index + 1 : n / BN;   // causal: the key tiles up to the diagonal one (BN = BM)
+    const int q_tiles = n / BM, items = heads * q_tiles;
     const int wg = threadIdx.x / 128;
     if (threadIdx.x == 0) {
-        mbar_init(q_full, 1);
+        for (int b = 0; b < 2; ++b) {
+            mbar_init(q_full + 8 * b, 1);
+            mbar_init(q_empty + 8 * b, 2);                          // one arrival per consumer warpgroup
+        }
         mbar_init(turn, 4);                                         // lane 0 of each warp of the other consumer
         mbar_init(turn + 8, 4);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(k_full + 8 * s, 1);
             mbar_init(v_full + 8 * s, 1);
-            mbar_init(k_empty + 8 * s, 2);                          // one arrival per consumer warpgroup
+            mbar_init(k_empty + 8 * s, 2);
             mbar_init(v_empty + 8 * s, 2);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+    // Persistent, as FlashAttention-3: block b computes work items b, b + gridDim.x, ...; the producer runs ahead
+    // into the next item (its Q into the other of two Q buffers, its K and V through the same stages), so a new Q
+    // tile's first loads overlap the previous one's last tiles. Item `round` of the block uses Q buffer round % 2
+    // (phase round / 2); key tiles are counted over the block's items (g): stage g % STAGES, phase g / STAGES.
     if (wg == 0) {                                                  // producer
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x == 0) {
-            mbar_expect_tx(q_full, Q_BYTES);
-            tma_load_3d(q_buf, &tmQ, q_row, head, q_full);
-            for (int t = 0; t < tiles; ++t) {
-                const int s = t % STAGES;
-                const uint32_t buf = stages + s * STAGE_BYTES;
-                const uint32_t parity = ((t / STAGES) - 1) & 1;        // tile t - STAGES's release
-                if (t >= STAGES) mbar_wait(k_empty + 8 * s, parity);
-                mbar_expect_tx(k_full + 8 * s, TILE_BYTES);
-                tma_load_3d(buf, &tmK, t * BN, head, k_full + 8 * s);
-                if (t >= STAGES) mbar_wait(v_empty + 8 * s, parity);
-                mbar_expect_tx(v_full + 8 * s, TILE_BYTES);
-                tma_load_3d(buf + TILE_BYTES, &tmV, t * BN, head, v_full + 8 * s);
+            int g = 0, round = 0;
+            for (int item = blockIdx.x; item < items; item += gridDim.x, ++round) {
+                int head, q_index;
+                decode_item(item, q_tiles, heads, causal, head, q_index);
+                const int tiles = causal ? q_index + 1 : n / BN;   // causal: up to the diagonal tile (BN = BM)
+                const int qb = round & 1;
+                if (round >= 2) mbar_wait(q_empty + 8 * qb, ((round / 2) - 1) & 1);   // item round - 2 is done
+                mbar_expect_tx(q_full + 8 * qb, Q_BYTES);
+                tma_load_3d(q_bufs + qb * Q_BYTES, &tmQ, q_index * BM, head, q_full + 8 * qb);
+                for (int t = 0; t < tiles; ++t, ++g) {
+                    const int s = g % STAGES;
+                    const uint32_t buf = stages + s * STAGE_BYTES;
+                    const uint32_t parity = ((g / STAGES) - 1) & 1;    // tile g - STAGES's release
+                    if (g >= STAGES) mbar_wait(k_empty + 8 * s, parity);
+                    mbar_expect_tx(k_full + 8 * s, TILE_BYTES);
+                    tma_load_3d(buf, &tmK, t * BN, head, k_full + 8 * s);
+                    if (g >= STAGES) mbar_wait(v_empty + 8 * s, parity);
+                    mbar_expect_tx(v_full + 8 * s, TILE_BYTES);
+                    tma_load_3d(buf + TILE_BYTES, &tmV, t * BN, head, v_full + 8 * s);
+                }
             }
         }
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");         // consumers
     const int consumer = wg - 1;
-    const uint32_t q_half = q_buf + consumer * 64 * 128;            // this warpgroup's 64 rows of Q
-    const uint64_t dq = desc_k_major(q_half);
     const int warp_row = consumer * 64 + ((threadIdx.x / 32) & 3) * 16;   // this warp's first row in the tile
     const float scale_log2 = scale * LOG2E;
-    float o[32], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int i = 0; i < 32; ++i) o[i] = 0.0f;
-    // FlashAttention-3's intra-warpgroup pipelining: while tile t's P V runs on the tensor cores, tile t + 1's
-    // S = Q K^T (issued before it) is waited for and its softmax computed; O is rescaled only once P V is done
-    float sc[64], rescale[2];
-    uint32_t p[BN / 16][4];
-    // The turns: consumer 0 goes first (consumer 1 passes it the first turn); each passes the turn after issuing
-    // each batch of wgmmas except consumer 1 after its last, so each barrier sees as many arrivals as waits
+    const bool leader = (threadIdx.x & 127) == 0;                   // arrives for its warpgroup
+    // The turns: consumer 0 goes first (consumer 1 passes it the first turn); each takes a turn for each batch of
+    // wgmmas it issues (k counts them) and passes it on after issuing (consumer 1's last pass completes a phase
+    // nobody waits for)
+    int k = 0, g = 0, round = 0;
     if (consumer == 1) pass_turn(turn, 1);
-    mbar_wait(q_full, 0);
-    mbar_wait(k_full, 0);
-    take_turn(turn, consumer, 0);
-    issue_scores(sc, dq, stages);
-    pass_turn(turn, consumer);
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    if ((threadIdx.x & 127) == 0) mbar_arrive(k_empty);                   // K of tile 0 is read
-    if (causal && q_index == 0) mask_future(sc, warp_row);
-    online_softmax(sc, m, l, rescale, scale_log2);
-    to_fragments(sc, p);
-    // One pipelined step: tile t's P V with P in `cur`, tile t + 1's S and softmax into `next`. The loop is unrolled
-    // by two so that the two P register sets swap roles without a copy: a copy into `cur` while P V still reads it
-    // would make ptxas serialize the wgmmas (a wgmma's A registers may not be written before it completes).
-    auto step = [&](int t, uint32_t (&cur)[BN / 16][4], uint32_t (&next)[BN / 16][4]) {
-        const int s = t % STAGES, s_next = (t + 1) % STAGES;
-        mbar_wait(k_full + 8 * s_next, ((t + 1) / STAGES) & 1);
-        mbar_wait(v_full + 8 * s, (t / STAGES) & 1);
-        take_turn(turn, consumer, t + 1);
-        issue_scores(sc, dq, stages + s_next * STAGE_BYTES);
-        issue_pv(o, cur, stages + s * STAGE_BYTES + TILE_BYTES);
+    for (int item = blockIdx.x; item < items; item += gridDim.x, ++round) {
+        int head, q_index;
+        decode_item(item, q_tiles, heads, causal, head, q_index);
+        const int tiles = causal ? q_index + 1 : n / BN;
+        const int g0 = g;                                           // this item's first key tile, counted over items
+        const int qb = round & 1;
+        const uint64_t dq = desc_k_major(q_bufs + qb * Q_BYTES + consumer * 64 * 128);   // its 64 rows of Q
+        float o[32], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int i = 0; i < 32; ++i) o[i] = 0.0f;
+        // FlashAttention-3's intra-warpgroup pipelining: while tile t's P V runs on the tensor cores, tile t + 1's
+        // S = Q K^T (issued before it) is waited for and its softmax computed; O is rescaled once P V is done
+        float sc[64], rescale[2];
+        uint32_t p[BN / 16][4];
+        mbar_wait(q_full + 8 * qb, (round / 2) & 1);
+        mbar_wait(k_full + 8 * (g0 % STAGES), (g0 / STAGES) & 1);
+        take_turn(turn, consumer, k++);
+        issue_scores(sc, dq, stages + (g0 % STAGES) * STAGE_BYTES);
         pass_turn(turn, consumer);
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");       // S of tile t + 1 is done
-        if ((threadIdx.x & 127) == 0) mbar_arrive(k_empty + 8 * s_next);     // and its K tile is free
-        if (causal && t + 1 == q_index) mask_future(sc, warp_row);
-        online_softmax(sc, m, l, rescale, scale_log2);
-        to_fragments(sc, next);
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");       // P V of tile t is done
-        if ((threadIdx.x & 127) == 0) mbar_arrive(v_empty + 8 * s);          // V of stage s is free
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-#pragma unroll
-            for (int r = 0; r < 4; ++r) o[4 * j + r] *= rescale[r / 2];
-        }
-    };
-    auto finish = [&](int t, const uint32_t (&cur)[BN / 16][4]) {        // the last tile's P V alone
-        mbar_wait(v_full + 8 * (t % STAGES), (t / STAGES) & 1);
-        take_turn(turn, consumer, t + 1);
-        issue_pv(o, cur, stages + (t % STAGES) * STAGE_BYTES + TILE_BYTES);
-        if (consumer == 0) pass_turn(turn, consumer);
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    };
-    uint32_t p_other[BN / 16][4];
-    int t = 0;
-    for (; t + 2 < tiles; t += 2) {
-        step(t, p, p_other);
-        step(t + 1, p_other, p);
+        if (leader) mbar_arrive(k_empty + 8 * (g0 % STAGES));      // K of the first tile is read
+        if (leader && tiles == 1) mbar_arrive(q_empty + 8 * qb);             // and so is Q, when it was the only tile
+        if (causal && q_index == 0) mask_future(sc, warp_row);
+        online_softmax(sc, m, l, rescale, scale_log2);
+        to_fragments(sc, p);
+        // One pipelined step: tile t's P V with P in `cur`, tile t + 1's S and softmax into `next`. Unrolled by two
+        // so that the two P register sets swap roles without a copy: a copy into `cur` while P V still reads it
+        // would make ptxas serialize the wgmmas (a wgmma's A registers may not be written before it completes).
+        auto step = [&](int t, uint32_t (&cur)[BN / 16][4], uint32_t (&next)[BN / 16][4]) {
+            const int s = (g0 + t) % STAGES, s_next = (g0 + t + 1) % STAGES;
+            mbar_wait(k_full + 8 * s_next, ((g0 + t + 1) / STAGES) & 1);
+            mbar_wait(v_full + 8 * s, ((g0 + t) / STAGES) & 1);
+            take_turn(turn, consumer, k++);
+            issue_scores(sc, dq, stages + s_next * STAGE_BYTES);
+            issue_pv(o, cur, stages + s * STAGE_BYTES + TILE_BYTES);
+            pass_turn(turn, consumer);
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");   // S of tile t + 1 is done
+            if (leader) mbar_arrive(k_empty + 8 * s_next);                  // and its K tile is free
+            if (leader && t + 2 == tiles) mbar_arrive(q_empty + 8 * qb);            // the item's last S: Q is free
+            if (causal && t + 1 == q_index) mask_future(sc, warp_row);
+            online_softmax(sc, m, l, rescale, scale_log2);
+            to_fragments(sc, next);
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");   // P V of tile t is done
+            if (leader) mbar_arrive(v_empty + 8 * s);                       // V of stage s is free
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+#pragma unroll
+                for (int r = 0; r < 4; ++r) o[4 * j + r] *= rescale[r / 2];
+            }
+        };
+        auto finish = [&](int t, const uint32_t (&cur)[BN / 16][4]) {    // the last tile's P V alone
+            const int s = (g0 + t) % STAGES;
+            mbar_wait(v_full + 8 * s, ((g0 + t) / STAGES) & 1);
+            take_turn(turn, consumer, k++);
+            issue_pv(o, cur, stages + s * STAGE_BYTES + TILE_BYTES);
+            pass_turn(turn, consumer);
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            if (leader) mbar_arrive(v_empty + 8 * s);
+        };
+        uint32_t p_other[BN / 16][4];
+        int t = 0;
+        for (; t + 2 < tiles; t += 2) {
+            step(t, p, p_other);
+            step(t + 1, p_other, p);
+        }
+        if (t + 1 < tiles) {
+            step(t, p, p_other);
+            finish(t + 1, p_other);
+        } else {
+            finish(t, p);
+        }
+        g = g0 + tiles;
+        store_output(o, l, o_buf + consumer * 64 * 128, &tmO, q_index * BM + consumer * 64, head, consumer);
     }
-    if (t + 1 < tiles) {
-        step(t, p, p_other);
-        finish(t + 1, p_other);
-    } else {
-        finish(t, p);
-    }
-    store_output(o, l, q_half, &tmO, q_row + consumer * 64, head, consumer);
+    if ((threadIdx.x & 127) == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");   // before exit
 }
