@@ -29,7 +29,9 @@ def test_matches_numpy_within_fp16_rounding(timing, heads, n, causal):
     """P rounded to fp16 (u = 2^-11) once and O rounded to fp16 once bound the error by about 2 u max|v|; the
     fp32 sums (n terms) and scores add n 2^-24 max|v| and less: 4 u max|v| + n 2^-24 max|v| leaves room for both.
     n = 384 is 3 key tiles: an odd count (the two-way unrolled loop's tail) and a stage reused (its mbarriers'
-    phase flips); causal masks the diagonal tile and skips the ones past it."""
+    phase flips); causal masks the diagonal tile and skips the ones past it. The persistent grid has one block per
+    SM (2 here) for 3 to 6 (head, Q tile) items, so a block computes several, and its Q buffers, stages and
+    turns carry over from one to the next."""
     attention = Attention(GPU("h100-sxm", sms=2), n, heads, seed=3, causal=causal)
     expected = _numpy_attention(attention.q, attention.k, attention.v, causal)
     v_max = float(np.abs(attention.v.astype(np.float64)).max())
