@@ -3,8 +3,8 @@
 // Q K^T) V for one head of dimension 64 per blockIdx.y, fp16 Q, K, V (as [heads][n][64] row-major), fp32
 // accumulators, fp16 O; causal != 0 masks each row's future keys. n must be a multiple of 128.
 //
-// Grid (min(heads x n / 128, SMs)), persistent: block b computes the (head, 128-row Q tile) work items b, b +
-// gridDim.x, ... (causal: the Q tiles with the most key tiles first); 384 threads, SMEM_BYTES of dynamic shared
+// Grid (min(heads x n / 128, SMs)), persistent: each block computes one (head, 128-row Q tile) work item per
+// round of gridDim.x items (item_of; causal: the Q tiles with the most key tiles first); 384 threads, SMEM_BYTES of dynamic shared
 // memory. Warpgroup 0 is the producer (setmaxnreg.dec 24): one thread loads each item's Q tile with TMA
 // (cp.async.bulk.tensor.3d, box {64, 128, 1}) into one of two Q buffers and streams the head's K and V tiles of
 // BN = 128 keys through STAGES = 2 buffers, running ahead into the next item. Each tile has its own "full"
@@ -264,6 +264,14 @@ __device__ __forceinline__ void store_output(const float (&o)[32], float (&l)[2]
     }
 }
 
+// The block's work item of round `round` (-1: none left): rounds of gridDim.x items, the blocks taking them in
+// order in even rounds and in reverse in odd ones, which evens out the blocks' work when the items' costs fall
+// (causal: items in order of decreasing key tiles)
+__device__ __forceinline__ int item_of(int round, int items) {
+    const int item = round * gridDim.x + ((round & 1) ? gridDim.x - 1 - blockIdx.x : blockIdx.x);
+    return item < items ? item : -1;
+}
+
 // Work item `item` of the heads x (n / 128) (head, Q tile) pairs: non-causal in order; causal the Q tiles with the
 // most key tiles first (all heads' last Q tiles, then their second-to-last, ...)
 __device__ __forceinline__ void decode_item(int item, int q_tiles, int heads, int causal, int& head, int& q_index) {
@@ -305,7 +313,7 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
-    // Persistent, as FlashAttention-3: block b computes work items b, b + gridDim.x, ...; the producer runs ahead
+    // Persistent, as FlashAttention-3: a block computes one work item per round (item_of); the producer runs ahead
     // into the next item (its Q into the other of two Q buffers, its K and V through the same stages), so a new Q
     // tile's first loads overlap the previous one's last tiles. Item `round` of the block uses Q buffer round % 2
     // (phase round / 2); key tiles are counted over the block's items (g): stage g % STAGES, phase g / STAGES.
@@ -313,7 +321,7 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x == 0) {
             int g = 0, round = 0;
-            for (int item = blockIdx.x; item < items; item += gridDim.x, ++round) {
+            for (int item = item_of(0, items); item >= 0; item = item_of(++round, items)) {
                 int head, q_index;
                 decode_item(item, q_tiles, heads, causal, head, q_index);
                 const int tiles = causal ? q_index + 1 : n / BN;   // causal: up to the diagonal tile (BN = BM)
@@ -346,7 +354,7 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
     // nobody waits for)
     int k = 0, g = 0, round = 0;
     if (consumer == 1) pass_turn(turn, 1);
-    for (int item = blockIdx.x; item < items; item += gridDim.x, ++round) {
+    for (int item = item_of(0, items); item >= 0; item = item_of(++round, items)) {
         int head, q_index;
         decode_item(item, q_tiles, heads, causal, head, q_index);
         const int tiles = causal ? q_index + 1 : n / BN;
