@@ -1,7 +1,8 @@
 // attn_flash3: FlashAttention-3-style fused attention for Hopper (sm_90a), written here from the algorithm of the
 // FlashAttention-3 paper (warp specialisation, TMA, wgmma, the online softmax) and the PTX ISA: O = softmax(scale
-// Q K^T) V for one head of dimension 64 per blockIdx.y, fp16 Q, K, V (as [heads][n][64] row-major), fp32
-// accumulators, fp16 O; causal != 0 masks each row's future keys. n must be a multiple of 128.
+// Q K^T) V per head of dimension 64, fp16 Q, K, V, O (as [heads][n][64] row-major; their tensor maps are 3-D with
+// boxes {64, 128, 1}, O's {64, 64, 1}, 128-byte swizzle), fp32 accumulators; causal != 0 masks each row's future
+// keys. n must be a multiple of 128.
 //
 // Grid (min(heads x n / 128, SMs)), persistent: each block computes one (head, 128-row Q tile) work item per
 // round of gridDim.x items (item_of; causal: the Q tiles with the most key tiles first); 384 threads, SMEM_BYTES of dynamic shared
