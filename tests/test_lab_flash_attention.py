@@ -1,9 +1,9 @@
-"""The flash-attention lab: the naive path (S in fp32 and P in fp16 through DRAM) and the fused FA2-style
-kernel both compute softmax(scale Q K^T) V within fp16 rounding of a numpy float64 reference; the fused kernel
-moves Q, K, V and O once (8 n d bytes per head) against the naive path's 12 n^2 + 8 n d; the tensor FLOPs the
-engine counts are the two products' 4 n^2 d per head. Every expected value is derived here from the shapes, the
-config and numpy, not from a run. The default run is small (1 SM, n = 256 and 512); the lab's own defaults
-(n up to 4096) are under ``-m slow``."""
+"""The flash-attention lab: the naive path (S in fp32 and P in fp16 through DRAM), the fused FA2-style
+kernel and, on h100-sxm, the FA3-style wgmma+TMA kernel all compute softmax(scale Q K^T) V within fp16 rounding
+of a numpy float64 reference; the fused kernels move Q, K, V and O once (8 n d bytes per head) against the naive
+path's 12 n^2 + 8 n d; the tensor FLOPs the engine counts are the two products' 4 n^2 d per head. Every
+expected value is derived here from the shapes, the config and numpy, not from a run. The default run is small
+(1 SM, n = 256 and 512); the lab's own defaults (n up to 4096) are under ``-m slow``."""
 
 import re
 
@@ -19,7 +19,7 @@ from gpusim.labs.attention import Attention, analytic_bytes, check_length, flops
 SMS = 1
 LENGTHS = (256, 512)
 HEAD_DIM = 64
-KERNELS = ("attn_scores", "attn_softmax", "attn_pv", "naive (3 kernels)", "fused")
+KERNELS = ("attn_scores", "attn_softmax", "attn_pv", "naive (3 kernels)", "fused", "fused (wgmma+TMA)")
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +88,7 @@ def test_lab_points_are_correct(result):
     for point in result.values["points"]:
         assert point["correct"]
         assert point["fused_error"] <= point["error_bound"] and point["naive_error"] <= point["error_bound"]
+        assert 0 < point["hopper_error"] <= point["error_bound"]
 
 
 def test_fused_moves_at_most_a_quarter_of_naive_bytes(result):
@@ -97,6 +98,8 @@ def test_fused_moves_at_most_a_quarter_of_naive_bytes(result):
     assert expected_ratio <= 0.25
     assert point["bytes_ratio"] <= 0.25
     assert point["bytes_ratio"] == pytest.approx(expected_ratio, rel=0.1)
+    assert point["hopper_bytes_ratio"] <= 0.25
+    assert point["hopper_bytes_ratio"] == pytest.approx(expected_ratio, rel=0.1)
 
 
 def test_measured_bytes_near_the_analytic_counts(result):
@@ -109,6 +112,8 @@ def test_measured_bytes_near_the_analytic_counts(result):
         assert point["naive"]["dram_bytes"] == pytest.approx(_naive_bytes(n, heads), rel=0.1)
         assert point["kernels"]["attn_softmax"]["dram_bytes"] == pytest.approx(heads * 6 * n * n, rel=0.05)
         assert point["fused"]["analytic_bytes"] == _fused_bytes(n, heads)
+        assert point["hopper"]["dram_bytes"] == pytest.approx(_fused_bytes(n, heads), rel=0.05)
+        assert point["hopper"]["analytic_bytes"] == _fused_bytes(n, heads)
         assert point["naive"]["analytic_bytes"] == _naive_bytes(n, heads)
 
 
@@ -116,6 +121,9 @@ def test_tensor_flops_are_the_two_products(result):
     for point in result.values["points"]:
         work = 4 * point["n"] ** 2 * HEAD_DIM * point["heads"]
         assert point["fused"]["tensor_flops"] == work and point["naive"]["tensor_flops"] == work
+        assert point["hopper"]["tensor_flops"] == work
+        assert point["hopper"]["pct_of_dense"] == pytest.approx(
+            100 * work / point["hopper"]["seconds"] / result.values["dense_flops"])
         assert point["kernels"]["attn_softmax"]["tensor_flops"] == 0
         assert point["fused"]["flops_per_s"] == pytest.approx(work / point["fused"]["seconds"])
 
@@ -132,6 +140,11 @@ def test_roofline_sides_follow_the_intensity(result, config):
         assert point["naive"]["roofline_side"] == "memory"
         assert point["fused"]["roofline_side"] == ("compute" if point["n"] / 2 > ridge else "memory")
         assert point["speedup"] > 1
+    # the wgmma kernel against the dense tensor peak (config.peak_tensor_flops on the slice's SMs)
+    dense_ridge = config.peak_tensor_flops / (config.dram_bandwidth_gbs * 1e9 * config.dram_efficiency)
+    assert dense_ridge > ridge
+    for point in result.values["points"]:
+        assert point["hopper"]["roofline_side"] == ("compute" if point["n"] / 2 > dense_ridge else "memory")
 
 
 def test_heads_fill_the_slice(result):
@@ -152,6 +165,17 @@ def test_table_has_the_rows_it_claims(result):
     for n in LENGTHS:
         assert f"n = {n}: fused / naive DRAM bytes" in result.table
     assert "online softmax" in result.lesson and "wgmma" in result.lesson
+    for n in LENGTHS:
+        assert re.search(rf"n = {n}: .*wgmma\+TMA / naive DRAM bytes", result.table)
+
+
+def test_no_wgmma_row_without_wgmma():
+    """On a GPU without wgmma (A100: wgmma_n8_interval_cycles = 0) the lab has the naive and fused rows only."""
+    assert gpusim.load_config("a100").wgmma_n8_interval_cycles == 0
+    run = flash_attention.run("a100", progress=False, sms=1, lengths=(256,))
+    point = run.values["points"][0]
+    assert "hopper" not in point and point["correct"]
+    assert "wgmma+TMA" not in run.table and "no wgmma" in run.lesson
 
 
 def test_formulas():
@@ -196,3 +220,5 @@ def test_default_run_moves_a_quarter_of_the_bytes_at_4096():
     assert point["fused"]["dram_bytes"] <= 2 * _fused_bytes(4096, point["heads"])
     assert point["naive"]["dram_bytes"] >= _naive_bytes(4096, point["heads"])
     assert point["speedup"] > 1
+    assert point["hopper_bytes_ratio"] <= 0.25
+    assert point["hopper"]["dram_bytes"] <= 2 * _fused_bytes(4096, point["heads"])

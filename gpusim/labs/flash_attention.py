@@ -1,5 +1,6 @@
 """Lab `flash-attention`: attention as three kernels that round-trip the n x n scores through DRAM, against
-one FlashAttention-2-style kernel that keeps them on chip (programs/labs/attention.cu, gpusim.labs.attention).
+one FlashAttention-2-style kernel that keeps them on chip (programs/labs/attention.cu, gpusim.labs.attention)
+and, on GPUs with wgmma, a FlashAttention-3-style one (programs/labs/attention_hopper.cu).
 
 For each sequence length n, ``heads`` heads of dimension 64 (fp16 in, fp32 accumulate, fp16 out) on a slice
 of ``sms`` SMs:
@@ -10,17 +11,28 @@ of ``sms`` SMs:
 * **fused**: ``attn_flash``, one block per (head, 128-row Q tile); K and V tiles double-buffered in shared
   memory by cp.async, S in registers by mma.sync, the online softmax (running max and sum), P re-used in
   registers as the A operand of O += P V. It moves Q, K, V and O once, 8 n d bytes per head: n / 2 FLOP per
-  byte, so at n = 1024 already right of the ridge.
+  byte, so at n = 1024 already right of the ridge;
+* **fused (wgmma+TMA)**: ``attn_flash3`` (on GPUs with wgmma: h100-sxm, the default, has it), FlashAttention-3's
+  structure: persistent blocks of 384 threads (one per SM) looping over the (head, 128-row Q tile) pairs; a
+  producer warpgroup loads each Q tile once and 128-key tiles of K and V by TMA into 128-byte-swizzled buffers
+  through a two-stage mbarrier pipeline; two consumer warpgroups (64 Q rows each) compute S = Q K^T with wgmma
+  (both operands in shared memory), the online softmax in registers, and O += P V with wgmma (P from registers, V
+  as an MN-major shared operand), one tile's softmax overlapping the next tile's products; O leaves by a TMA
+  store. The same bytes as the fused kernel (Q, K, V and O once); its compute roof is the dense tensor peak,
+  which wgmma reaches and mma.sync does not.
 
 The lab reports each kernel's measured DRAM bytes (reads, writes and the write-back of what it left dirty in
 L2), the analytic bytes (gpusim.labs.attention.analytic_bytes), time, achieved TFLOP/s and its share of the
-mma.sync rate, DRAM and tensor-pipe utilization, the side of the roofline it sits on, and the verdict of
-gpusim.observe.report with its limiter; each output is checked against numpy within a derived error bound.
+mma.sync rate and of the dense tensor peak, DRAM and tensor-pipe utilization, the side of the roofline it sits
+on, and the verdict of gpusim.observe.report with its limiter; each output is checked against numpy within a
+derived error bound.
 
 Simplifications: those of gpusim.labs.attention (no causal mask, head dimension 64); the naive kernels are
 timed back to back without launch overhead and each starts with cold caches (so a tail of S left in L2 is not
-reused by the next kernel); the fused kernel is FlashAttention-2's algorithm on mma.sync, not FlashAttention-3's
-wgmma/TMA pipeline, which gpusim does not model yet.
+reused by the next kernel); the wgmma kernel has FlashAttention-3's warp specialisation, TMA pipeline and
+wgmma with P in registers, but not its overlap of one tile's softmax with the next tile's Q K^T inside a
+warpgroup, its ping-pong scheduling of the two warpgroups by named barriers, or its FP8 path; its roofline side
+is judged against the dense tensor peak, the others' against the mma.sync rate.
 """
 
 from __future__ import annotations
@@ -31,7 +43,16 @@ from typing import Any
 import numpy as np
 
 from gpusim.analytic.models import roofline
-from gpusim.labs.attention import FLASH_ROWS, FUSED_KERNEL, Attention, analytic_bytes, kernel_flops
+from gpusim.labs.attention import (
+    FLASH_ROWS,
+    FUSED_KERNEL,
+    HEAD_DIM,
+    HOPPER_KERNEL,
+    Attention,
+    analytic_bytes,
+    has_wgmma,
+    kernel_flops,
+)
 from gpusim.labs.support import LabResult, format_table, progress_items, pyplot, save
 from gpusim.observe.report import verdict
 
@@ -44,6 +65,9 @@ CAUSAL_NOTE = (" Causal: the naive path still computes and moves every score (th
                "useful FLOPs, while the fused kernel skips the key tiles past each Q tile's last row, about half "
                "its work, and starts with the Q tiles that have the most.")
 PRECISION = "mma_sync_fp16"
+DENSE = "tensor_fp16"
+"""The dense tensor peak (wgmma's rate): the wgmma kernel's compute roof."""
+HOPPER_LABEL = "fused (wgmma+TMA)"
 LEVEL = "dram_sustained"
 
 
@@ -55,6 +79,7 @@ def heads_for(n: int, sms: int) -> int:
 def _measure(runs: list, n: int, heads: int, roofs: Any, causal: bool) -> dict:
     """One kernel or a sequence of kernels (summed): bytes, time, rate, utilization, verdict."""
     label = "naive" if len(runs) > 1 else runs[0].name
+    precision = DENSE if label == HOPPER_KERNEL else PRECISION
     work, predicted = kernel_flops(n, heads, causal=causal)[label], analytic_bytes(n, heads)[label]
     seconds = sum(k.run.seconds for k in runs)
     cycles = sum(k.run.cycles for k in runs)
@@ -70,8 +95,9 @@ def _measure(runs: list, n: int, heads: int, roofs: Any, causal: bool) -> dict:
         "kernel": label, "seconds": seconds, "cycles": cycles, "dram_bytes": dram_bytes,
         "analytic_bytes": predicted, "bytes_vs_analytic": dram_bytes / predicted, "flops": work,
         "flops_per_s": achieved, "pct_of_mma_sync": 100.0 * achieved / roofs.peak_flops[PRECISION],
+        "pct_of_dense": 100.0 * achieved / roofs.peak_flops[DENSE],
         "intensity": work / dram_bytes,
-        "roofline_side": roofs.bound(work / dram_bytes, PRECISION, LEVEL) if work else "memory",
+        "roofline_side": roofs.bound(work / dram_bytes, precision, LEVEL) if work else "memory",
         "dram_pct": weighted("dram__throughput.avg.pct_of_peak_sustained_elapsed"),
         "tensor_pct": weighted("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"),
         "tensor_flops": sum(k.run.metrics["gpusim__tensor_flops_src_fp16_dst_fp32.sum"] for k in runs),
@@ -81,7 +107,8 @@ def _measure(runs: list, n: int, heads: int, roofs: Any, causal: bool) -> dict:
 
 
 def measure_length(gpu: Any, n: int, heads: int, roofs: Any, causal: bool = False) -> dict:
-    """Both paths at one length: per-kernel figures, the naive sum, the fused kernel, errors and ratios."""
+    """Every path at one length: per-kernel figures, the naive sum, the fused kernel(s), errors and ratios; the
+    wgmma kernel's ("hopper", "hopper_error", ...) when the GPU has wgmma."""
     attention = Attention(gpu, n, heads, causal=causal)
     expected, bound = attention.expected()
     naive_runs, naive_out = attention.naive()
@@ -92,7 +119,7 @@ def measure_length(gpu: Any, n: int, heads: int, roofs: Any, causal: bool = Fals
     predicted = analytic_bytes(n, heads)
     naive_error = float(np.abs(naive_out - expected).max())
     fused_error = float(np.abs(fused_out - expected).max())
-    return {
+    point = {
         "n": n, "heads": heads, "kernels": kernels, "naive": naive, "fused": fused,
         "bytes_ratio": fused["dram_bytes"] / naive["dram_bytes"],
         "analytic_ratio": predicted[FUSED_KERNEL] / predicted["naive"],
@@ -100,15 +127,28 @@ def measure_length(gpu: Any, n: int, heads: int, roofs: Any, causal: bool = Fals
         "naive_error": naive_error, "fused_error": fused_error, "error_bound": bound,
         "correct": naive_error <= bound and fused_error <= bound,
     }
+    if has_wgmma(gpu.config):
+        hopper_run, hopper_out = attention.fused_hopper()
+        hopper = _measure([hopper_run], n, heads, roofs, causal)
+        hopper_error = float(np.abs(hopper_out - expected).max())
+        point.update({"hopper": hopper, "hopper_error": hopper_error,
+                      "hopper_bytes_ratio": hopper["dram_bytes"] / naive["dram_bytes"],
+                      "hopper_analytic_ratio": predicted[HOPPER_KERNEL] / predicted["naive"],
+                      "hopper_speedup": naive["seconds"] / hopper["seconds"],
+                      "hopper_vs_fused": fused["seconds"] / hopper["seconds"],
+                      "correct": point["correct"] and hopper_error <= bound})
+    return point
 
 
 def _rows(point: dict) -> list[list[object]]:
     rows = []
+    hopper = [(HOPPER_LABEL, point["hopper"])] if "hopper" in point else []
     for label, p in [*point["kernels"].items(), ("naive (3 kernels)", point["naive"]),
-                     ("fused", point["fused"])]:
+                     ("fused", point["fused"]), *hopper]:
         tflops = p["flops_per_s"] / 1e12 if p["flops"] else "-"
         rows.append([point["n"], point["heads"], label, p["dram_bytes"] / 1e6, p["analytic_bytes"] / 1e6,
-                     p["seconds"] * 1e6, tflops, p["pct_of_mma_sync"], p["dram_pct"], p["tensor_pct"],
+                     p["seconds"] * 1e6, tflops, p["pct_of_mma_sync"], p["pct_of_dense"], p["dram_pct"],
+                     p["tensor_pct"],
                      p["roofline_side"], f"{p['verdict']} ({p['limiter']})"])
     return rows
 
@@ -134,8 +174,29 @@ def _lesson(points: list[dict], cfg: Any, sms: int, ridge: float, causal: bool) 
         f"tensor pipe {fused['tensor_pct']:.0f}% busy, {fused['pct_of_mma_sync']:.0f}% of the mma.sync rate). "
         f"Fused against naive on {sms} SMs of {cfg.name}: {per_length}. Both outputs match numpy within the "
         f"rounding bound (max error {max(p['fused_error'] for p in points):.1e} fused, "
-        f"{max(p['naive_error'] for p in points):.1e} naive). FlashAttention-3 goes further on Hopper with "
-        f"wgmma, TMA and warp specialisation, which gpusim does not model yet.")
+        f"{max(p['naive_error'] for p in points):.1e} naive)." + _hopper_lesson(points, cfg))
+
+
+def _hopper_lesson(points: list[dict], cfg: Any) -> str:
+    if "hopper" not in points[-1]:
+        return " This GPU has no wgmma, so FlashAttention-3's Hopper kernel is not run."
+    last = points[-1]
+    hopper = last["hopper"]
+    per_length = "; ".join(
+        f"n = {p['n']}: {p['hopper']['flops_per_s'] / 1e12:.2f} TFLOP/s, {p['hopper_vs_fused']:.2f}x the "
+        f"mma.sync kernel's speed" for p in points)
+    # one exponential per (query, key) pair against 4 d tensor FLOPs: their time ratio at the SM's two rates
+    exp_vs_mma = cfg.tensor_flops_per_cycle_per_sm / (4 * HEAD_DIM * cfg.sfu_lanes_per_sm)
+    return (
+        f" FlashAttention-3's Hopper kernel moves the same bytes ({100 * last['hopper_bytes_ratio']:.1f}% of "
+        f"naive's at n = {last['n']}) with a TMA producer warpgroup and two wgmma consumer warpgroups that "
+        f"overlap one tile's softmax with the next tile's products and take turns on the tensor cores: "
+        f"{per_length}; at n = {last['n']} it reaches {hopper['pct_of_dense']:.0f}% of the dense tensor peak "
+        f"(tensor pipe {hopper['tensor_pct']:.0f}% busy), {hopper['verdict']} ({hopper['limiter']}). At d = "
+        f"{HEAD_DIM} the softmax's one exponential per {4 * HEAD_DIM} tensor FLOPs takes {exp_vs_mma:.1f}x the "
+        f"products' time on {cfg.sfu_lanes_per_sm} special-function lanes against "
+        f"{cfg.tensor_flops_per_cycle_per_sm} tensor FLOP per cycle per SM, which is why FlashAttention-3 "
+        f"hides one behind the other (max error {max(p['hopper_error'] for p in points):.1e}).")
 
 
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 4,
@@ -151,16 +212,21 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     points = [measure_length(gpu, n, heads or heads_for(n, sms), roofs, causal)
               for n in progress_items(lengths, NAME, progress)]
     values = {"config": cfg.name, "sms": sms, "lengths": tuple(lengths), "causal": causal, "ridge": ridge,
-              "mma_sync_flops": roofs.peak_flops[PRECISION], "points": points}
+              "mma_sync_flops": roofs.peak_flops[PRECISION], "dense_flops": roofs.peak_flops[DENSE],
+              "points": points}
     table = format_table(
-        ["n", "heads", "kernel", "DRAM MB", "analytic MB", "time us", "TFLOP/s", "% of mma.sync", "DRAM %",
+        ["n", "heads", "kernel", "DRAM MB", "analytic MB", "time us", "TFLOP/s", "% of mma.sync", "% of dense",
+         "DRAM %",
          "tensor %", "roofline", "report verdict"],
         [row for point in points for row in _rows(point)])
     table += "\n\n" + ("causal: each query weighs the keys up to its own position; TFLOP/s count those pairs\n"
                          if causal else "") + "\n".join(
         f"n = {p['n']}: fused / naive DRAM bytes {p['bytes_ratio']:.4f} (analytic {p['analytic_ratio']:.4f}), "
         f"speedup {p['speedup']:.2f}x, max error naive {p['naive_error']:.1e} fused {p['fused_error']:.1e} "
-        f"(bound {p['error_bound']:.1e})" for p in points)
+        f"(bound {p['error_bound']:.1e})" + (
+            f"; wgmma+TMA / naive DRAM bytes {p['hopper_bytes_ratio']:.4f}, speedup {p['hopper_speedup']:.2f}x "
+            f"({p['hopper_vs_fused']:.2f}x the fused kernel's), max error {p['hopper_error']:.1e}"
+            if "hopper" in p else "") for p in points)
     figures = []
     plt = pyplot()
     if plot_dir is not None and plt is not None:
@@ -174,9 +240,12 @@ def _plot(plt: Any, points: list[dict], plot_dir: str | Path) -> Path:
     positions = np.arange(len(points))
     labels = [str(p["n"]) for p in points]
     for axes, key, scale, unit in ((bytes_axes, "dram_bytes", 1e-6, "DRAM MB"), (time_axes, "seconds", 1e6, "us")):
-        for offset, path in ((-0.2, "naive"), (0.2, "fused")):
-            axes.bar(positions + offset, [p[path][key] * scale for p in points], width=0.4,
-                     label="naive (3 kernels)" if path == "naive" else "fused")
+        paths = [("naive", "naive (3 kernels)"), ("fused", "fused"),
+                 *([("hopper", HOPPER_LABEL)] if "hopper" in points[0] else [])]
+        width = 0.8 / len(paths)
+        for index, (path, label) in enumerate(paths):
+            axes.bar(positions + (index - (len(paths) - 1) / 2) * width, [p[path][key] * scale for p in points],
+                     width=width, label=label)
         axes.set_xticks(positions, labels)
         axes.set_xlabel("sequence length")
         axes.set_ylabel(unit)
