@@ -8,19 +8,10 @@ import pytest
 
 from gpusim.api.gpu import GPU
 from gpusim.errors import LaunchError
-from gpusim.labs.attention import Attention, analytic_bytes
+from gpusim.labs.attention import Attention, analytic_bytes, reference
 
 HEAD_DIM = 64
 TILE = 128                  # attn_flash3's Q tile and K / V tile
-
-
-def _numpy_attention(q, k, v, causal):
-    scores = np.einsum("hqd,hkd->hqk", q.astype(np.float64), k.astype(np.float64)) / np.sqrt(q.shape[-1])
-    if causal:  # key j > query i weighs nothing
-        rows, cols = np.indices(scores.shape[1:])
-        scores[:, cols > rows] = -np.inf
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return (weights / weights.sum(axis=-1, keepdims=True)) @ v.astype(np.float64)
 
 
 @pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
@@ -33,7 +24,7 @@ def test_matches_numpy_within_fp16_rounding(timing, heads, n, causal):
     SM (2 here) for 3 to 6 (head, Q tile) items, so a block computes several, and its Q buffers, stages and
     turns carry over from one to the next."""
     attention = Attention(GPU("h100-sxm", sms=2), n, heads, seed=3, causal=causal)
-    expected = _numpy_attention(attention.q, attention.k, attention.v, causal)
+    expected = reference(attention.q, attention.k, attention.v, 1 / np.sqrt(HEAD_DIM), causal)
     v_max = float(np.abs(attention.v.astype(np.float64)).max())
     _, out = attention.fused_hopper(timing=timing)
     error = np.abs(out - expected).max()

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <cuda.h>
 #include <cuda_fp16.h>
+#include "../hopper_ptx.cuh"
 
 #define D 64                           // head dimension: 128 bytes per fp16 row, one swizzle row
 #define BM 128                         // Q rows per CTA
@@ -52,44 +53,8 @@
 #define SMEM_BYTES (3 * Q_BYTES + STAGES * STAGE_BYTES + 1024 + BARRIERS * 8)   // 2 Q, O staging, stages
 #define LOG2E 1.4426950408889634f
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 128-byte swizzle, K-major: SBO = 1024 bytes (8 rows of 128 bytes), LBO unused (1 by convention), layout type 1
-__device__ __forceinline__ uint64_t desc_k_major(uint32_t addr) {
-    return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32)
-           | (uint64_t(1) << 62);
-}
-
-// 128-byte swizzle, MN-major (B = V with imm-trans-b = 1): the 64 dims of a key are one 128-byte row (N = 64
-// fits one swizzle row, so LBO, the stride between 64-element column blocks, is unused: 1), SBO = 1024 bytes
-// between groups of 8 keys
-__device__ __forceinline__ uint64_t desc_mn_major(uint32_t addr) {
-    return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32)
-           | (uint64_t(1) << 62);
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    uint32_t done = 0;
-    while (!done) {
-        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     " selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    }
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
-}
-
+// the K-major (Q, K) and MN-major (V, with imm-trans-b = 1) operands have the same 128-byte-swizzle descriptor:
+// a key's or a row's 64 elements are one 128-byte swizzle row, SBO = 1024 bytes between groups of 8 (desc_128b)
 // box {64, rows, 1} of a [heads][n][64] tensor at (row, head) into shared memory, completing bytes on bar
 __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int row, int head, uint32_t bar) {
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
@@ -202,7 +167,7 @@ __device__ __forceinline__ void to_fragments(const float (&s)[64], uint32_t (&p)
 
 // S = Q K^T for the K tile at k_tile: 4 wgmmas (k-steps of 16 dims, + 32 bytes each), one commit group
 __device__ __forceinline__ void issue_scores(float (&s)[64], uint64_t dq, uint32_t k_tile) {
-    const uint64_t dk = desc_k_major(k_tile);
+    const uint64_t dk = desc_128b(k_tile);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) wgmma_s(s, dq + 2 * kk, dk + 2 * kk, kk);
@@ -211,7 +176,7 @@ __device__ __forceinline__ void issue_scores(float (&s)[64], uint64_t dq, uint32
 
 // O += P V for the V tile at v_tile: 8 wgmmas (k-steps of 16 keys, + 2048 bytes each), one commit group
 __device__ __forceinline__ void issue_pv(float (&o)[32], const uint32_t (&p)[BN / 16][4], uint32_t v_tile) {
-    const uint64_t dv = desc_mn_major(v_tile);
+    const uint64_t dv = desc_128b(v_tile);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) wgmma_o(o, p[kk], dv + kk * ((16 * 128) >> 4));
@@ -361,7 +326,7 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
         const int tiles = causal ? q_index + 1 : n / BN;
         const int g0 = g;                                           // this item's first key tile, counted over items
         const int qb = round & 1;
-        const uint64_t dq = desc_k_major(q_bufs + qb * Q_BYTES + consumer * 64 * 128);   // its 64 rows of Q
+        const uint64_t dq = desc_128b(q_bufs + qb * Q_BYTES + consumer * 64 * 128);   // its 64 rows of Q
         float o[32], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
 #pragma unroll
         for (int i = 0; i < 32; ++i) o[i] = 0.0f;

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from gpusim.engine.jit import compiled_only
 
-
 ARRIVE_SHIFT = 16
 LOW = (1 << ARRIVE_SHIFT) - 1
 ARRIVE_ONLY = 1 << 32

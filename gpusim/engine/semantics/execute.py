@@ -19,9 +19,9 @@ from gpusim.arch import layout as L
 from gpusim.engine.bits import popcount64
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.barriers import ARRIVE_ONLY
 from gpusim.engine.semantics.alu import alu_eval
 from gpusim.engine.semantics.barrier_reduce import RED_PHASE, barrier_reduce
+from gpusim.engine.semantics.barriers import ARRIVE_ONLY
 from gpusim.engine.semantics.calls import exec_call, exec_return, exec_vprintf
 from gpusim.engine.semantics.cluster_ops import RETRY
 from gpusim.engine.semantics.fastpath import fast_alu
