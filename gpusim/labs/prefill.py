@@ -170,13 +170,13 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
     plt = pyplot()
     if plot_dir is not None and plt is not None:
         figure, axes = plt.subplots(figsize=(7, 3.5))
-        labels = list(phases)
-        positions = np.arange(len(labels))
-        axes.bar(positions - 0.2, [phases[p]["pct_of_mma_sync"] for p in labels], width=0.2,
+        shown = list(phases)
+        positions = np.arange(len(shown))
+        axes.bar(positions - 0.2, [phases[p]["pct_of_mma_sync"] for p in shown], width=0.2,
                  label="% of mma.sync rate")
-        axes.bar(positions, [phases[p]["l2_pct"] for p in labels], width=0.2, label="L2 % of peak")
-        axes.bar(positions + 0.2, [phases[p]["dram_pct"] for p in labels], width=0.2, label="DRAM % of peak")
-        axes.set_xticks(positions, [f"{p}\n({phases[p]['verdict']})" for p in labels])
+        axes.bar(positions, [phases[p]["l2_pct"] for p in shown], width=0.2, label="L2 % of peak")
+        axes.bar(positions + 0.2, [phases[p]["dram_pct"] for p in shown], width=0.2, label="DRAM % of peak")
+        axes.set_xticks(positions, [f"{p}\n({phases[p]['verdict']})" for p in shown])
         axes.set_ylim(0, 105)
         axes.legend()
         figures.append(save(figure, plot_dir, "prefill.png"))
