@@ -260,6 +260,22 @@ def _arrival(m, code, pc, w, mask, counted):
 
 
 @compiled_only
+def _bar_request(m, code, row, pc, w, mask):
+    """bar.sync/bar.arrive for the lanes of ``mask``: the barrier id and count go to the timed model's
+    request; STATUS_BARRIER (the warp arrives), STATUS_OK (no lane does) or STATUS_ERROR."""
+    first = 0
+    while first < 31 and not (mask >> first) & 1:
+        first += 1
+    m.mem_req[S.MR_BAR_ID] = np.int64(read_src(m, row, 0, w, first))
+    m.mem_req[S.MR_BAR_COUNT] = np.int64(read_src(m, row, 1, w, first)) if row[L.F_NSRC] > 1 else 0
+    if row[L.F_AUX] == L.BAR_ARRIVE:      # an arrival that does not wait (semantics/barriers.py)
+        m.mem_req[S.MR_BAR_COUNT] |= ARRIVE_ONLY
+    if mask != 0 and row[L.F_AUX] != L.BAR_ARRIVE and _arrival(m, code, pc, w, mask, row[L.F_NSRC] > 1) < 0:
+        return STATUS_ERROR
+    return STATUS_BARRIER if mask != 0 else STATUS_OK
+
+
+@compiled_only
 def step_warp(m, code, w):
     """Execute the next instruction of warp slot ``w``. Returns a STATUS_* code."""
     sp = m.sp[w]
@@ -299,16 +315,9 @@ def step_warp(m, code, w):
             result, mask = its_bar(m, code, pc, w, mask, real_lanes(m, w))   # the warp's groups meet first
             if result != ITS_GO_ON:
                 return _its_stop(m, result, pc, w)
-        status = STATUS_BARRIER if mask != 0 else STATUS_OK
-        first = 0
-        while first < 31 and not (mask >> first) & 1:
-            first += 1
-        m.mem_req[S.MR_BAR_ID] = np.int64(read_src(m, row, 0, w, first))
-        m.mem_req[S.MR_BAR_COUNT] = np.int64(read_src(m, row, 1, w, first)) if row[L.F_NSRC] > 1 else 0
-        if row[L.F_AUX] == L.BAR_ARRIVE:      # an arrival that does not wait (semantics/barriers.py)
-            m.mem_req[S.MR_BAR_COUNT] |= ARRIVE_ONLY
-        if mask != 0 and row[L.F_AUX] != L.BAR_ARRIVE and _arrival(m, code, pc, w, mask, row[L.F_NSRC] > 1) < 0:
-            return STATUS_ERROR
+        status = _bar_request(m, code, row, pc, w, mask)
+        if status == STATUS_ERROR:
+            return status
     elif op == c.OP_MEMBAR:
         status = STATUS_MEMBAR
     elif op == c.OP_NANOSLEEP:

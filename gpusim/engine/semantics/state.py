@@ -455,9 +455,6 @@ BT_GADDR = 4
 BT_FIELDS = 5
 # <state-layout:bulk-tx end>
 
-def _views(buffer: np.ndarray) -> tuple:
-    return (buffer, buffer.view(np.uint16), buffer.view(np.uint32), buffer.view(np.uint64))
-
 
 MACHINE_BUDGET_BYTES = 4 << 30
 """Host memory the engine state of one launch may take (registers, local and shared memory)."""
@@ -494,7 +491,8 @@ def make_machine(*, warp_slots: int, n_regs: int, stack_depth: int, block_slots:
     printf = np.zeros(padded(printf_bytes), dtype=np.uint8)
     given = {"valid": valid, "launch": launch, "printf8": printf, "printf64": printf.view(np.uint64)}
     for prefix, buffer in (("mem", heap), ("shared", shared), ("local", local), ("param", params)):
-        given.update(zip((f"{prefix}{bits}" for bits in (8, 16, 32, 64)), _views(buffer), strict=True))
+        views = (buffer, *(buffer.view(t) for t in (np.uint16, np.uint32, np.uint64)))
+        given.update(zip((f"{prefix}{bits}" for bits in (8, 16, 32, 64)), views, strict=True))
     dims = {"W": warp_slots, "R": n_regs, "D": stack_depth, "B": block_slots, "S": padded(shared_bytes),
             "LB": padded(local_bytes), "F": padded(printf_bytes), "NI": max(n_inst, 1),
             "RB": block_slots if racing else 1, "RS": padded(shared_bytes) if racing else 1,

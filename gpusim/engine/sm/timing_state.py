@@ -483,9 +483,6 @@ class MemorySystem(NamedTuple):
     counters: np.ndarray               # int64[memsys.N_COUNTERS]
 
 
-MEMORY_SYSTEM_FIELDS = list(MemorySystem._fields)
-
-
 def make_timing_state(*, prm: np.ndarray, isa_table: np.ndarray, pipe_interval: np.ndarray, n_regs: int,
                       n_inst: int, trace_capacity: int = 0) -> TimingState:
     """Allocate the timing state of a launch from ``TIMING_STATE`` (``prm`` gives the geometry)."""
