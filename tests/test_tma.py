@@ -130,12 +130,14 @@ def _nan_bits(itemsize):
     return (1 << (8 * itemsize - 1)) - 1
 
 
-def _run_load(gpu, host, box, coords, swizzle=0, estrides=None, oob_fill="zero", timing=False, shift=0, times=1):
+def _run_load(gpu, host, box, coords, swizzle=0, estrides=None, oob_fill="zero", timing=False, shift=0, times=1,
+              view=None):
     """Load the box ``times`` times (the same arrays: later runs find them in L2); the last run, the box's bytes
-    and the cycles from the copy's issue to the mbarrier wait's end."""
-    rank = host.ndim
+    and the cycles from the copy's issue to the mbarrier wait's end. ``view``: (shape, strides) of the map."""
+    rank = host.ndim if view is None else len(view[0])
     arr = gpu.to_device(host)
-    tmap = gpu.tensor_map(arr, box=box, swizzle=swizzle, element_strides=estrides, oob_fill=oob_fill)
+    window = {} if view is None else {"shape": view[0], "strides": view[1]}
+    tmap = gpu.tensor_map(arr, box=box, swizzle=swizzle, element_strides=estrides, oob_fill=oob_fill, **window)
     nbytes = tmap.box_bytes
     xfer = -(-nbytes // 16) * 16
     io = gpu.zeros(16 + xfer, np.uint8)
@@ -329,6 +331,34 @@ def test_map_validation(kwargs, rule):
     arr = gpu.to_device(np.zeros((16, 64), np.uint16))
     with pytest.raises(TensorMapError, match=rule.replace("[", r"\[").replace("]", r"\]")):
         gpu.tensor_map(arr, **kwargs)
+
+
+@pytest.mark.parametrize("timing", [False, True], ids=["functional", "timed"])
+def test_view_map_reads_a_window_of_a_larger_array(timing):
+    """shape=/strides= (cuTensorMapEncodeTiled's globalDim and globalStrides over part of an allocation, as
+    Triton's TensorDescriptor passes them): a box that crosses the window's edge is filled there, not read
+    from the rest of the row."""
+    host = np.random.default_rng(5).integers(1, 1 << 20, size=(40, 72)).astype(np.float32)
+    gpu = gpusim.GPU(CONFIG, sms=1)
+    _, got, _ = _run_load(gpu, host, [16, 8], [40, 35], timing=timing, view=((40, 48), (72, 1)))
+    expect = _gather(np.ascontiguousarray(host[:, :48]), [16, 8], [40, 35], [1, 1], 0)
+    assert got.tobytes() == expect.tobytes()
+    assert np.count_nonzero(expect) and not np.all(expect)       # both read and filled elements
+
+
+def test_view_map_rules():
+    gpu = gpusim.GPU(CONFIG, sms=1)
+    arr = gpu.to_device(np.zeros((16, 64), np.float32))
+    tmap = gpu.tensor_map(arr, box=[8, 8], shape=(8, 32), strides=(128, 1))      # every other row, half of it
+    assert tmap.dims == (32, 8) and tmap.strides == (512,)
+    with pytest.raises(TensorMapError, match="reaches byte"):
+        gpu.tensor_map(arr, box=[8, 8], shape=(9, 32), strides=(128, 1))
+    with pytest.raises(TensorMapError, match="innermost"):
+        gpu.tensor_map(arr, box=[8, 8], shape=(16, 32), strides=(64, 2))
+    with pytest.raises(TensorMapError, match="strides="):
+        gpu.tensor_map(arr, box=[8, 8], shape=(16, 32))
+    with pytest.raises(TensorMapError, match=r"globalStrides\[0\]"):
+        gpu.tensor_map(arr, box=[8, 8], shape=(4, 32), strides=(66, 1))
 
 
 def test_map_stride_and_alignment_rules():

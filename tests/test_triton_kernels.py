@@ -98,6 +98,75 @@ def test_tensor_core_matmul_runs_on_the_tensor_pipe():
     assert run.metrics["sm__inst_executed_pipe_tensor_op_hmma.sum"] > 0
 
 
+def _executed(run) -> set[str]:
+    return {r.opcode for r in run.source_view().rows if r.warp_inst}
+
+
+@pytest.mark.parametrize("config", ["h100-sxm", "a100"])
+def test_tensor_descriptor_matmul(config):
+    """Triton's host-side TensorDescriptors (over DeviceArrays, edges not multiples of the block): on sm_90
+    the blocks move by TMA (each descriptor a CUtensorMap), on sm_80 Triton lowers them to pointer
+    arithmetic (base, shape, strides and flags as arguments); both match numpy within fp16 output rounding
+    (half an ulp: 2^-11 relative) plus k fp32 roundings of partial sums (inputs in [-1, 1])."""
+    m, n, k = 200, 136, 96
+    a, b = RNG.uniform(-1, 1, (m, k)).astype(np.float16), RNG.uniform(-1, 1, (k, n)).astype(np.float16)
+    run, c = TK.matmul_tma(a, b, gpusim.GPU(config, sms=4))
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.all(np.abs(c - exact) <= 2.0 ** -11 * np.abs(exact) + k * k * 2.0 ** -24)
+    opcodes = _executed(run)
+    assert ("cp.async.bulk.tensor" in opcodes) == (config == "h100-sxm")
+    assert "ld" not in opcodes if config == "h100-sxm" else "ld" in opcodes     # no plain global loads with TMA
+
+
+def test_tensor_descriptor_mistakes():
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    gpu = gpusim.GPU("h100-sxm", sms=1)
+    wide = TensorDescriptor(gpu.zeros((64, 40), np.float16), [64, 48], [40, 1], [64, 32])    # past the array's end
+    b = TensorDescriptor.from_tensor(gpu.zeros((48, 32), np.float16), [32, 32])
+    c = TensorDescriptor.from_tensor(gpu.zeros((64, 32), np.float16), [64, 32])
+    with pytest.raises(gpusim.LaunchError, match="'a_desc'.*reaches byte"):
+        gpusim.triton.launch(TK.matmul_tma_kernel, (1, 1), wide, b, c, 48, gpu=gpu, BLOCK_M=64, BLOCK_N=32,
+                             BLOCK_K=32)
+
+
+def test_bool_argument_is_passed_as_a_byte():
+    @triton.jit
+    def scale_if(x_ptr, flag, n, BLOCK: tl.constexpr):
+        i = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + i, mask=i < n)
+        if flag:
+            x = x * 2
+        tl.store(x_ptr + i, x, mask=i < n)
+
+    for flag in (True, False):
+        x = np.arange(10, dtype=np.float32)
+        gpusim.triton.launch(scale_if, (1,), x, flag, 10, BLOCK=16)
+        assert np.array_equal(x, np.arange(10) * (2 if flag else 1))
+
+
+@pytest.mark.parametrize("config", ["h100-sxm", "a100"])
+@pytest.mark.parametrize("n, causal", [(192, False), (200, True)])
+def test_fused_attention(config, n, causal):
+    """The flash-attention forward pass (online softmax over 64-key blocks, 200 = a partial last block) against
+    float64: P and O are rounded to fp16 (2^-11 of max |v| each: P's rows sum to one), plus n fp32 roundings.
+    Its tensor instructions do exactly the FLOPs of the key blocks each query block visits: 2 x 64 x 64 x d for
+    S and again for P V per block (a 64x64 wgmma per warpgroup, counted once per warp, on sm_90; m16n8k16
+    mma.sync on sm_80)."""
+    heads, d, block = 2, 64, 64
+    q, k, v = (RNG.standard_normal((heads, n, d)).astype(np.float16) for _ in range(3))
+    run, o = TK.attention(q, k, v, causal, gpu=gpusim.GPU(config, sms=4))
+    bound = (2 * 2.0 ** -11 + n * 2.0 ** -23) * np.abs(v).max()
+    assert np.abs(o - TK.attention_reference(q, k, v, causal)).max() <= bound
+    q_blocks = -(-n // block)
+    visits = sum(-(-min(n, (i + 1) * block) // block) if causal else q_blocks for i in range(q_blocks)) * heads
+    if config == "h100-sxm":
+        flops = run.metrics["sm__inst_executed_pipe_tensor_op_gmma.sum"] * 2 * 64 * 64 * 16 / 4
+    else:
+        flops = run.metrics["sm__inst_executed_pipe_tensor_op_hmma.sum"] * 2 * 16 * 8 * 16
+    assert flops == visits * 2 * (2 * block * block * d)
+
+
 def test_missing_features_counts_instructions():
     ptx = "  wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {...};\n" \
           " @%p1 cp.async.bulk.tensor.2d.shared::cluster.global [a], [b];\n" \

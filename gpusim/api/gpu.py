@@ -359,15 +359,18 @@ class GPU:
 
     def tensor_map(self, array: DeviceArray, box: Sequence[int], swizzle: int | str | None = 0,
                    element_strides: Sequence[int] | None = None, oob_fill: str = "zero", dtype: Any = None,
-                   interleave: str = "none") -> TensorMap:
+                   interleave: str = "none", shape: Sequence[int] | None = None,
+                   strides: Sequence[int] | None = None) -> TensorMap:
         """A TMA tensor map over ``array`` (cuTensorMapEncodeTiled): ``box`` and ``element_strides``
         innermost first (the numpy shape reversed), ``swizzle`` 0/32/64/128 bytes (or "none"/"32B"/"64B"/
-        "128B"), ``oob_fill`` "zero" or "nan" (float types). Pass it to a ``.param .b8 NAME[128]``
-        (``const __grid_constant__ CUtensorMap``) parameter. Rules: gpusim.launch.tensor_map."""
+        "128B"), ``oob_fill`` "zero" or "nan" (float types); ``shape``/``strides`` (numpy order, elements)
+        map a strided view from the array's first element instead of the whole array. Pass it to a
+        ``.param .b8 NAME[128]`` (``const __grid_constant__ CUtensorMap``) parameter. Rules:
+        gpusim.launch.tensor_map."""
         from gpusim.launch.tensor_map import make_tensor_map
 
         self._check_usable()
-        tmap = make_tensor_map(array, box, swizzle, element_strides, oob_fill, dtype, interleave)
+        tmap = make_tensor_map(array, box, swizzle, element_strides, oob_fill, dtype, interleave, shape, strides)
         tmap.check_usable(self.heap, "tensor_map")
         return tmap
 

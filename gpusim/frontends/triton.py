@@ -9,9 +9,12 @@ The launch follows Triton's ABI: the non-constexpr arguments in order, then the 
 recent versions append (global and profile scratch, allocated when the kernel asks for them);
 ``num_warps`` warps per program make the block, the compiled kernel's shared memory is its dynamic
 shared memory, and ``grid`` is a tuple or Triton's ``lambda meta: (...)``. Host (numpy) arrays are
-copied to the device and back; DeviceArrays are passed in place.
+copied to the device and back; DeviceArrays are passed in place; a bool is a byte. A host-side
+``TensorDescriptor`` is passed as Triton's CUDA launcher passes it: a CUtensorMap (``GPU.tensor_map`` of the
+compiled box and swizzle over the descriptor's shape and strides), the shape and the strides when the kernel
+copies with TMA, else the base pointer, shape, strides and flags of Triton's lowering.
 
-Triton's tensor-core code for sm_80-sm_89 (``mma.sync``, ``ldmatrix``, ``cp.async``) runs; kernels that
+Triton's tensor-core code (``mma.sync``, ``ldmatrix``, ``cp.async``; ``wgmma`` and TMA on sm_90) runs; kernels that
 need PTX gpusim does not model (the non-tensor bulk prefetch and reduction) end in
 ``UnsupportedPTXError`` naming every such instruction the PTX uses. Simplified: one compiled kernel per
 (function, signature, constants, num_warps, num_stages) in the process; no autotuning (pass the constexprs you want).
@@ -58,7 +61,18 @@ def missing_features(ptx: str) -> dict[str, int]:
     return found
 
 
+def _is_descriptor(value) -> bool:
+    """A host-side tensor descriptor (``triton.tools.tensor_descriptor.TensorDescriptor``), by its fields."""
+    return all(hasattr(value, field) for field in ("base", "shape", "strides", "block_shape", "padding"))
+
+
 def _type_of(name: str, value) -> str:
+    if _is_descriptor(value):       # the launcher's specialisation: element type and block shape
+        if not isinstance(value.base, DeviceArray | np.ndarray):
+            raise LaunchError(f"Triton argument '{name}': a TensorDescriptor's base must be a DeviceArray or a "
+                              f"numpy array, got {type(value.base).__name__}")
+        block = ", ".join(str(int(b)) for b in value.block_shape)
+        return f"tensordesc<{_type_of(name, value.base)[1:]}[{block}]>"
     if isinstance(value, DeviceArray | np.ndarray):
         dtype = np.dtype(value.dtype).name
         if dtype not in _DTYPES:
@@ -152,6 +166,8 @@ def launch(fn, grid, *args, gpu=None, **kwargs):
             continue
         signature[param.name] = kind
         runtime.append((param.name, value, kind))
+        if kind.startswith("tensordesc"):
+            continue
         is_int = kind[0] in "iu" and kind != "i1"
         aligned = kind.startswith("*") or (is_int and int(value) % 16 == 0)
         if aligned and not param.do_not_specialize:
@@ -204,27 +220,65 @@ def _load(gpu, key, ptx: str, name: str):
     return loaded
 
 
+def _on_device(gpu, name: str, value, host: list, temporary: list):
+    """``value`` as a DeviceArray: a host array is copied in (and back after the run, once per array)."""
+    if not isinstance(value, np.ndarray):
+        return value
+    for array, device in host:
+        if array is value:
+            return device
+    if not value.flags.c_contiguous:
+        raise LaunchError(f"Triton argument '{name}': a Triton kernel gets a pointer, so the host "
+                          "array must be C-contiguous (np.ascontiguousarray), strides passed as ints")
+    device = gpu.to_device(value)
+    host.append((value, device))
+    temporary.append(device)
+    return device
+
+
+_SWIZZLE_BYTES = (0, 32, 64, 128)    # CUtensorMapSwizzle: NONE, 32B, 64B, 128B
+
+
+def _descriptor_args(gpu, name: str, desc, base, tma) -> list:
+    """The kernel arguments of a TensorDescriptor, as Triton's CUDA launcher makes them: with TMA metadata
+    (the kernel copies with TMA: sm_90 and later) a CUtensorMap of the compiled box and swizzle, then the
+    shape (i32) and strides (i64); without (a target without TMA lowers the descriptor to pointer
+    arithmetic) the base pointer, shape and strides (i64), the padding and tf32 flags, shape and strides."""
+    shape, strides = [int(d) for d in desc.shape], [int(s) for s in desc.strides]
+    if tma is None:
+        return [base, *shape, *strides, int(desc.padding == "nan"), int(bool(desc.round_f32_to_tf32)), *shape,
+                *strides]
+    if tma.get("is_im2col") or tma.get("fp4_padded"):
+        raise LaunchError(f"Triton argument '{name}': im2col and fp4-padded tensor descriptors are not modelled")
+    try:
+        tmap = gpu.tensor_map(base, box=list(reversed(tma["block_size"])), swizzle=_SWIZZLE_BYTES[tma["swizzle"]],
+                              oob_fill="nan" if desc.padding == "nan" else "zero",
+                              dtype="tf32" if desc.round_f32_to_tf32 else None, shape=shape, strides=strides)
+    except LaunchError as error:
+        raise type(error)(f"Triton argument '{name}': {error}") from None
+    return [tmap, *shape, *strides]
+
+
 def _run(gpu, loaded, meta, grid, runtime: list, launch_options: dict):
     program = loaded.kernel.program
-    n_scratch = len(program.params) - len(runtime)
-    if n_scratch < 0:
-        raise LaunchError(f"Triton kernel '{program.name}': the PTX takes {len(program.params)} parameters "
-                          f"but {len(runtime)} arguments are not constant")
     if isinstance(grid, int | np.integer):
         grid = (int(grid),)
     programs = int(np.prod([int(g) for g in grid])) if len(grid) else 1
     host, values, temporary = [], [], []
+    descriptors = iter(getattr(meta, "tensordesc_meta", None) or ())
     try:
-        for name, value, _ in runtime:
-            if isinstance(value, np.ndarray):
-                if not value.flags.c_contiguous:
-                    raise LaunchError(f"Triton argument '{name}': a Triton kernel gets a pointer, so the host "
-                                      "array must be C-contiguous (np.ascontiguousarray), strides passed as ints")
-                device = gpu.to_device(value)
-                host.append((value, device))
-                temporary.append(device)
-                value = device
-            values.append(value)
+        for name, value, kind in runtime:
+            if kind.startswith("tensordesc"):
+                base = _on_device(gpu, name, value.base, host, temporary)
+                values.extend(_descriptor_args(gpu, name, value, base, next(descriptors, None)))
+                continue
+            if kind == "i1":        # a bool goes to a .u8 parameter as 0 or 1, as Triton's launcher passes it
+                value = int(bool(value))
+            values.append(_on_device(gpu, name, value, host, temporary) if isinstance(value, np.ndarray) else value)
+        n_scratch = len(program.params) - len(values)
+        if n_scratch < 0:
+            raise LaunchError(f"Triton kernel '{program.name}': the PTX takes {len(program.params)} parameters "
+                              f"but {len(values)} arguments are not constant")
         for size_name in ("global_scratch_size", "profile_scratch_size")[:n_scratch]:
             size = int(getattr(meta, size_name, 0) or 0)
             if size:

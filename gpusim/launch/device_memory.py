@@ -22,6 +22,7 @@ the config's ``dram_bytes``.
 from __future__ import annotations
 
 import bisect
+import math
 import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -264,6 +265,14 @@ class DeviceArray:
     def address(self) -> int:
         """The device address (``ptr``), what cudaGetSymbolAddress gives for a module symbol."""
         return self.ptr
+
+    def data_ptr(self) -> int:
+        """The device address, as torch's and CuPy's arrays name it (what Triton's TensorDescriptor reads)."""
+        return self.ptr
+
+    def stride(self) -> tuple[int, ...]:
+        """Strides in elements (C order), as torch's ``Tensor.stride()``: ``TensorDescriptor.from_tensor``."""
+        return tuple(math.prod(self.shape[i + 1:]) for i in range(len(self.shape)))
 
     def set(self, host: np.ndarray) -> None:
         """Write a host array of the same shape and dtype into the device array."""

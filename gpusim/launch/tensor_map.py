@@ -17,6 +17,7 @@ are ``gpusim.arch.tensor_map_layout``'s. See docs/tensor-cores.md, "TMA".
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,10 +127,34 @@ class TensorMap:
             raise TensorMapError(f"{where}: the tensor map's array at {hex_address(self.address)} has been freed")
 
 
+def _view_strides(array: DeviceArray, dims: tuple[int, ...], strides: Any, element: int) -> tuple[int, ...]:
+    """Byte strides of dims 1..rank-1 (innermost first): the array's C-contiguous ones, or ``strides``
+    (numpy order, elements) checked to keep the view inside the array."""
+    if strides is None:
+        if len(dims) != len(array.shape) or math.prod(dims) != array.size:
+            raise TensorMapError(f"shape {list(reversed(dims))} is not the array's {list(array.shape)}: give "
+                                 "strides= too (in elements) for a view of it")
+        return tuple(element * math.prod(dims[:i]) for i in range(1, len(dims)))
+    strides = list(strides) if isinstance(strides, tuple | list) else [strides]
+    given = _ints(strides[::-1], "strides", len(dims))
+    if given[0] != 1:
+        raise TensorMapError(f"strides {list(strides)}: the innermost (last) stride must be 1 element; "
+                             "tensor maps address the innermost dimension contiguously")
+    if any(s < 1 for s in given):
+        raise TensorMapError(f"strides {list(strides)} must be positive")
+    last = element * (1 + sum((d - 1) * s for d, s in zip(dims, given, strict=True)))
+    if last > array.nbytes:
+        raise TensorMapError(f"the view shape {list(reversed(dims))} x strides {list(strides)} reaches byte "
+                             f"{last} of an array of {array.nbytes} bytes")
+    return tuple(element * s for s in given[1:])
+
+
 def make_tensor_map(array: Any, box: Any, swizzle: Any = 0, element_strides: Any = None, oob_fill: str = "zero",
-                    dtype: Any = None, interleave: str = "none") -> TensorMap:
+                    dtype: Any = None, interleave: str = "none", shape: Any = None, strides: Any = None) -> TensorMap:
     """``GPU.tensor_map``: a TensorMap over ``array`` (a C-contiguous DeviceArray) checked as
-    cuTensorMapEncodeTiled checks its arguments (module docstring)."""
+    cuTensorMapEncodeTiled checks its arguments (module docstring). ``shape`` and ``strides`` (numpy order,
+    strides in elements, the last 1) map a strided view that starts at the array's first element, as the
+    driver's globalDim/globalStrides do; the view must lie inside the array."""
     if not isinstance(array, DeviceArray):
         raise TensorMapError(f"tensor_map needs a DeviceArray (gpu.to_device / gpu.empty), got "
                              f"{type(array).__name__}")
@@ -142,21 +167,22 @@ def make_tensor_map(array: Any, box: Any, swizzle: Any = 0, element_strides: Any
     if not 1 <= rank <= TM.MAX_RANK:
         raise TensorMapError(f"tensorRank must be 1..{TM.MAX_RANK}; the array has {rank} dimensions")
     element, is_float, name = _element(array, dtype)
-    dims = tuple(int(d) for d in reversed(array.shape))
+    if shape is not None:
+        shape = list(shape) if isinstance(shape, tuple | list) else [shape]
+        rank = len(shape)
+        if not 1 <= rank <= TM.MAX_RANK:
+            raise TensorMapError(f"tensorRank must be 1..{TM.MAX_RANK}; the shape has {rank} dimensions")
+    dims = _ints(shape[::-1], "shape", rank) if shape is not None else tuple(int(d) for d in reversed(array.shape))
     for i, d in enumerate(dims):
         if not 1 <= d <= TM.MAX_DIM:
             raise TensorMapError(f"globalDim[{i}] = {d}: each global dimension must be non-zero and at most 2^32")
     if array.ptr % TM.GLOBAL_ALIGN:
         raise TensorMapError(f"globalAddress {hex_address(array.ptr)} must be {TM.GLOBAL_ALIGN}-byte aligned")
-    strides = []
-    step = element
-    for i in range(1, rank):
-        step *= dims[i - 1]
+    steps = _view_strides(array, dims, strides, element)
+    for i, step in enumerate(steps):
         if step % TM.STRIDE_ALIGN or step >= TM.MAX_STRIDE:
-            raise TensorMapError(f"globalStrides[{i - 1}] = {step} bytes (dim {i}: {dims[i - 1]} elements of "
-                                 f"{element} bytes): each stride must be a multiple of {TM.STRIDE_ALIGN} bytes "
-                                 "and less than 2^40")
-        strides.append(step)
+            raise TensorMapError(f"globalStrides[{i}] = {step} bytes (dim {i + 1}): each stride must be a multiple "
+                                 f"of {TM.STRIDE_ALIGN} bytes and less than 2^40")
     box = _ints(box, "box", rank)
     for i, b in enumerate(box):
         if not 1 <= b <= TM.MAX_BOX:
@@ -182,6 +208,6 @@ def make_tensor_map(array: Any, box: Any, swizzle: Any = 0, element_strides: Any
     if oob_fill == "nan" and not is_float:
         raise TensorMapError(f"oob_fill='nan' (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA) needs a "
                              f"floating-point tensorDataType, not {name}")
-    return TensorMap(address=int(array.ptr), dims=dims, strides=tuple(strides), box=box,
+    return TensorMap(address=int(array.ptr), dims=dims, strides=steps, box=box,
                      element_strides=estrides, element_bytes=element, dtype=name, swizzle=span,
                      oob_fill=oob_fill, array=array)
