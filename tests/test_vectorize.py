@@ -221,19 +221,23 @@ def test_sweep_listings_show_the_verdicts_recorded():
         assert loops == (row["nested"] + (0 if row["full"] else 1)), name
 
 
-def test_full_unrolling_follows_ptxas_on_the_sweep():
-    """gpusim's rule against ptxas's verdict on every loop of the sweep: all 90 top-level loops, and at
-    least 83 of the 90 nested ones (the fit's known misses are loops ptxas unrolls and gpusim keeps)."""
-    agree = {0: 0, 1: 0}
+@pytest.mark.parametrize("every", [3, pytest.param(1, marks=pytest.mark.slow)], ids=["third", "all"])
+def test_full_unrolling_follows_ptxas_on_the_sweep(every):
+    """gpusim's rule against ptxas's verdict on the loops of the sweep (every third in the default run, all
+    with -m slow): every top-level loop, and all nested ones but at most 7 (of the 90: the fit's known misses
+    are loops ptxas unrolls and gpusim keeps)."""
+    agree, total = {0: 0, 1: 0}, {0: 0, 1: 0}
     wrongly_unrolled = 0
     gpu = GPU("a6000", codegen="ptxas")
-    for row in _sweep():
+    for row in _sweep()[::every]:
         text = loop_ptx(row["trips"], row["loads"], row["fmas"], bool(row["nested"]))
         program = gpu.load_ptx(text, "sweep.ptx")["k"].program
         full = any("unrolled fully" in note for note in program.codegen_notes)
         agree[row["nested"]] += full == bool(row["full"])
+        total[row["nested"]] += 1
         wrongly_unrolled += full and not row["full"]
-    assert agree[0] == 90 and agree[1] >= 83 and wrongly_unrolled == 0
+    assert min(total.values()) >= 90 // every                # the sweep's 90 top-level and 90 nested loops
+    assert agree[0] == total[0] and agree[1] >= total[1] - 7 and wrongly_unrolled == 0
 
 
 @pytest.mark.slow
