@@ -20,7 +20,6 @@ import numpy as np
 
 from gpusim.arch import codes as c
 from gpusim.arch import layout as L
-from gpusim.arch.tensor_map_layout import TB_KIND
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.cluster import (
@@ -35,7 +34,7 @@ from gpusim.engine.semantics.mbarrier import (
     _address,
     _async_fail,
     _bulk_check,
-    _bulk_slot,
+    book_bulk,
     complete_tx,
     exec_bulk_copy,
     exec_elect,
@@ -96,15 +95,8 @@ def exec_bulk_dsm(m, row, pc, w, mask):
                 return _async_fail(m, S.ASYNC_TX_RANGE, size, pc, w, lane, mbar_address)
             continue
         first_target = mslot
-        i = _bulk_slot(m, mslot, m.clock[0])
-        if i < 0:
+        if book_bulk(m, mslot, mbar, size, -1, 0) < 0:     # no global address: the SM-to-SM network times it
             return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar_address)
-        m.bulk_tx[mslot, i, S.BT_STATE] = S.BTS_UNTIMED
-        m.bulk_tx[mslot, i, S.BT_MBAR] = mbar
-        m.bulk_tx[mslot, i, S.BT_BYTES] = size
-        m.bulk_tx[mslot, i, S.BT_READY] = 0
-        m.bulk_tx[mslot, i, S.BT_GADDR] = -1          # no global address: the SM-to-SM network times it
-        m.bulk_tx[mslot, i, TB_KIND] = 0              # not a tensor copy
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_SHARED
     req[S.MR_KIND] = S.MK_BULK if first_target >= 0 else 0
@@ -152,15 +144,8 @@ def exec_bulk_multicast(m, row, pc, w, mask):
                 if complete_tx(m, target, moff, size) < 0:
                     return _async_fail(m, S.ASYNC_TX_RANGE, size, pc, w, lane, mbar_address)
                 continue
-            i = _bulk_slot(m, target, m.clock[0])
-            if i < 0:
+            if book_bulk(m, target, moff, size, soff, 0) < 0:
                 return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar_address)
-            m.bulk_tx[target, i, S.BT_STATE] = S.BTS_UNTIMED
-            m.bulk_tx[target, i, S.BT_MBAR] = moff
-            m.bulk_tx[target, i, S.BT_BYTES] = size
-            m.bulk_tx[target, i, S.BT_READY] = 0
-            m.bulk_tx[target, i, S.BT_GADDR] = soff
-            m.bulk_tx[target, i, TB_KIND] = 0
         last_mask |= cta_mask
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_SHARED

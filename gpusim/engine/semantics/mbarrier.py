@@ -284,6 +284,24 @@ def _bulk_slot(m, bslot, now):
 
 
 @compiled_only
+def book_bulk(m, bslot, mbar, nbytes, gaddr, kind):
+    """A bulk copy in flight to CTA ``bslot`` for the timed loop: a ``bulk_tx`` row completing ``nbytes`` on
+    the mbarrier at offset ``mbar``, timed from global address ``gaddr`` (-1: over the SM-to-SM network),
+    ``kind`` 0 or a TMA tensor copy's (sm/tma_timing.py fills its further columns). The row, or -1 when
+    none can be freed."""
+    i = _bulk_slot(m, bslot, m.clock[0])
+    if i >= 0:
+        t = m.bulk_tx[bslot, i]
+        t[S.BT_STATE] = S.BTS_UNTIMED
+        t[S.BT_MBAR] = mbar
+        t[S.BT_BYTES] = nbytes
+        t[S.BT_READY] = 0
+        t[S.BT_GADDR] = gaddr
+        t[TB_KIND] = kind
+    return i
+
+
+@compiled_only
 def _bulk_check(m, row, pc, w, lane, dst, src, size):
     """The ISA's rules for one lane's copy: 16-byte aligned addresses, a positive multiple of 16 bytes."""
     if size <= 0 or size % BULK_ALIGN != 0:
@@ -334,16 +352,8 @@ def exec_bulk_copy(m, row, pc, w, mask):
             if complete_tx(m, bslot, mbar, size) < 0:
                 return _async_fail(m, S.ASYNC_TX_RANGE, size, pc, w, lane, mbar)
             continue
-        if timed:
-            i = _bulk_slot(m, bslot, m.clock[0])
-            if i < 0:
-                return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar)
-            m.bulk_tx[bslot, i, S.BT_STATE] = S.BTS_UNTIMED
-            m.bulk_tx[bslot, i, S.BT_MBAR] = mbar
-            m.bulk_tx[bslot, i, S.BT_BYTES] = size
-            m.bulk_tx[bslot, i, S.BT_READY] = 0
-            m.bulk_tx[bslot, i, S.BT_GADDR] = soff if g2s else doff
-            m.bulk_tx[bslot, i, TB_KIND] = 0
+        if timed and book_bulk(m, bslot, mbar, size, soff if g2s else doff, 0) < 0:
+            return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar)
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_SHARED         # a shared-memory access for the functional loop's turns
     req[S.MR_KIND] = S.MK_BULK if mask != 0 and timed else 0

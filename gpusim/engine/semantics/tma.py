@@ -36,7 +36,7 @@ from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.alu_convert import float_to_float
 from gpusim.engine.semantics.alu_float import load_float
 from gpusim.engine.semantics.cluster import OFFSET_MASK, rank_slots
-from gpusim.engine.semantics.mbarrier import VALID, _address, _async_fail, _bulk_slot, complete_tx, multicast_targets
+from gpusim.engine.semantics.mbarrier import VALID, _address, _async_fail, book_bulk, complete_tx, multicast_targets
 from gpusim.engine.semantics.memops import error_kind, resolve
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, fail
@@ -195,14 +195,10 @@ def _move_box(m, bslot, kind, sh, base, g):
 @compiled_only
 def _record(m, bslot, kind, mbar, nbytes, base, g, map_address, elem):
     """The copy's row of ``bulk_tx`` for the timed loop (sm/tma_timing.py); -1 when no row is free."""
-    i = _bulk_slot(m, bslot, m.clock[0])
+    i = book_bulk(m, bslot, mbar, nbytes, 0, kind)
     if i < 0:
         return -1
     t = m.bulk_tx[bslot, i]
-    t[S.BT_STATE] = S.BTS_UNTIMED
-    t[S.BT_MBAR] = mbar
-    t[S.BT_BYTES] = nbytes
-    t[S.BT_READY] = 0
     first = base + (g[3] + g[1] * g[4]) * elem
     empty = False
     for d in range(TM.MAX_RANK):
@@ -212,7 +208,6 @@ def _record(m, bslot, kind, mbar, nbytes, base, g, map_address, elem):
             t[TM.TB_N1 + d - 1] = 0 if empty else g[d * 6 + 2] - g[d * 6 + 1]
             t[TM.TB_S1 + d - 1] = g[d * 6 + 4] * g[d * 6 + 5]
     t[S.BT_GADDR] = first
-    t[TM.TB_KIND] = kind
     t[TM.TB_ROW] = 0 if empty else ((g[2] - g[1] - 1) * g[4] + 1) * elem
     t[TM.TB_MAP] = map_address
     return 0

@@ -188,10 +188,10 @@ TIMING_STATE = Record("TimingState", "the timed loop's state", (
     Field("reg_dep", "int64", ("W", "R"), "isa.DEP_*", "dependency class of that write", given=True),
     Field("pipe_free", "int64", ("SUB", N_PIPES), "cycle", "next cycle each pipe accepts an instruction"),
     Field("pipe_busy_acc", "int64", ("SUB", N_PIPES), "cycles", "the pipe's busy cycles before pipe_busy_t0 "
-          "(issue.hold_pipe)"),
+          "(pipes.hold_pipe)"),
     Field("pipe_busy_t0", "int64", ("SUB", N_PIPES), "cycle", "start of the pipe's current busy history"),
     Field("w_parked", "int64", W, "flag", "1 while the warp waits only for its scheduler (lazy accounting)"),
-    Field("w_park_busy", "int64", W, "cycles", "its pipe's busy count (issue.busy_before) when it was parked"),
+    Field("w_park_busy", "int64", W, "cycles", "its pipe's busy count (pipes.busy_before) when it was parked"),
     Field("park_mask", "int64", ("SUB", N_PIPES), "warp bits", "parked warps of each sub-partition by next pipe "
           "(bit j: slot sp + j * NSP)"),
     Field("park_pipes", "int64", SUB, "pipe bits", "bit p set while park_mask[sub, p] is not empty"),
