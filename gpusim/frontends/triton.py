@@ -264,7 +264,9 @@ def _run(gpu, loaded, meta, grid, runtime: list, launch_options: dict):
     if isinstance(grid, int | np.integer):
         grid = (int(grid),)
     programs = int(np.prod([int(g) for g in grid])) if len(grid) else 1
-    host, values, temporary = [], [], []
+    host: list[tuple[np.ndarray, DeviceArray]] = []
+    values: list = []
+    temporary: list[DeviceArray] = []
     descriptors = iter(getattr(meta, "tensordesc_meta", None) or ())
     try:
         for name, value, kind in runtime:
