@@ -33,7 +33,7 @@
 // and its softmax runs while P V is on the tensor cores (two register sets of P; O is rescaled after P V
 // completes); between the consumers, ping-pong turns (take_turn / pass_turn) make one issue its wgmmas while the
 // other computes its softmax. Simplifications against FlashAttention-3: a static round-robin of the work items
-// (no tile scheduler), the turns are mbarriers rather than named barriers (see take_turn), no FP8 path.
+// (no tile scheduler), no FP8 path.
 #include <cstdint>
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -49,7 +49,7 @@
 #define Q_BYTES (BM * D * 2)           // 16 KB
 #define TILE_BYTES (BN * D * 2)        // 16 KB: one K or V tile
 #define STAGE_BYTES (2 * TILE_BYTES)
-#define BARRIERS (6 + 4 * STAGES)      // q_full[2], q_empty[2], turn[2], k_full, v_full, k_empty, v_empty [STAGES]
+#define BARRIERS (4 + 4 * STAGES)      // q_full[2], q_empty[2], k_full, v_full, k_empty, v_empty [STAGES]
 #define SMEM_BYTES (3 * Q_BYTES + STAGES * STAGE_BYTES + 1024 + BARRIERS * 8)   // 2 Q, O staging, stages
 #define LOG2E 1.4426950408889634f
 
@@ -184,18 +184,16 @@ __device__ __forceinline__ void issue_pv(float (&o)[32], const uint32_t (&p)[BN 
 }
 
 // FlashAttention-3's ping-pong scheduling of the two consumers: they take turns issuing their wgmmas, so that one
-// warpgroup's softmax runs while the other's products occupy the tensor cores. Consumer c's turns are the phases
-// of mbarrier `turn + 8 c` (4 arrivals: lane 0 of each warp of the other consumer, once that warp has issued its
-// batch of wgmmas); its k-th turn (k = 0, 1, ...) is phase k, parity k & 1. FlashAttention-3 uses named barriers
-// (bar.sync by the waiting warpgroup, bar.arrive by the other) for this; gpusim's timing model makes bar.arrive
-// wait for the barrier like bar.sync (notes-fa3.md), which would serialise the two warpgroups, so the turns are
-// mbarriers here, whose arrive does not wait.
-__device__ __forceinline__ void take_turn(uint32_t turn, int consumer, int k) {
-    mbar_wait(turn + 8 * consumer, k & 1);
+// warpgroup's softmax runs while the other's products occupy the tensor cores. As in FlashAttention-3, consumer c's
+// turn is named barrier 3 + c over 256 threads: its own 128 wait there (bar.sync) and the other consumer's 128
+// arrive there without waiting (bar.arrive) once they have issued their batch of wgmmas. The turns alternate
+// strictly (a consumer passes only after taking its own turn), so no barrier sees two passes before its wait.
+__device__ __forceinline__ void take_turn(int consumer) {
+    asm volatile("bar.sync %0, 256;\n" :: "r"(3 + consumer) : "memory");
 }
 
-__device__ __forceinline__ void pass_turn(uint32_t turn, int consumer) {
-    if ((threadIdx.x & 31) == 0) mbar_arrive(turn + 8 * (1 - consumer));
+__device__ __forceinline__ void pass_turn(int consumer) {
+    asm volatile("bar.arrive %0, 256;\n" :: "r"(4 - consumer) : "memory");
 }
 
 __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
@@ -259,7 +257,7 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
     const uint32_t o_buf = q_bufs + 2 * Q_BYTES;                    // 2 Q buffers, then O's staging
     const uint32_t stages = o_buf + Q_BYTES;                        // stage s: K tile, then V tile
     const uint32_t q_full = stages + STAGES * STAGE_BYTES, q_empty = q_full + 16;   // one per Q buffer
-    const uint32_t turn = q_empty + 16, k_full = turn + 16, v_full = k_full + 8 * STAGES;
+    const uint32_t k_full = q_empty + 16, v_full = k_full + 8 * STAGES;
     const uint32_t k_empty = v_full + 8 * STAGES, v_empty = k_empty + 8 * STAGES;
     const int q_tiles = n / BM, items = heads * q_tiles;
     const int wg = threadIdx.x / 128;
@@ -268,8 +266,6 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
             mbar_init(q_full + 8 * b, 1);
             mbar_init(q_empty + 8 * b, 2);                          // one arrival per consumer warpgroup
         }
-        mbar_init(turn, 4);                                         // lane 0 of each warp of the other consumer
-        mbar_init(turn + 8, 4);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(k_full + 8 * s, 1);
             mbar_init(v_full + 8 * s, 1);
@@ -316,10 +312,9 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
     const float scale_log2 = scale * LOG2E;
     const bool leader = (threadIdx.x & 127) == 0;                   // arrives for its warpgroup
     // The turns: consumer 0 goes first (consumer 1 passes it the first turn); each takes a turn for each batch of
-    // wgmmas it issues (k counts them) and passes it on after issuing (consumer 1's last pass completes a phase
-    // nobody waits for)
-    int k = 0, g = 0, round = 0;
-    if (consumer == 1) pass_turn(turn, 1);
+    // wgmmas it issues and passes it on after issuing (consumer 1's last pass is an arrival nobody waits for)
+    int g = 0, round = 0;
+    if (consumer == 1) pass_turn(1);
     for (int item = item_of(0, items); item >= 0; item = item_of(++round, items)) {
         int head, q_index;
         decode_item(item, q_tiles, heads, causal, head, q_index);
@@ -336,9 +331,9 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
         uint32_t p[BN / 16][4];
         mbar_wait(q_full + 8 * qb, (round / 2) & 1);
         mbar_wait(k_full + 8 * (g0 % STAGES), (g0 / STAGES) & 1);
-        take_turn(turn, consumer, k++);
+        take_turn(consumer);
         issue_scores(sc, dq, stages + (g0 % STAGES) * STAGE_BYTES);
-        pass_turn(turn, consumer);
+        pass_turn(consumer);
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         if (leader) mbar_arrive(k_empty + 8 * (g0 % STAGES));      // K of the first tile is read
         if (leader && tiles == 1) mbar_arrive(q_empty + 8 * qb);             // and so is Q, when it was the only tile
@@ -352,10 +347,10 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
             const int s = (g0 + t) % STAGES, s_next = (g0 + t + 1) % STAGES;
             mbar_wait(k_full + 8 * s_next, ((g0 + t + 1) / STAGES) & 1);
             mbar_wait(v_full + 8 * s, ((g0 + t) / STAGES) & 1);
-            take_turn(turn, consumer, k++);
+            take_turn(consumer);
             issue_scores(sc, dq, stages + s_next * STAGE_BYTES);
             issue_pv(o, cur, stages + s * STAGE_BYTES + TILE_BYTES);
-            pass_turn(turn, consumer);
+            pass_turn(consumer);
             asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");   // S of tile t + 1 is done
             if (leader) mbar_arrive(k_empty + 8 * s_next);                  // and its K tile is free
             if (leader && t + 2 == tiles) mbar_arrive(q_empty + 8 * qb);            // the item's last S: Q is free
@@ -373,9 +368,9 @@ attn_flash3(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUt
         auto finish = [&](int t, const uint32_t (&cur)[BN / 16][4]) {    // the last tile's P V alone
             const int s = (g0 + t) % STAGES;
             mbar_wait(v_full + 8 * s, ((g0 + t) / STAGES) & 1);
-            take_turn(turn, consumer, k++);
+            take_turn(consumer);
             issue_pv(o, cur, stages + s * STAGE_BYTES + TILE_BYTES);
-            pass_turn(turn, consumer);
+            pass_turn(consumer);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             if (leader) mbar_arrive(v_empty + 8 * s);
         };
