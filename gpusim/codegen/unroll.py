@@ -73,6 +73,13 @@ def unroll_loops(kernel, factor: int = FACTOR) -> int:
         if plan is None:
             b += 1
             continue
+        store = _recomputed_store(kernel, block, plan)
+        if store is not None:
+            kernel.notes.append(f"unroll: the loop at PTX line {block.insts[0].line} kept rolled: its global store "
+                                f"(PTX line {store.line}) takes an address computed each trip, not an induction "
+                                f"pointer")
+            b += 1
+            continue
         check, main, after = _unrolled(kernel, block, b, plan, factor)
         for other in kernel.blocks:
             for inst in other.insts:
@@ -121,6 +128,19 @@ def _counted_loop(kernel, block, nounroll, compares=_COUNTED):
     if any(deps.is_fence(inst.row) for inst in insts[:-1]):
         return None                      # barriers, atomics, warp-synchronous code: ptxas keeps these rolled
     return {"setp": k_setp, "i": i, "step": step, "i_add": i_writers[0], "n": (kn, n)}
+
+
+def _recomputed_store(kernel, block, plan):
+    """The first global (or generic) store of the loop whose address base is not one of its induction
+    pointers (an address computed from the counter each trip, or a fixed one), None if there is none:
+    ptxas keeps such a loop rolled (see the module docstring)."""
+    inductions = _inductions(kernel, block, plan)
+    for inst in block.insts:
+        row = inst.row
+        if int(row[L.F_OP]) == c.OP_ST and int(row[L.F_SPACE]) in (L.SP_GLOBAL, L.SP_GENERIC) and \
+                int(row[L.F_ABASE]) not in inductions:
+            return inst
+    return None
 
 
 def _self_add(row, reg: int) -> int | None:
