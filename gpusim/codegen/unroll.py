@@ -10,8 +10,8 @@ times (8 loads per trip); ptxas's SASS unrolls that again: a 16-element trip wit
 What is modelled: a single-block loop ``B`` that ends with ``@p bra B``, where ``p`` is written in
 ``B`` only by ``setp.lt``/``setp.le`` (signed or unsigned, ``.lo``/``.ls``) of ``i`` against ``n``,
 ``i`` is written in ``B`` only by ``add i, i, s`` (``s`` a positive immediate) before that compare,
-``n`` is an immediate or a register ``B`` does not write, and ``p`` is read only by the branch, is
-rewritten as
+``n`` is an immediate or a register ``B`` does not write, ``p`` is read only by the branch, and every
+global (or generic) store in ``B`` goes through an induction pointer (below), is rewritten as
 
 * CHECK: ``t = i + (U-1)*s; q = t CMP n; @!q bra B`` (fewer than U trips left: the original loop);
 * MAIN: ``U`` copies of the body without the compare; ``@q bra MAIN`` after ``t = i + (U-1)*s; q = t CMP n``;
@@ -27,6 +27,16 @@ not stepped per copy: each access adds the copy's multiple of the step to its of
 whose first instruction follows ``.pragma "nounroll"``. Not modelled: ptxas's choice of factor by body
 size (always :data:`FACTOR`), multi-block loop bodies, and the wrap-around of ``i + (U-1)*s`` past the
 type's maximum (bounds within ``(U-1)*s`` of it).
+
+Stores: ptxas keeps rolled a counted loop in which a global store takes an address recomputed from the
+counter each trip (``mul.wide.s32`` + ``add.s64`` of ``i``, as nvcc writes ``out[i]`` in a grid-stride
+loop): in tests/corpus_llm/layernorm.ptx's SASS (tests/data/regalloc_sass/layernorm.sass) the three loops
+that store ``out[i]`` run one trip per iteration while the load-only loops beside them are unrolled x4
+(four LDGs), and polybench's ``covar_matrix`` loop (8 stores per trip as nvcc wrote it) stays at 8 STGs.
+The hand-written loops of tests/data/unroll_stores and their SASS separate the cases: an indexed global
+store keeps the loop rolled whatever the loads do; a store through a pointer stepped by a constant, a
+shared store, or no store lets ptxas unroll x4. Modelled as that rule (atomics and reductions already keep
+a loop rolled, as fences); the kernel's notes name each loop kept rolled.
 
 Full unrolling: ptxas unrolls a loop whose trip count it knows at compile time completely when the
 unrolled code stays small (a 4-trip k loop of the SGEMM ladder's 1D-blocktiling kernel becomes straight
