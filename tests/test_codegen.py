@@ -3,6 +3,8 @@ stream's size and order (checked against the committed ptxas listings), and what
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -173,6 +175,42 @@ def test_nounroll_loops_stay_rolled():
     assert len(back) == 1
     assert "unroll: 0 counted loops unrolled x4" in made.codegen_notes
     assert sum(plain.code[:, L.F_OP] == c.OP_LD) == sum(made.code[:, L.F_OP] == c.OP_LD)
+
+
+STORES = Path(__file__).resolve().parent / "data" / "unroll_stores"
+
+
+def _memory_ops(rows) -> tuple[int, int, int]:
+    """(global loads, global stores, shared stores) among ``rows``."""
+    op, space = rows[:, L.F_OP], rows[:, L.F_SPACE]
+    return (int(np.sum((op == c.OP_LD) & (space == L.SP_GLOBAL))),
+            int(np.sum((op == c.OP_ST) & (space == L.SP_GLOBAL))),
+            int(np.sum((op == c.OP_ST) & (space == L.SP_SHARED))))
+
+
+@pytest.mark.parametrize("kernel", ["indexed_load_sum", "indexed_load_indexed_store", "indexed_read_modify_write",
+                                    "pointer_load_indexed_store", "indexed_load_pointer_store",
+                                    "pointer_load_pointer_store", "indexed_load_indexed_shared_store"])
+def test_loops_with_recomputed_store_addresses_stay_rolled(kernel):
+    """ptxas unrolls a counted loop x4 unless a global store in it takes an address recomputed from the
+    counter each trip (tests/data/unroll_stores: the hand-written loops and ptxas's SASS of them). The
+    stage's busiest loop has the global loads, global stores and shared stores of the SASS's: one trip's
+    where ptxas keeps the loop rolled, four trips' where it unrolls."""
+    func = load_listing(STORES / "stores.sm_90.sass")[kernel]
+    counted = ("LDG", "STG", "STS")
+    head, latch = max(func.loops(), key=lambda hl: sum(i.base in counted for i in func.loop_body(*hl)))
+    sass = tuple(sum(i.base == base for i in func.loop_body(head, latch)) for base in counted)
+    path = STORES / "stores.ptx"
+    program = GPU("h100-sxm").load_ptx(path.read_text(), str(path))[kernel].program
+    code = program.code
+    loops = [(int(code[pc, L.F_TARGET]), pc) for pc in range(program.n_inst)
+             if code[pc, L.F_OP] == c.OP_BRA and code[pc, L.F_TARGET] <= pc]
+    ours = max((_memory_ops(code[start:end + 1]) for start, end in loops), key=sum)
+    assert ours == sass
+    # from the PTX: these three store to global through an address made by mul.wide.s32 + add.s64 of i
+    rolled = kernel in ("indexed_load_indexed_store", "indexed_read_modify_write", "pointer_load_indexed_store")
+    assert sum(sass) in ((2, 3) if rolled else (4, 8))     # one trip's accesses, or four trips' of one or two
+    assert any("kept rolled" in note for note in program.codegen_notes) == rolled
 
 
 def test_if_conversion_guards_the_tree_step_as_ptxas_does():

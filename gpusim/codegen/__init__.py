@@ -7,7 +7,8 @@ modelled):
 
 1. ``ifconvert``: short forward branches into guarded instructions (then straight-line blocks merge);
 2. ``unroll``: single-block loops of a few constant trips fully (ptxas's rule, fitted to its SASS), other
-   counted single-block loops x4, the original loop kept for the remaining trips;
+   counted single-block loops x4 (not one storing to global memory through an address recomputed each
+   trip, which ptxas keeps rolled), the original loop kept for the remaining trips;
 3. ``fold``: immediates into operands, ``cvta.to.global`` removed;
 4. ``address``: ``mul.wide``/``shl`` + ``add`` into one IMAD.WIDE/LEA-like instruction, constant
    offsets into the load's or store's address;

@@ -16,6 +16,14 @@ the register before each instruction that reads it. The engine executes them, so
 local-memory traffic (L1, L2, DRAM) and counted in the local-memory metrics; the values are unchanged
 (the slot always holds the register's latest value). The kernel's local memory grows by the slots.
 
+Rematerialisation: ptxas reloads a kernel parameter (a constant-bank value) with LDC where a loop needs
+it rather than keep it in a register through code that does not, when registers are short. Modelled:
+where the allocation exceeds the register target (``gpusim.codegen.pressure``: full occupancy's 32, or
+the launch bounds' cap), each parameter's register is released through every loop that does not read it
+(``rematerialised``) and the scan is redone; the count is the lower of the two. Below the target the
+ranges are left as they are (ptxas then spreads values over the registers it may use: the corpus's
+kernels that fit report up to 32). The reload itself is not added to the stream (an LDC per loop entry).
+
 Simplified: one slot per spilled register for the whole kernel; no spill of part of an interval, no
 rematerialisation. Kernels the code-generation stage leaves as written (calls, tensor-core and
 ``cp.async`` instructions, textures: ``gpusim.codegen.deps.unmodelled_ops``) get the capped count but no
@@ -35,7 +43,17 @@ from gpusim.arch import layout as L
 from gpusim.arch.occupancy import occupancy
 from gpusim.codegen.deps import reads, unmodelled_ops, writes
 from gpusim.codegen.ir import decode, encode
-from gpusim.ptx.regs import MIN_REGISTERS, RESERVED, STACK_POINTER, linear_scan, live_intervals, widths_of
+from gpusim.codegen.pressure import target_for
+from gpusim.ptx.regs import (
+    MIN_REGISTERS,
+    RESERVED,
+    STACK_POINTER,
+    Range,
+    linear_scan,
+    live_intervals,
+    parameter_registers,
+    widths_of,
+)
 
 
 @dataclass
@@ -80,12 +98,49 @@ def allocate(program, config) -> Allocation:
     widths = widths_of(program.reg_names, dict(zip(program.reg_names, program.reg_types, strict=False)))
     intervals = live_intervals(program.code, widths)
     top, _ = linear_scan(intervals, widths)
+    if top + RESERVED > target_for(program.directives, config):
+        relieved = rematerialised(program.code, intervals)
+        fewer, _ = linear_scan(relieved, widths)
+        if fewer < top:
+            intervals, top = relieved, fewer
     total = max(MIN_REGISTERS, min(top + RESERVED, config.max_registers_per_thread))
     cap, reason = register_cap(program.directives, config)
     if cap is None or total <= cap:
         return Allocation(total, top + RESERVED, cap, reason)
     capped, spilled = linear_scan(intervals, widths, limit=max(cap - RESERVED, STACK_POINTER + 3))
     return Allocation(max(capped + RESERVED, MIN_REGISTERS), top + RESERVED, cap, reason, spilled)
+
+
+def _loop_spans(code: np.ndarray) -> list[tuple[int, int]]:
+    """(first pc, last pc) of each loop of ``code``: a back edge's target to the branch."""
+    return [(int(code[pc, L.F_TARGET]), pc) for pc in range(code.shape[0])
+            if int(code[pc, L.F_OP]) == c.OP_BRA and 0 <= code[pc, L.F_TARGET] <= pc]
+
+
+def rematerialised(code: np.ndarray, intervals: dict) -> dict:
+    """``intervals`` with no kernel parameter held through a loop that does not read it: a parameter is a
+    constant (``c[0x0][...]``), which ptxas under register pressure reloads with LDC after such a loop
+    rather than keep it in a register through it (layernorm.sass, ``layernorm_backward``: the ``dweight``
+    and ``dbias`` pointers are loaded with ``LDC.64`` only before the loop that adds to them, not held
+    through the unrolled loop before it; ``weight``'s ``LDC.64 R10, c[0x0][0x238]`` is issued again before
+    the loop for the remaining trips). A parameter keeps its points elsewhere (where it is read, and
+    between reads outside loops)."""
+    params = parameter_registers(code) & intervals.keys()
+    if not params:
+        return intervals
+    spans = _loop_spans(code)
+    out = dict(intervals)
+    for r in params:
+        mask = intervals[r].points
+        for a, b in spans:
+            if not any(r in reads(code[pc]) for pc in range(a, b + 1)):
+                mask &= ~(((1 << (2 * (b - a + 1))) - 1) << (2 * a))
+        if mask != intervals[r].points:
+            if mask:
+                out[r] = Range(((mask & -mask).bit_length() - 1) // 2, (mask.bit_length() - 1) // 2, mask)
+            else:
+                del out[r]
+    return out
 
 
 def _spill_row(store: bool, reg: int, width: int, offset: int, line: int) -> np.ndarray:

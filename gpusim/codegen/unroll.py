@@ -10,8 +10,8 @@ times (8 loads per trip); ptxas's SASS unrolls that again: a 16-element trip wit
 What is modelled: a single-block loop ``B`` that ends with ``@p bra B``, where ``p`` is written in
 ``B`` only by ``setp.lt``/``setp.le`` (signed or unsigned, ``.lo``/``.ls``) of ``i`` against ``n``,
 ``i`` is written in ``B`` only by ``add i, i, s`` (``s`` a positive immediate) before that compare,
-``n`` is an immediate or a register ``B`` does not write, and ``p`` is read only by the branch, is
-rewritten as
+``n`` is an immediate or a register ``B`` does not write, ``p`` is read only by the branch, and every
+global (or generic) store in ``B`` goes through an induction pointer (below), is rewritten as
 
 * CHECK: ``t = i + (U-1)*s; q = t CMP n; @!q bra B`` (fewer than U trips left: the original loop);
 * MAIN: ``U`` copies of the body without the compare; ``@q bra MAIN`` after ``t = i + (U-1)*s; q = t CMP n``;
@@ -27,6 +27,16 @@ not stepped per copy: each access adds the copy's multiple of the step to its of
 whose first instruction follows ``.pragma "nounroll"``. Not modelled: ptxas's choice of factor by body
 size (always :data:`FACTOR`), multi-block loop bodies, and the wrap-around of ``i + (U-1)*s`` past the
 type's maximum (bounds within ``(U-1)*s`` of it).
+
+Stores: ptxas keeps rolled a counted loop in which a global store takes an address recomputed from the
+counter each trip (``mul.wide.s32`` + ``add.s64`` of ``i``, as nvcc writes ``out[i]`` in a grid-stride
+loop): in tests/corpus_llm/layernorm.ptx's SASS (tests/data/regalloc_sass/layernorm.sass) the three loops
+that store ``out[i]`` run one trip per iteration while the load-only loops beside them are unrolled x4
+(four LDGs), and polybench's ``covar_matrix`` loop (8 stores per trip as nvcc wrote it) stays at 8 STGs.
+The hand-written loops of tests/data/unroll_stores and their SASS separate the cases: an indexed global
+store keeps the loop rolled whatever the loads do; a store through a pointer stepped by a constant, a
+shared store, or no store lets ptxas unroll x4. Modelled as that rule (atomics and reductions already keep
+a loop rolled, as fences); the kernel's notes name each loop kept rolled.
 
 Full unrolling: ptxas unrolls a loop whose trip count it knows at compile time completely when the
 unrolled code stays small (a 4-trip k loop of the SGEMM ladder's 1D-blocktiling kernel becomes straight
@@ -71,6 +81,13 @@ def unroll_loops(kernel, factor: int = FACTOR) -> int:
             continue
         plan = _counted_loop(kernel, block, nounroll)
         if plan is None:
+            b += 1
+            continue
+        store = _recomputed_store(kernel, block, plan)
+        if store is not None:
+            kernel.notes.append(f"unroll: the loop at PTX line {block.insts[0].line} kept rolled: its global store "
+                                f"(PTX line {store.line}) takes an address computed each trip, not an induction "
+                                f"pointer")
             b += 1
             continue
         check, main, after = _unrolled(kernel, block, b, plan, factor)
@@ -121,6 +138,19 @@ def _counted_loop(kernel, block, nounroll, compares=_COUNTED):
     if any(deps.is_fence(inst.row) for inst in insts[:-1]):
         return None                      # barriers, atomics, warp-synchronous code: ptxas keeps these rolled
     return {"setp": k_setp, "i": i, "step": step, "i_add": i_writers[0], "n": (kn, n)}
+
+
+def _recomputed_store(kernel, block, plan):
+    """The first global (or generic) store of the loop whose address base is not one of its induction
+    pointers (an address computed from the counter each trip, or a fixed one), None if there is none:
+    ptxas keeps such a loop rolled (see the module docstring)."""
+    inductions = _inductions(kernel, block, plan)
+    for inst in block.insts:
+        row = inst.row
+        if int(row[L.F_OP]) == c.OP_ST and int(row[L.F_SPACE]) in (L.SP_GLOBAL, L.SP_GENERIC) and \
+                int(row[L.F_ABASE]) not in inductions:
+            return inst
+    return None
 
 
 def _self_add(row, reg: int) -> int | None:
