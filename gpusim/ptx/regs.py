@@ -30,7 +30,9 @@ Traub, Holloway and Smith's second-chance binpacking, PLDI 1998):
   R5, plus 1 plus 2) keep R1 and report two more than the highest register used. At least
   ``MIN_REGISTERS``.
 
-Simplified: no rematerialisation or coalescing; registers are chosen lowest-first (ptxas spreads them:
+Simplified: no coalescing, and no rematerialisation here (``gpusim.codegen.regalloc`` releases a kernel
+parameter's register through loops that do not read it when the count is above the register target, as
+ptxas reloads it with LDC); registers are chosen lowest-first (ptxas spreads them:
 rgba_invert's SASS puts a LOP3's result in a fresh register rather than the operand's, which dies there);
 uniform registers (sm_75+) are modelled only for pointers. The count is only as faithful as the code it is
 given (``gpusim.codegen.schedule`` weighs register pressure as ptxas does): ptxas unrolls some loops
