@@ -28,17 +28,9 @@ from gpusim.ptx.regs import RESERVED, widths_of
 
 def register_target(kernel, config) -> int:
     """Registers per thread ptxas aims for: full occupancy's count, or the launch bounds' cap if lower."""
+    from gpusim.codegen.regalloc import target_for
+
     return target_for(kernel.program.directives, config)
-
-
-def target_for(directives: dict, config) -> int:
-    """:func:`register_target` of a kernel with these directives."""
-    from gpusim.codegen.regalloc import register_cap
-
-    threads = int(config.max_warps_per_sm) * 32
-    target = min(int(config.registers_per_sm) // threads, int(config.max_registers_per_thread))
-    cap, _ = register_cap(directives, config)
-    return target if cap is None else min(target, cap)
 
 
 def register_budget(kernel, config) -> int:

@@ -43,7 +43,6 @@ from gpusim.arch import layout as L
 from gpusim.arch.occupancy import occupancy
 from gpusim.codegen.deps import reads, unmodelled_ops, writes
 from gpusim.codegen.ir import decode, encode
-from gpusim.codegen.pressure import target_for
 from gpusim.ptx.regs import (
     MIN_REGISTERS,
     RESERVED,
@@ -109,6 +108,15 @@ def allocate(program, config) -> Allocation:
         return Allocation(total, top + RESERVED, cap, reason)
     capped, spilled = linear_scan(intervals, widths, limit=max(cap - RESERVED, STACK_POINTER + 3))
     return Allocation(max(capped + RESERVED, MIN_REGISTERS), top + RESERVED, cap, reason, spilled)
+
+
+def target_for(directives: dict, config) -> int:
+    """The register target of a kernel with these directives (``gpusim.codegen.pressure.register_target``):
+    full occupancy's registers per thread, or the launch bounds' cap when lower."""
+    threads = int(config.max_warps_per_sm) * 32
+    target = min(int(config.registers_per_sm) // threads, int(config.max_registers_per_thread))
+    cap, _ = register_cap(directives, config)
+    return target if cap is None else min(target, cap)
 
 
 def _loop_spans(code: np.ndarray) -> list[tuple[int, int]]:
