@@ -136,12 +136,12 @@ def rematerialised(code: np.ndarray, intervals: dict) -> dict:
     params = parameter_registers(code) & intervals.keys()
     if not params:
         return intervals
-    spans = _loop_spans(code)
+    spans = [(a, b, set().union(*(reads(code[pc]) for pc in range(a, b + 1)))) for a, b in _loop_spans(code)]
     out = dict(intervals)
     for r in params:
         mask = intervals[r].points
-        for a, b in spans:
-            if not any(r in reads(code[pc]) for pc in range(a, b + 1)):
+        for a, b, read in spans:
+            if r not in read:
                 mask &= ~(((1 << (2 * (b - a + 1))) - 1) << (2 * a))
         if mask != intervals[r].points:
             if mask:
