@@ -12,6 +12,7 @@ from gpusim import GPU
 from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.codegen import generate
+from gpusim.codegen.regalloc import loop_spans
 from gpusim.codegen.sass import dynamic_count, fixed_latency_pairs, load_listing, parse_listing
 from gpusim.errors import ConfigError
 from gpusim.labs.sass_counts import PROGRAMS, compare
@@ -203,9 +204,7 @@ def test_loops_with_recomputed_store_addresses_stay_rolled(kernel):
     path = STORES / "stores.ptx"
     program = GPU("h100-sxm").load_ptx(path.read_text(), str(path))[kernel].program
     code = program.code
-    loops = [(int(code[pc, L.F_TARGET]), pc) for pc in range(program.n_inst)
-             if code[pc, L.F_OP] == c.OP_BRA and code[pc, L.F_TARGET] <= pc]
-    ours = max((_memory_ops(code[start:end + 1]) for start, end in loops), key=sum)
+    ours = max((_memory_ops(code[start:end + 1]) for start, end in loop_spans(code)), key=sum)
     assert ours == sass
     # from the PTX: these three store to global through an address made by mul.wide.s32 + add.s64 of i
     rolled = kernel in ("indexed_load_indexed_store", "indexed_read_modify_write", "pointer_load_indexed_store")

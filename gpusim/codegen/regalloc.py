@@ -119,7 +119,7 @@ def target_for(directives: dict, config) -> int:
     return target if cap is None else min(target, cap)
 
 
-def _loop_spans(code: np.ndarray) -> list[tuple[int, int]]:
+def loop_spans(code: np.ndarray) -> list[tuple[int, int]]:
     """(first pc, last pc) of each loop of ``code``: a back edge's target to the branch."""
     return [(int(code[pc, L.F_TARGET]), pc) for pc in range(code.shape[0])
             if int(code[pc, L.F_OP]) == c.OP_BRA and 0 <= code[pc, L.F_TARGET] <= pc]
@@ -136,7 +136,7 @@ def rematerialised(code: np.ndarray, intervals: dict) -> dict:
     params = parameter_registers(code) & intervals.keys()
     if not params:
         return intervals
-    spans = [(a, b, set().union(*(reads(code[pc]) for pc in range(a, b + 1)))) for a, b in _loop_spans(code)]
+    spans = [(a, b, set().union(*(reads(code[pc]) for pc in range(a, b + 1)))) for a, b in loop_spans(code)]
     out = dict(intervals)
     for r in params:
         mask = intervals[r].points
