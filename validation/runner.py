@@ -24,8 +24,28 @@ KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 SEED = 24
 
 
+CONFIG_SCALE: dict[str, float] = {}
+"""Config fields scaled for a sensitivity run (validation.sensitivity): field -> factor applied to the value the
+slice has (a rate the slice shares out, such as ``l2_bytes_per_cycle``, is scaled after slicing). Empty: the
+configs as they are."""
+
+
 def _gpu(case, params, point=None):
-    return gpusim.GPU(_config_name(case, point), sms=int((point or {}).get("sms", params["sms"])))
+    name, sms = _config_name(case, point), int((point or {}).get("sms", params["sms"]))
+    if not CONFIG_SCALE:
+        return gpusim.GPU(name, sms=sms)
+    config = gpusim.load_config(name, sms=sms)
+    return gpusim.GPU(config, **{field: scaled_value(getattr(config, field), factor)
+                                 for field, factor in CONFIG_SCALE.items()})
+
+
+def scaled_value(value, factor: float):
+    """``value`` x ``factor``; an integer field stays an integer of at least 1 (a count: MSHRs, queue entries)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"only a numeric config field can be scaled, not {value!r}")
+    if isinstance(value, int):
+        return max(1, round(value * factor))
+    return value * factor
 
 
 def _config_name(case, point=None):

@@ -2,7 +2,8 @@
 
 ``run_case`` returns one case's record: per point the published figure (copied from the case file), the
 simulated figure, the analytic overlay's figure where one exists, cycles, the launch's shape and the wall time.
-``run_suite`` runs the selected cases, writes validation/results.json and renders docs/validation.md."""
+``run_suite`` runs the selected cases, writes validation/results.json and renders docs/validation.md (with the
+sensitivity runs of validation/sensitivity.json, when there are any)."""
 
 from __future__ import annotations
 
@@ -59,7 +60,20 @@ def run_suite(names=None, quick=False, progress=print, write=True) -> dict:
         results["cases"][case.name]["gpusim_commit"] = _commit()
         results["cases"][case.name]["python"] = platform.python_version()
     if write:
-        from validation.report import render
         RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
-        REPORT.write_text(render(results, load_cases()))
+        render_report()
     return results
+
+
+def report_text() -> str:
+    """docs/validation.md as the stored results, case files and sensitivity runs make it."""
+    from validation.report import render
+    from validation.sensitivity import SENSITIVITY
+
+    sensitivity = json.loads(SENSITIVITY.read_text()) if SENSITIVITY.exists() else None
+    return render(json.loads(RESULTS.read_text()), load_cases(), sensitivity)
+
+
+def render_report() -> None:
+    """Write docs/validation.md (``report_text``)."""
+    REPORT.write_text(report_text())
