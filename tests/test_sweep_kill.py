@@ -16,12 +16,18 @@ from gpusim.sweep.runner import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 POINTS = 12
+HOLD_AT = 4
+"""The killed sweep stops taking points once it has stored this many (its progress callback waits to be killed),
+so the kill always lands mid-sweep, however fast the machine runs the points."""
 SCRIPT = f"""
 from concurrent.futures import ThreadPoolExecutor
-import sys, gpusim
+import sys, time, gpusim
 points = gpusim.sweep.grid({{"sizes.n": [40000 + 512 * i for i in range({POINTS})]}},
                            {{"program": "vecadd", "config": "teaching"}})
-gpusim.sweep(points, executor=ThreadPoolExecutor(1), store=sys.argv[1])
+def hold(done, total):
+    if done >= {HOLD_AT}:
+        time.sleep(3600)
+gpusim.sweep(points, executor=ThreadPoolExecutor(1), store=sys.argv[1], progress=hold)
 """
 
 
@@ -46,7 +52,7 @@ def test_sigkill_mid_sweep_then_resume(tmp_path):
         process.wait()
     assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()
     stored = len(list(store.glob("*.parquet")))
-    assert 3 <= stored < POINTS, "the sweep finished before it could be killed: make its points slower"
+    assert 3 <= stored <= HOLD_AT < POINTS
     resumed = run_sweep(points(), ThreadPoolExecutor(1), store)
     assert resumed.reused == stored and resumed.ran == POINTS - stored
     assert not list(store.glob(".*.tmp"))   # a half-written file of the killed run is cleared
