@@ -49,9 +49,10 @@ MOVED = 0.02
 """A median change below 2 % in both directions is shown as unmoved."""
 
 
-def _case_names(names=None) -> list[str]:
-    cases = [case for case in load_cases() if case.kind != "counters"]
-    return [case.name for case in cases if names is None or case.name in names]
+def _case_names(names=None) -> dict[str, bool]:
+    """The cases a sensitivity run covers (the named ones, never the counter ratios): name -> higher is better."""
+    return {case.name: case.meta["higher_is_better"] for case in load_cases()
+            if case.kind != "counters" and (names is None or case.name in names)}
 
 
 def _one(task: tuple[str, str, float]) -> tuple[str, str, float, list[float], float]:
@@ -105,7 +106,7 @@ def run(fields=None, names=None, jobs: int = 2, progress=print) -> dict:
         for name, field, factor, simulated, wall in pool.map(_one, tasks):
             store["cases"][name]["scaled"].setdefault(field, {})[_key(factor)] = simulated
             progress(f"  {name}: {field} x{factor:g}: median change "
-                     f"{100 * _median_change(store['cases'][name]['baseline'], simulated, name):+.1f} % "
+                     f"{100 * _median_change(store['cases'][name]['baseline'], simulated, cases[name]):+.1f} % "
                      f"({wall:.0f} s)")
             SENSITIVITY.write_text(json.dumps(store, indent=1, sort_keys=True) + "\n")   # a kill keeps what ran
     return store
@@ -115,22 +116,18 @@ def _key(factor: float) -> str:
     return f"{factor:g}"
 
 
-def _higher_is_better(name: str) -> bool:
-    return next(case for case in load_cases() if case.name == name).meta["higher_is_better"]
-
-
-def _median_change(baseline: list[float], scaled: list[float], name: str, higher: bool | None = None) -> float:
-    """Median over the points of the scaled run's normalised throughput against the baseline's, minus 1."""
-    higher = _higher_is_better(name) if higher is None else higher
+def _median_change(baseline: list[float], scaled: list[float], higher: bool) -> float:
+    """Median over the points of the scaled run's normalised throughput against the baseline's, minus 1
+    (``higher``: whether the case's figure is better when higher)."""
     return statistics.median(stats.error(b, s, higher) for b, s in zip(baseline, scaled, strict=True))
 
 
 def _cell(changes: list[float | None]) -> str:
     if any(c is None for c in changes):
         return "not run"
-    if all(abs(c) < MOVED for c in changes if c is not None):
+    if all(abs(c) < MOVED for c in changes):
         return "·"
-    return " / ".join(f"{round(100 * c):+d}" for c in changes if c is not None)
+    return " / ".join(f"{round(100 * c):+d}" for c in changes)
 
 
 def render(store: dict | None, cases, configs: dict) -> list[str]:
@@ -144,15 +141,15 @@ def render(store: dict | None, cases, configs: dict) -> list[str]:
     if not fields:
         return []
     factors = " and ".join(f"×{f:g}" for f in FACTORS)
+    config_names = sorted({case.meta["config"] for case in shown})
     out = ["## Sensitivity to config numbers", "",
            f"Each field at {factors} of its config value, one at a time, every case (not the counter ratios) rerun "
            "at its full parameters (`python -m validation --sensitivity`, validation/sensitivity.py; figures in "
            "validation/sensitivity.json). A cell is the median change over the case's points of its normalised "
            f"throughput against the unperturbed run, in %, at {factors} (+ faster); · : under "
            f"{100 * MOVED:.0f} % both ways.", "",
-           "| field | what it is | " + " | ".join(sorted({case.meta["config"] for case in shown})) +
-           " | cases moved ≥ 10 % |",
-           "|---|---|" + "---:|" * len({case.meta["config"] for case in shown}) + "---|"]
+           "| field | what it is | " + " | ".join(config_names) + " | cases moved ≥ 10 % |",
+           "|---|---|" + "---:|" * len(config_names) + "---|"]
     table = {}
     for case in shown:
         entry = store["cases"][case.name]
@@ -160,15 +157,14 @@ def render(store: dict | None, cases, configs: dict) -> list[str]:
         for field, _ in fields:
             scaled = entry["scaled"].get(field, {})
             row.append([None if _key(f) not in scaled else
-                        _median_change(entry["baseline"], scaled[_key(f)], case.name, case.meta["higher_is_better"])
+                        _median_change(entry["baseline"], scaled[_key(f)], case.meta["higher_is_better"])
                         for f in FACTORS])
         table[case.name] = row
     for column, (field, what) in enumerate(fields):
         moved = sorted(((max(abs(c) for c in table[case.name][column] if c is not None), case.name)
                         for case in shown if any(c is not None for c in table[case.name][column])), reverse=True)
         big = ", ".join(f"{name} ({100 * size:.0f} %)" for size, name in moved if size >= 0.10) or "none"
-        values = " | ".join(_value(getattr(configs[name], field)) for name in sorted(configs)
-                            if name in {case.meta["config"] for case in shown})
+        values = " | ".join(_value(getattr(configs[name], field)) for name in config_names)
         out.append(f"| `{field}` | {what} | {values} | {big} |")
     out += ["", "| case | " + " | ".join(f"`{field}`" for field, _ in fields) + " |",
             "|---|" + "---:|" * len(fields)]
