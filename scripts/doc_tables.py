@@ -41,6 +41,7 @@ from scripts import doc_measure as M  # noqa: E402  (path set up above so the sc
 
 STORE = ROOT / "docs" / "generated" / "doc_tables.json"
 SPEED = ROOT / "benchmarks" / "results" / "speed.json"
+WHEEL = ROOT / "benchmarks" / "results" / "wheel.json"
 BLOCK = re.compile(r"(<!-- doc-table:(?P<name>[\w-]+) begin[^>]*-->\n)(?P<body>.*?)(<!-- doc-table:(?P=name) end -->)",
                    re.S)
 
@@ -70,6 +71,13 @@ def simulation_stamp() -> str:
 def benchmark_stamp() -> str:
     """Hash of the speed benchmark's sources (benchmarks/results/speed.json records it)."""
     from benchmarks.bench_speed import sources_stamp
+
+    return sources_stamp()
+
+
+def wheel_stamp() -> str:
+    """Hash of the wheel benchmark's and builder's sources (benchmarks/results/wheel.json records it)."""
+    from benchmarks.bench_wheel import sources_stamp
 
     return sources_stamp()
 
@@ -220,6 +228,22 @@ def render_speed(data: dict) -> str:
     return "\n".join(lines)
 
 
+WHEEL_ROWS = (("seeded", "first launch after installing the platform wheel (the engine from its seed)", "≤ 20 s"),
+              ("warm", "the same command again", "≤ 3 s"),
+              ("cold", "the first launch with the seed ignored (what `pip install .` gives)", "none"))
+
+
+def render_wheel(data: dict) -> str:
+    lines = [f"Measured {data['date']} with `python benchmarks/bench_wheel.py --record` ({data['wheel']}; "
+             f"`gpusim run vecadd` in a new virtual environment, from an empty directory, empty engine cache; "
+             f"{data['cpus']} CPUs, load average {data['load_average_1min']} at the end):", "",
+             "| case | target | wall time | compiled the engine |", "| --- | --- | ---: | --- |"]
+    for name, label, target in WHEEL_ROWS:
+        figure = data["figures"][name]
+        lines.append(f"| {label} | {target} | {figure['wall_s']:.2f} s | {'yes' if figure['compiled'] else 'no'} |")
+    return "\n".join(lines)
+
+
 def state_declarations() -> dict[str, list]:
     """Each state module (its file, relative to the checkout) and the declarations it defines, in order."""
     from gpusim.engine.records import declarations
@@ -275,9 +299,12 @@ def source_problems(rewrite: bool = False) -> list[str]:
 @dataclass(frozen=True)
 class Table:
     doc: str
-    measure: Callable[[], dict] | None     # None: rendered from benchmarks/results/speed.json
+    measure: Callable[[], dict] | None     # None: rendered from a benchmark's results file (``results``)
     render: Callable[[dict], str]
     declared: bool = False                 # rendered from the code's declarations, nothing measured
+    results: Path = SPEED                  # the benchmark's results file (measure None)
+    results_stamp: Callable[[], str] = benchmark_stamp   # that benchmark's sources' hash
+    rerun: str = "python benchmarks/bench_speed.py --record 3"
 
 
 TABLES = {
@@ -289,6 +316,8 @@ TABLES = {
     "tensor-wide-gemms": Table("docs/tensor-cores.md", M.measure_wide_gemms, render_wide_gemms),
     "tensor-wgmma-gemm": Table("docs/tensor-cores.md", M.measure_wgmma_gemm, render_wgmma_gemm),
     "design-speed": Table("docs/design.md", None, render_speed),
+    "design-wheel": Table("docs/design.md", None, render_wheel, results=WHEEL, results_stamp=wheel_stamp,
+                          rerun="python benchmarks/bench_wheel.py --record"),
     "kernels-registers": Table("docs/kernels.md", M.measure_registers, render_registers),
     "engine-state": Table("docs/engine-state.md", None, render_engine_state, declared=True),
 }
@@ -302,7 +331,8 @@ def data_of(name: str, store: dict) -> dict | None:
     if TABLES[name].declared:
         return {}
     if TABLES[name].measure is None:
-        return json.loads(SPEED.read_text(encoding="utf-8")) if SPEED.exists() else None
+        results = TABLES[name].results
+        return json.loads(results.read_text(encoding="utf-8")) if results.exists() else None
     entry = store.get(name)
     return None if entry is None else entry["data"]
 
@@ -356,9 +386,9 @@ def problems(store: dict) -> list[str]:
                              f"python scripts/doc_tables.py {name}")
         else:
             data = data_of(name, store)
-            if data is None or data.get("stamp") != benchmark_stamp():
-                found.append(f"{name}: benchmarks/results/speed.json missing or from other benchmark sources: "
-                             "rerun python benchmarks/bench_speed.py --record 3")
+            if data is None or data.get("stamp") != table.results_stamp():
+                found.append(f"{name}: {table.results.relative_to(ROOT)} missing or from other benchmark sources: "
+                             f"rerun {table.rerun}")
         expected = rendered(name, store)
         if expected is not None and body != expected:
             found.append(f"{table.doc}: block {name} is not the rendering of its stored figures (run "

@@ -215,3 +215,70 @@ def test_warm_up_compiles_both_launch_paths():
     gpu.launch(kernel, grid=1, block=32, args=[out], timing=True)
     gpu.launch(kernel, grid=1, block=32, args=[out], timing=False)
     assert (len(functional.run_functional.overloads), len(timing.run_timed.overloads)) == before
+
+
+# ---------------------------------------------------------------------------------------------------
+# the seed: a platform wheel's engine compiled ahead of time for a baseline CPU (scripts/build_wheel.py)
+
+
+def _seeded_copy(tmp_path: Path, cpu: str = "generic") -> tuple[Path, Path]:
+    """A package copy whose probe is compiled for ``cpu`` into its seed directory, as build_wheel does;
+    returns (the copy, the seed's stamp directory)."""
+    copy = _copy_package(tmp_path / "pkg")
+    seed_root = copy / "gpusim" / cc.SEED_DIRNAME
+    env = {**_env(seed_root, copy), "GPUSIM_ENGINE_SEED": "0", "NUMBA_CPU_NAME": cpu, "NUMBA_CPU_FEATURES": ""}
+    out = subprocess.run([sys.executable, "-c", PROBE_RUN, str(X)], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1])["misses"] > 0
+    (stamp_dir,) = [p for p in seed_root.iterdir() if p.is_dir()]
+    assert stamp_dir.name == cc.source_stamp.__wrapped__(copy / "gpusim")
+    cc.write_seed_manifest(stamp_dir, cpu)
+    return copy, stamp_dir
+
+
+def test_a_seed_serves_an_empty_cache_only_where_it_fits(tmp_path):
+    copy, stamp_dir = _seeded_copy(tmp_path)
+    expected = bin(X).count("1") + 1
+    manifest = json.loads((stamp_dir / cc.SEED_MANIFEST).read_text())
+    assert manifest["cpu"] == "generic" and manifest["requires"] == [] and manifest["stamp"] == stamp_dir.name
+
+    seeded, notice = _run_probe(copy, tmp_path / "user-cache", tmp_path)
+    assert (seeded["value"], seeded["misses"]) == (expected, 0) and seeded["hits"] > 0
+    assert notice == "" and _numba_files(tmp_path / "user-cache") == []     # loaded, nothing compiled or saved
+
+    def misses(**changes) -> int:
+        cache_dir = tmp_path / f"cache-{len(list(tmp_path.iterdir()))}"
+        env = _env(cache_dir, copy)
+        if "env" in changes:
+            env.update(changes["env"])
+        else:
+            (stamp_dir / cc.SEED_MANIFEST).write_text(json.dumps({**manifest, **changes}))
+        out = subprocess.run([sys.executable, "-c", PROBE_RUN, str(X)], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, check=True)
+        (stamp_dir / cc.SEED_MANIFEST).write_text(json.dumps(manifest))
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        assert result["value"] == expected
+        return result["misses"]
+
+    assert misses(env={"GPUSIM_ENGINE_SEED": "0"}) > 0
+    assert misses(requires=["no-such-cpu-feature"]) > 0        # code this CPU cannot run
+    assert misses(numba="0.0.0") > 0                           # another numba built it
+    assert misses(triple="riscv64-unknown-linux-gnu") > 0
+    assert misses(cpu="x86-64-v9") > 0                         # the index is keyed by the CPU it was built for
+    assert misses() == 0
+
+
+def test_a_seed_of_other_source_is_not_used(tmp_path):
+    copy, _ = _seeded_copy(tmp_path)
+    bits = copy / "gpusim" / "engine" / "bits.py"
+    bits.write_text(bits.read_text().replace("return _ctpop_u64(np.uint64(bits))",
+                                             "return _ctpop_u64(np.uint64(bits)) + np.uint64(1)"))
+    edited, _ = _run_probe(copy, tmp_path / "user-cache", tmp_path)
+    assert edited["value"] == bin(X).count("1") + 2 and edited["misses"] > 0
+
+
+def test_seed_targets_are_checked():
+    with pytest.raises(ValueError, match="no seed target 'pentium'"):
+        cc.write_seed_manifest(Path("unused"), "pentium")
+    assert set(cc.SEED_TARGETS["x86-64-v2"]) < set(cc.SEED_TARGETS["x86-64-v3"])
+    assert cc.SEED_TARGETS["generic"] == ()

@@ -50,6 +50,12 @@ def test_the_speed_table_covers_every_benchmark_case():
     assert {name for name, _, _ in DOC_TABLES.SPEED_ROWS} == set(CASES)
 
 
+def test_the_wheel_table_covers_every_figure_of_the_wheel_benchmark():
+    data = DOC_TABLES.data_of("design-wheel", {})
+    assert data is not None and {name for name, _, _ in DOC_TABLES.WHEEL_ROWS} == set(data["figures"])
+    assert data["figures"]["seeded"]["compiled"] is False and data["figures"]["cold"]["compiled"] is True
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n, t in DOC_TABLES.TABLES.items() if t.measure is not None])
 def test_stored_figures_are_what_the_simulator_measures_now(name):

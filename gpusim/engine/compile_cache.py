@@ -22,6 +22,14 @@ On a machine with two or more CPUs a cold compile of an entry point with a regis
 while this process compiles the entry; each engine function is compiled by one of the two and loaded
 by the other (``engine/parallel_compile.py``).
 
+A platform wheel (``scripts/build_wheel.py``) also carries a *seed*: the engine compiled ahead of time
+for a baseline CPU of the wheel's platform (``SEED_TARGETS``), under ``gpusim/_engine_seed/<stamp>/``,
+laid out as a cache stamp directory plus ``seed.json`` (the CPU it was built for and the instruction-set
+features that code needs). A miss in the user's cache loads the function from the seed when the seed was
+built from this very source (its stamp), with this numba, and this CPU has every feature it needs; the
+user's cache is checked first, so code compiled here for this CPU wins once it exists. ``GPUSIM_ENGINE_SEED=0``
+ignores the seed.
+
 The first launch after an install or an edit compiles the engine (tens of seconds). A numba compile
 listener notices the first engine function that misses the cache and prints one notice to stderr,
 with progress (functions compiled or loaded out of those the entry point reaches), and the time it
@@ -33,6 +41,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib
+import json
 import os
 import pickle
 import platform
@@ -47,9 +56,10 @@ from typing import Any
 
 import llvmlite
 import numba
+from llvmlite import binding as ll
 from numba.core import config as numba_config
 from numba.core import event
-from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 from numba.core.dispatcher import Dispatcher
 
 from gpusim.engine import parallel_compile
@@ -69,6 +79,24 @@ SECONDS_PER_FUNCTION = 0.17
 
 PARALLEL_SPEEDUP = 0.6
 """Rough share of the one-process compile time a cold compile with the helper process takes."""
+
+SEED_DIRNAME = "_engine_seed"
+"""The directory in the installed package that holds a platform wheel's precompiled engine (the seed)."""
+
+SEED_MANIFEST = "seed.json"
+"""The seed's description, in its stamp directory: ``{"stamp", "numba", "triple", "cpu", "features",
+"requires"}``."""
+
+SEED_TARGETS: dict[str, tuple[str, ...]] = {
+    "x86-64-v3": ("avx", "avx2", "bmi", "bmi2", "cx16", "f16c", "fma", "lzcnt", "movbe", "popcnt", "sahf", "sse3",
+                  "sse4.1", "sse4.2", "ssse3", "xsave"),
+    "x86-64-v2": ("cx16", "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3"),
+    "generic": (),
+}
+"""CPUs a seed may be built for (LLVM's names), each with the host features (LLVM's names) its code may use:
+the x86-64 psABI's microarchitecture levels (x86-64-v2: CMPXCHG16B, LAHF/SAHF, POPCNT, SSE3, SSE4.1, SSE4.2,
+SSSE3; x86-64-v3 adds AVX, AVX2, BMI1, BMI2, F16C, FMA, LZCNT, MOVBE, XSAVE), and ``generic``, any CPU of the
+triple."""
 
 _DECORATOR_MODULE = "gpusim.engine.jit"
 _ENGINE: dict[int, Dispatcher] = {}          # id -> every dispatcher the engine decorators made
@@ -171,7 +199,8 @@ def source_stamp(root: Path = PACKAGE_ROOT) -> str:
     freshness key. Files are named relative to the package, so the package's location is no part of it."""
     root = root.resolve()
     digest = hashlib.sha256()
-    for part in (numba.__version__, llvmlite.__version__, platform.python_version(), sys.platform):
+    python = f"{platform.python_implementation()}-{sys.version_info[0]}.{sys.version_info[1]}"  # numba's cache
+    for part in (numba.__version__, llvmlite.__version__, python, sys.platform):  # files are per minor version
         digest.update(part.encode() + b"\0")
     for path in engine_sources(root):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
@@ -182,6 +211,41 @@ def source_stamp(root: Path = PACKAGE_ROOT) -> str:
 def stamp_dir() -> Path:
     """The directory of the current source stamp's compiled code."""
     return cache_root() / source_stamp()
+
+
+def seed_dir(package: Path = PACKAGE_ROOT) -> Path:
+    """Where a platform wheel's seed for the current source stamp would be."""
+    return package / SEED_DIRNAME / source_stamp(package)
+
+
+@lru_cache(maxsize=1)
+def seed_magic() -> tuple[str, str, str] | None:
+    """The codegen tuple (triple, CPU, features) the seed's index is keyed by, if there is a usable seed:
+    built from this source, by this numba, for this process's triple and a CPU whose required features
+    this machine has; else None."""
+    if os.environ.get("GPUSIM_ENGINE_SEED", "1") == "0":
+        return None
+    try:
+        manifest = json.loads((seed_dir() / SEED_MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    host = {name[1:] for name in ll.get_host_cpu_features().flatten().split(",") if name.startswith("+")}
+    usable = (manifest.get("stamp") == source_stamp() and manifest.get("numba") == numba.__version__
+              and manifest.get("triple") == ll.get_process_triple()
+              and set(manifest.get("requires", ["?"])) <= host)
+    return (manifest["triple"], manifest["cpu"], manifest["features"]) if usable else None
+
+
+def write_seed_manifest(stamp_directory: Path, cpu: str) -> Path:
+    """Describe a stamp directory compiled for ``cpu`` (one of ``SEED_TARGETS``, compiled with numba's
+    ``NUMBA_CPU_NAME=cpu`` and ``NUMBA_CPU_FEATURES=`` empty) as a seed; returns the manifest's path."""
+    if cpu not in SEED_TARGETS:
+        raise ValueError(f"no seed target {cpu!r}: one of {', '.join(SEED_TARGETS)}")
+    manifest = {"stamp": stamp_directory.name, "numba": numba.__version__, "triple": ll.get_process_triple(),
+                "cpu": cpu, "features": "", "requires": list(SEED_TARGETS[cpu])}
+    path = stamp_directory / SEED_MANIFEST
+    path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return path
 
 
 class EngineCacheLocator(_CacheLocator):
@@ -238,6 +302,29 @@ class EngineCache(FunctionCache):
             _warn_uncached(error)
             return None
 
+    def _seed_file(self) -> IndexDataCacheFile:
+        relative = Path(self._cache_path).relative_to(stamp_dir())
+        return IndexDataCacheFile(cache_path=str(seed_dir().joinpath(*relative.parts)),
+                                  filename_base=self._impl.filename_base, source_stamp=source_stamp())
+
+    def _seed_key(self, sig, codegen):
+        magic = seed_magic()
+        if magic is None or magic[0] != codegen.magic_tuple()[0]:
+            return None
+        key = self._index_key(sig, codegen)
+        return key[0], magic, key[2]
+
+    def _load_seed(self, sig, target_context):
+        """``sig`` from the wheel's seed (see the module docstring), or None."""
+        key = self._seed_key(sig, target_context.codegen())
+        if key is None:
+            return None
+        try:
+            data = self._seed_file().load(key)
+        except (OSError, EOFError, pickle.UnpicklingError):
+            return None
+        return None if data is None else self._impl.rebuild(target_context, data)
+
     def claim_name(self, sig) -> str:
         return parallel_compile.claim_name(self._cache_file._index_path, sig)
 
@@ -245,6 +332,8 @@ class EngineCache(FunctionCache):
         if _state["disabled"]:
             return None
         result = self._load(sig, target_context)
+        if result is None:
+            result = self._load_seed(sig, target_context)
         session = _state["session"]
         if result is None and session is not None and not _state["disabled"]:
             result = session.acquire(self.claim_name(sig), lambda: self._load(sig, target_context))
@@ -266,7 +355,10 @@ class EngineCache(FunctionCache):
     def in_index(self, sig, codegen) -> bool:
         """Whether the cache holds ``sig`` (an index look-up, nothing loaded)."""
         try:
-            return self._index_key(sig, codegen) in self._cache_file._load_index()
+            if self._index_key(sig, codegen) in self._cache_file._load_index():
+                return True
+            seed_key = self._seed_key(sig, codegen)
+            return seed_key is not None and seed_key in self._seed_file()._load_index()
         except (OSError, EOFError, pickle.UnpicklingError):
             return False
 
