@@ -149,6 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.lab_parser = lab  # for `gpusim lab --help` (the lab parser's own -h is ours: NAME --help)
     add_sweep_parser(commands)
+    engine = commands.add_parser("engine", help="where the compiled engine is cached, and whether a seed serves it")
+    engine.add_argument("--warm-up", action="store_true", help="compile (or load) both launch paths now")
     return parser
 
 
@@ -172,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     args.parser = parser
     try:
         return {"run": _run, "configs": _configs, "roofline": _roofline, "lab": _lab,
-                "sweep": sweep_main, "compare": _compare}[args.command](args)
+                "sweep": sweep_main, "compare": _compare, "engine": _engine}[args.command](args)
     except GpusimError as error:
         print(f"gpusim: error: {error}", file=sys.stderr)
         return 2
@@ -181,6 +183,21 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into a command that stopped reading (head)
         sys.stderr.close()
         return 0
+
+
+def _engine(args) -> int:
+    """`gpusim engine`: the engine cache's directory and state, and the seed's (docs/design.md, "The seed")."""
+    from gpusim.engine import compile_cache as cc
+
+    if args.warm_up:
+        from gpusim.api.warm_up import warm_up
+
+        print(f"engine compiled or loaded in {warm_up():.1f} s")
+    compiled = cc.compiled_functions()
+    state = f"{compiled} functions compiled" if compiled else "nothing compiled yet for this source"
+    print(f"engine cache: {cc.stamp_dir()} ({state})")
+    print(f"engine seed: {cc.seed_status()[1]}")
+    return 0
 
 
 # ------------------------------------------------------------------------------------------------ run

@@ -94,12 +94,17 @@ def test_unknown_cpu_is_refused(tmp_path):
 def test_installed_platform_wheel_launches_without_compiling(tmp_path):
     """The whole build (a cold compile for the generic CPU, minutes), installed into a new environment that
     sees this one's packages: its first launch, from outside the checkout with an empty cache, loads the
-    whole engine from the seed (numba's own miss counters stay at zero) and gives numpy's answer."""
+    whole engine from the seed (numba's own miss counters stay at zero) and runs the kernel."""
     wheel = build_wheel.build(tmp_path / "dist", "generic")
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    # this environment's packages (numba, numpy, simpy) after the new one's own: a plain path entry, so this
+    # environment's editable gpusim (a .pth import hook) is not installed there
+    (Path(site) / "parent_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     script = (
         "import json, numpy as np, gpusim\n"
         "from gpusim.engine import compile_cache as cc\n"
@@ -115,8 +120,8 @@ def test_installed_platform_wheel_launches_without_compiling(tmp_path):
         "                  'out': int(out.get()[0]), 'cycles': run.cycles}))\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "GPUSIM_", "PYTHONPATH"))}
     env["GPUSIM_CACHE_DIR"] = str(tmp_path / "empty-cache")
-    out = subprocess.run([str(python), "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([str(python), "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert Path(result["file"]).resolve().is_relative_to(venv.resolve())
     assert result["seed"][1] == "generic" and result["misses"] == 0 and result["hits"] > 0

@@ -46,7 +46,7 @@ compile_cache.NOTICE_MIN_FUNCTIONS = 1
 value = int(probe.ones_plus_one(np.uint64(int(sys.argv[1]))))
 stats = probe.ones_plus_one.stats
 print(json.dumps({"file": gpusim.__file__, "value": value, "hits": sum(stats.cache_hits.values()),
-                  "misses": sum(stats.cache_misses.values())}))
+                  "misses": sum(stats.cache_misses.values()), "seed": compile_cache.seed_status()[1]}))
 '''
 
 X = 0xF0F0_0000_1234_5678
@@ -245,8 +245,10 @@ def test_a_seed_serves_an_empty_cache_only_where_it_fits(tmp_path):
     seeded, notice = _run_probe(copy, tmp_path / "user-cache", tmp_path)
     assert (seeded["value"], seeded["misses"]) == (expected, 0) and seeded["hits"] > 0
     assert notice == "" and _numba_files(tmp_path / "user-cache") == []     # loaded, nothing compiled or saved
+    assert seeded["seed"] == f"generic code in {copy / 'gpusim' / cc.SEED_DIRNAME / stamp_dir.name}: used for " \
+                             "what the cache lacks"
 
-    def misses(**changes) -> int:
+    def misses(**changes) -> tuple[int, str]:
         cache_dir = tmp_path / f"cache-{len(list(tmp_path.iterdir()))}"
         env = _env(cache_dir, copy)
         if "env" in changes:
@@ -258,14 +260,20 @@ def test_a_seed_serves_an_empty_cache_only_where_it_fits(tmp_path):
         (stamp_dir / cc.SEED_MANIFEST).write_text(json.dumps(manifest))
         result = json.loads(out.stdout.strip().splitlines()[-1])
         assert result["value"] == expected
-        return result["misses"]
+        return result["misses"], result["seed"]
 
-    assert misses(env={"GPUSIM_ENGINE_SEED": "0"}) > 0
-    assert misses(requires=["no-such-cpu-feature"]) > 0        # code this CPU cannot run
-    assert misses(numba="0.0.0") > 0                           # another numba built it
-    assert misses(triple="riscv64-unknown-linux-gnu") > 0
-    assert misses(cpu="x86-64-v9") > 0                         # the index is keyed by the CPU it was built for
-    assert misses() == 0
+    def refused(why: str, **changes) -> bool:
+        count, status = misses(**changes)
+        return count > 0 and why in status
+
+    assert refused("ignored (GPUSIM_ENGINE_SEED=0)", env={"GPUSIM_ENGINE_SEED": "0"})
+    assert refused("needs CPU features this CPU lacks (no-such-cpu-feature)", requires=["no-such-cpu-feature"])
+    assert refused("built by numba 0.0.0", numba="0.0.0")
+    assert refused("built for riscv64-unknown-linux-gnu", triple="riscv64-unknown-linux-gnu")
+    assert refused("names source stamp 0", stamp="0")
+    count, status = misses(cpu="x86-64-v9")       # the index is keyed by the CPU the code was built for
+    assert count > 0 and status.startswith("x86-64-v9 code in")
+    assert misses()[0] == 0
 
 
 def test_a_seed_of_other_source_is_not_used(tmp_path):
@@ -275,6 +283,7 @@ def test_a_seed_of_other_source_is_not_used(tmp_path):
                                              "return _ctpop_u64(np.uint64(bits)) + np.uint64(1)"))
     edited, _ = _run_probe(copy, tmp_path / "user-cache", tmp_path)
     assert edited["value"] == bin(X).count("1") + 2 and edited["misses"] > 0
+    assert edited["seed"].startswith("none for this source (the package holds seeds of other sources: ")
 
 
 def test_seed_targets_are_checked():
@@ -282,3 +291,48 @@ def test_seed_targets_are_checked():
         cc.write_seed_manifest(Path("unused"), "pentium")
     assert set(cc.SEED_TARGETS["x86-64-v2"]) < set(cc.SEED_TARGETS["x86-64-v3"])
     assert cc.SEED_TARGETS["generic"] == ()
+
+
+def test_notice_estimates_from_the_rate_measured_here(monkeypatch, tmp_path):
+    """The header's estimate is total x the last large compile's measured seconds per function x the helper's
+    speedup, rounded to 5 s; a large compile records its own rate for the next notice."""
+    monkeypatch.setenv("GPUSIM_CACHE_DIR", str(tmp_path))
+    assert cc.measured_seconds_per_function() == cc.SECONDS_PER_FUNCTION       # nothing measured yet
+    (tmp_path / cc.RATE_FILE).write_text(json.dumps({"seconds_per_function": 0.5}))
+    stream = io.StringIO()
+    cc.Notice(300, stream, speedup=0.6)
+    assert "(about 90 s;" in stream.getvalue()                                # 300 x 0.5 x 0.6
+    (tmp_path / cc.RATE_FILE).write_text("not json")
+    assert cc.measured_seconds_per_function() == cc.SECONDS_PER_FUNCTION
+
+    notice = cc.Notice(cc.RATE_MIN_FUNCTIONS, io.StringIO(), speedup=0.5)
+    notice.start -= 10.0                                                       # as if it had run 10 s
+    seconds = notice.finish()
+    recorded = json.loads((tmp_path / cc.RATE_FILE).read_text())["seconds_per_function"]
+    assert recorded == pytest.approx(seconds / (cc.RATE_MIN_FUNCTIONS * 0.5), abs=1e-4)
+    small = cc.Notice(cc.RATE_MIN_FUNCTIONS - 1, io.StringIO())
+    small.start -= 100.0
+    small.finish()                                                             # too small to be typical
+    assert json.loads((tmp_path / cc.RATE_FILE).read_text())["seconds_per_function"] == recorded
+
+
+def test_engine_command_names_the_cache_and_the_seed(capsys, monkeypatch, tmp_path):
+    from gpusim.cli import main
+
+    monkeypatch.setenv("GPUSIM_CACHE_DIR", str(tmp_path))
+    assert main(["engine"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"engine cache: {tmp_path / cc.source_stamp()} (nothing compiled yet for this source)",
+                     f"engine seed: {cc.seed_status()[1]}"]
+
+
+def test_engine_command_warms_up_both_paths(capsys):
+    from gpusim.cli import main
+
+    assert main(["engine", "--warm-up"]) == 0
+    warmed, cache, seed = capsys.readouterr().out.splitlines()
+    assert warmed.startswith("engine compiled or loaded in ") and warmed.endswith(" s")
+    assert functional.run_functional.overloads and timing.run_timed.overloads
+    index_files = len(list(cc.stamp_dir().rglob("*.nbi")))
+    assert index_files > 0 and cache == f"engine cache: {cc.stamp_dir()} ({index_files} functions compiled)"
+    assert seed.startswith("engine seed: ")

@@ -218,22 +218,45 @@ def seed_dir(package: Path = PACKAGE_ROOT) -> Path:
     return package / SEED_DIRNAME / source_stamp(package)
 
 
+def seed_status() -> tuple[tuple[str, str, str] | None, str]:
+    """Whether this process can use a seed: (the codegen tuple its index is keyed by, or None; why, in words)."""
+    if os.environ.get("GPUSIM_ENGINE_SEED", "1") == "0":
+        return None, "ignored (GPUSIM_ENGINE_SEED=0)"
+    others = sorted(p.name for p in (PACKAGE_ROOT / SEED_DIRNAME).glob("*") if p.is_dir())
+    try:
+        manifest = json.loads((seed_dir() / SEED_MANIFEST).read_text(encoding="utf-8"))
+        magic = (str(manifest["triple"]), str(manifest["cpu"]), str(manifest["features"]))
+        requires = {str(name) for name in manifest["requires"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        if others:
+            return None, f"none for this source (the package holds seeds of other sources: {', '.join(others)})"
+        return None, "none (a pure install; python scripts/build_wheel.py builds a wheel with one)"
+    host = {name[1:] for name in ll.get_host_cpu_features().flatten().split(",") if name.startswith("+")}
+    if manifest.get("stamp") != source_stamp():
+        return None, f"not used: its manifest names source stamp {manifest.get('stamp')}, not {source_stamp()}"
+    if manifest.get("numba") != numba.__version__:
+        return None, f"not used: built by numba {manifest.get('numba')}, this is numba {numba.__version__}"
+    if magic[0] != ll.get_process_triple():
+        return None, f"not used: built for {magic[0]}, this process is {ll.get_process_triple()}"
+    if missing := sorted(requires - host):
+        return None, f"not used: its {magic[1]} code needs CPU features this CPU lacks ({', '.join(missing)})"
+    return magic, f"{magic[1]} code in {seed_dir()}: used for what the cache lacks"
+
+
 @lru_cache(maxsize=1)
 def seed_magic() -> tuple[str, str, str] | None:
     """The codegen tuple (triple, CPU, features) the seed's index is keyed by, if there is a usable seed:
     built from this source, by this numba, for this process's triple and a CPU whose required features
-    this machine has; else None."""
-    if os.environ.get("GPUSIM_ENGINE_SEED", "1") == "0":
-        return None
+    this machine has; else None (``seed_status`` says why)."""
+    return seed_status()[0]
+
+
+def compiled_functions() -> int:
+    """Engine functions (index files) compiled into the user's cache for the current source stamp."""
     try:
-        manifest = json.loads((seed_dir() / SEED_MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    host = {name[1:] for name in ll.get_host_cpu_features().flatten().split(",") if name.startswith("+")}
-    usable = (manifest.get("stamp") == source_stamp() and manifest.get("numba") == numba.__version__
-              and manifest.get("triple") == ll.get_process_triple()
-              and set(manifest.get("requires", ["?"])) <= host)
-    return (manifest["triple"], manifest["cpu"], manifest["features"]) if usable else None
+        return sum(1 for _ in stamp_dir().rglob("*.nbi"))
+    except OSError:
+        return 0
 
 
 def write_seed_manifest(stamp_directory: Path, cpu: str) -> Path:
@@ -446,12 +469,41 @@ def _compiled_separately(dispatcher: Dispatcher) -> bool:
 # the notice
 
 
+RATE_FILE = "compile_rate.json"
+"""In the cache root: the seconds per engine function the last large cold compile took on this machine
+(``{"seconds_per_function": s}``, the helper's speedup factored out), for the next notice's estimate."""
+
+RATE_MIN_FUNCTIONS = 50
+"""A compile of fewer functions than this does not update the measured rate (too small to be typical)."""
+
+
+def measured_seconds_per_function() -> float:
+    """This machine's measured cold-compile cost per engine function, else ``SECONDS_PER_FUNCTION``."""
+    try:
+        rate = float(json.loads((cache_root() / RATE_FILE).read_text(encoding="utf-8"))["seconds_per_function"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return SECONDS_PER_FUNCTION
+    return rate if 0.0 < rate < 60.0 else SECONDS_PER_FUNCTION
+
+
 class Notice(CompileNotice):
-    """The compile notice, naming this cache's directory and estimating from ``SECONDS_PER_FUNCTION``."""
+    """The compile notice, naming this cache's directory and estimating from the rate the last cold
+    compile here measured (``RATE_FILE``), else ``SECONDS_PER_FUNCTION``; it records the rate it measures."""
 
     def __init__(self, total: int, stream=None, *, use_rich: bool | None = None, speedup: float = 1.0):
-        super().__init__(total, stream, cache_dir=cache_root(), seconds_per_function=SECONDS_PER_FUNCTION,
+        self.speedup = speedup
+        super().__init__(total, stream, cache_dir=cache_root(), seconds_per_function=measured_seconds_per_function(),
                          use_rich=use_rich, speedup=speedup)
+
+    def finish(self) -> float:
+        seconds = super().finish()
+        if self.total >= RATE_MIN_FUNCTIONS and not _state["disabled"]:
+            try:
+                rate = {"seconds_per_function": round(seconds / (self.total * self.speedup), 4)}
+                (cache_root() / RATE_FILE).write_text(json.dumps(rate) + "\n", encoding="utf-8")
+            except OSError:
+                pass
+        return seconds
 
 
 class _Progress(event.Listener):
