@@ -11,11 +11,11 @@ launch after installing it loads the engine instead (a second or two). It
 1. builds the pure wheel (``pip wheel --no-deps``) and unpacks it;
 2. runs ``gpusim.api.warm_up`` on the unpacked package in a new process with numba generating code for
    ``--cpu`` (``NUMBA_CPU_NAME``, no extra features) and the engine cache pointed at the package's
-   ``_engine_seed`` directory, then describes that stamp directory (``compile_cache.write_seed_manifest``);
+   ``_engine_seed`` directory, then describes that stamp directory (``compile_seed.write_seed_manifest``);
 3. pins numba and llvmlite to the versions that compiled the seed (a seed is only used by the numba that
    built it), and tags the wheel for this Python minor version and platform.
 
-At run time the seed is used only where it fits (``gpusim/engine/compile_cache.py``): same source stamp,
+At run time the seed is used only where it fits (``gpusim/engine/compile_seed.py``): same source stamp,
 same numba, and a CPU with the features ``--cpu`` assumes; anything else compiles as before.
 """
 
@@ -44,9 +44,9 @@ BUILD_SEED = """
 import json, sys
 import gpusim
 from gpusim.api.warm_up import warm_up
-from gpusim.engine import compile_cache as cc
+from gpusim.engine import compile_cache as cc, compile_seed
 warm_up()
-manifest = cc.write_seed_manifest(cc.stamp_dir(), sys.argv[1])
+manifest = compile_seed.write_seed_manifest(cc.stamp_dir(), sys.argv[1])
 print(json.dumps({"package": gpusim.__file__, "stamp_dir": str(cc.stamp_dir()), "manifest": str(manifest)}))
 """
 
@@ -138,7 +138,7 @@ def wheel_tag() -> str:
 
 def build(out_dir: Path, cpu: str | None = None) -> Path:
     """Build the platform wheel into ``out_dir`` with a seed for ``cpu`` (default ``default_cpu()``)."""
-    from gpusim.engine.compile_cache import SEED_TARGETS
+    from gpusim.engine.compile_seed import SEED_TARGETS
 
     cpu = cpu or default_cpu()
     if cpu not in SEED_TARGETS:

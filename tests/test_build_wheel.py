@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from gpusim.engine import compile_cache as cc
+from gpusim.engine import compile_seed
 from scripts import build_wheel
 
 METADATA = """Metadata-Version: 2.1
@@ -128,4 +128,4 @@ def test_installed_platform_wheel_launches_without_compiling(tmp_path):
     assert 0 <= result["out"] < 32 and result["cycles"] > 0  # one lane's tid.x (all 32 store to one word)
     assert "compiling the simulation engine" not in out.stderr
     assert not any(p.suffix == ".nbi" for p in (tmp_path / "empty-cache").rglob("*"))
-    assert cc.SEED_DIRNAME in {p.name for p in Path(result["file"]).parent.iterdir()}
+    assert compile_seed.SEED_DIRNAME in {p.name for p in Path(result["file"]).parent.iterdir()}

@@ -22,6 +22,8 @@ from numba.core import config as numba_config
 import gpusim
 from gpusim.api.warm_up import WARM_UP_PTX, warm_up
 from gpusim.engine import compile_cache as cc
+from gpusim.engine import compile_seed
+from gpusim.engine import source_stamp as stamps
 from gpusim.engine.semantics import functional
 from gpusim.engine.sm import timing
 
@@ -90,7 +92,7 @@ def test_cache_dir_precedence(monkeypatch, tmp_path):
 def test_stamp_covers_every_module_compiled_code_reads():
     """Each engine function's own file, and every gpusim module its globals name (their constants
     are frozen into the machine code), is part of the stamp."""
-    sources = set(cc.engine_sources())
+    sources = set(stamps.engine_sources())
     engine = [d for d in cc._ENGINE.values() if Path(d.py_func.__code__.co_filename).resolve().is_relative_to(
         cc.PACKAGE_ROOT)]
     assert functional.run_functional in engine and timing.run_timed in engine
@@ -105,7 +107,7 @@ def test_stamp_depends_on_content_not_location(tmp_path):
     copy = _copy_package(tmp_path / "a") / "gpusim"
     (copy / "engine" / "probe.py").unlink()
     assert cc.source_stamp(copy) == cc.source_stamp(cc.PACKAGE_ROOT)
-    outside = next(p for p in sorted(copy.rglob("*.py")) if p.resolve() not in set(cc.engine_sources(copy)))
+    outside = next(p for p in sorted(copy.rglob("*.py")) if p.resolve() not in set(stamps.engine_sources(copy)))
     outside.write_text(outside.read_text() + "\n# not engine code\n")
     assert cc.source_stamp.__wrapped__(copy) == cc.source_stamp(cc.PACKAGE_ROOT)
     callee = copy / "engine" / "bits.py"
@@ -225,28 +227,28 @@ def _seeded_copy(tmp_path: Path, cpu: str = "generic") -> tuple[Path, Path]:
     """A package copy whose probe is compiled for ``cpu`` into its seed directory, as build_wheel does;
     returns (the copy, the seed's stamp directory)."""
     copy = _copy_package(tmp_path / "pkg")
-    seed_root = copy / "gpusim" / cc.SEED_DIRNAME
+    seed_root = copy / "gpusim" / compile_seed.SEED_DIRNAME
     env = {**_env(seed_root, copy), "GPUSIM_ENGINE_SEED": "0", "NUMBA_CPU_NAME": cpu, "NUMBA_CPU_FEATURES": ""}
     out = subprocess.run([sys.executable, "-c", PROBE_RUN, str(X)], cwd=tmp_path, env=env, capture_output=True,
                          text=True, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1])["misses"] > 0
     (stamp_dir,) = [p for p in seed_root.iterdir() if p.is_dir()]
     assert stamp_dir.name == cc.source_stamp.__wrapped__(copy / "gpusim")
-    cc.write_seed_manifest(stamp_dir, cpu)
+    compile_seed.write_seed_manifest(stamp_dir, cpu)
     return copy, stamp_dir
 
 
 def test_a_seed_serves_an_empty_cache_only_where_it_fits(tmp_path):
     copy, stamp_dir = _seeded_copy(tmp_path)
     expected = bin(X).count("1") + 1
-    manifest = json.loads((stamp_dir / cc.SEED_MANIFEST).read_text())
+    manifest = json.loads((stamp_dir / compile_seed.SEED_MANIFEST).read_text())
     assert manifest["cpu"] == "generic" and manifest["requires"] == [] and manifest["stamp"] == stamp_dir.name
 
     seeded, notice = _run_probe(copy, tmp_path / "user-cache", tmp_path)
     assert (seeded["value"], seeded["misses"]) == (expected, 0) and seeded["hits"] > 0
     assert notice == "" and _numba_files(tmp_path / "user-cache") == []     # loaded, nothing compiled or saved
-    assert seeded["seed"] == f"generic code in {copy / 'gpusim' / cc.SEED_DIRNAME / stamp_dir.name}: used for " \
-                             "what the cache lacks"
+    seed_path = copy / "gpusim" / compile_seed.SEED_DIRNAME / stamp_dir.name
+    assert seeded["seed"] == f"generic code in {seed_path}: used for what the cache lacks"
 
     def misses(**changes) -> tuple[int, str]:
         cache_dir = tmp_path / f"cache-{len(list(tmp_path.iterdir()))}"
@@ -254,10 +256,10 @@ def test_a_seed_serves_an_empty_cache_only_where_it_fits(tmp_path):
         if "env" in changes:
             env.update(changes["env"])
         else:
-            (stamp_dir / cc.SEED_MANIFEST).write_text(json.dumps({**manifest, **changes}))
+            (stamp_dir / compile_seed.SEED_MANIFEST).write_text(json.dumps({**manifest, **changes}))
         out = subprocess.run([sys.executable, "-c", PROBE_RUN, str(X)], cwd=tmp_path, env=env,
                              capture_output=True, text=True, check=True)
-        (stamp_dir / cc.SEED_MANIFEST).write_text(json.dumps(manifest))
+        (stamp_dir / compile_seed.SEED_MANIFEST).write_text(json.dumps(manifest))
         result = json.loads(out.stdout.strip().splitlines()[-1])
         assert result["value"] == expected
         return result["misses"], result["seed"]
@@ -288,9 +290,9 @@ def test_a_seed_of_other_source_is_not_used(tmp_path):
 
 def test_seed_targets_are_checked():
     with pytest.raises(ValueError, match="no seed target 'pentium'"):
-        cc.write_seed_manifest(Path("unused"), "pentium")
-    assert set(cc.SEED_TARGETS["x86-64-v2"]) < set(cc.SEED_TARGETS["x86-64-v3"])
-    assert cc.SEED_TARGETS["generic"] == ()
+        compile_seed.write_seed_manifest(Path("unused"), "pentium")
+    assert set(compile_seed.SEED_TARGETS["x86-64-v2"]) < set(compile_seed.SEED_TARGETS["x86-64-v3"])
+    assert compile_seed.SEED_TARGETS["generic"] == ()
 
 
 def test_notice_estimates_from_the_rate_measured_here(monkeypatch, tmp_path):
@@ -330,9 +332,9 @@ def test_engine_command_warms_up_both_paths(capsys):
     from gpusim.cli import main
 
     assert main(["engine", "--warm-up"]) == 0
-    warmed, cache, seed = capsys.readouterr().out.splitlines()
+    warmed, cache, seed_line = capsys.readouterr().out.splitlines()
     assert warmed.startswith("engine compiled or loaded in ") and warmed.endswith(" s")
     assert functional.run_functional.overloads and timing.run_timed.overloads
     index_files = len(list(cc.stamp_dir().rglob("*.nbi")))
     assert index_files > 0 and cache == f"engine cache: {cc.stamp_dir()} ({index_files} functions compiled)"
-    assert seed.startswith("engine seed: ")
+    assert seed_line.startswith("engine seed: ")

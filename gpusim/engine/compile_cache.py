@@ -22,13 +22,9 @@ On a machine with two or more CPUs a cold compile of an entry point with a regis
 while this process compiles the entry; each engine function is compiled by one of the two and loaded
 by the other (``engine/parallel_compile.py``).
 
-A platform wheel (``scripts/build_wheel.py``) also carries a *seed*: the engine compiled ahead of time
-for a baseline CPU of the wheel's platform (``SEED_TARGETS``), under ``gpusim/_engine_seed/<stamp>/``,
-laid out as a cache stamp directory plus ``seed.json`` (the CPU it was built for and the instruction-set
-features that code needs). A miss in the user's cache loads the function from the seed when the seed was
-built from this very source (its stamp), with this numba, and this CPU has every feature it needs; the
-user's cache is checked first, so code compiled here for this CPU wins once it exists. ``GPUSIM_ENGINE_SEED=0``
-ignores the seed.
+A platform wheel also carries a *seed*, the engine compiled ahead of time, which a miss in the user's
+cache is loaded from where it fits (``engine/compile_seed.py``). The cache root and the source stamp are
+computed in ``engine/source_stamp.py``.
 
 The first launch after an install or an edit compiles the engine (tens of seconds). A numba compile
 listener notices the first engine function that misses the cache and prints one notice to stderr,
@@ -38,13 +34,10 @@ took. Nothing is printed when the cache is warm: the listener only runs when num
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import importlib
 import json
 import os
 import pickle
-import platform
 import shutil
 import sys
 import types as pytypes
@@ -54,19 +47,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import llvmlite
-import numba
-from llvmlite import binding as ll
-from numba.core import config as numba_config
 from numba.core import event
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 from numba.core.dispatcher import Dispatcher
 
 from gpusim.engine import parallel_compile
 from gpusim.engine.compile_notice import CompileNotice
-
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-"""The ``gpusim`` package directory these sources are in (a checkout's or site-packages')."""
+from gpusim.engine.compile_seed import seed_dir, seed_status
+from gpusim.engine.source_stamp import PACKAGE_ROOT, cache_root, source_stamp, stamp_dir
 
 KEEP_STAMPS = 3
 """Stamp directories kept in the cache root: the current one and the most recently used others."""
@@ -80,167 +68,12 @@ SECONDS_PER_FUNCTION = 0.17
 PARALLEL_SPEEDUP = 0.6
 """Rough share of the one-process compile time a cold compile with the helper process takes."""
 
-SEED_DIRNAME = "_engine_seed"
-"""The directory in the installed package that holds a platform wheel's precompiled engine (the seed)."""
-
-SEED_MANIFEST = "seed.json"
-"""The seed's description, in its stamp directory: ``{"stamp", "numba", "triple", "cpu", "features",
-"requires"}``."""
-
-SEED_TARGETS: dict[str, tuple[str, ...]] = {
-    "x86-64-v3": ("avx", "avx2", "bmi", "bmi2", "cx16", "f16c", "fma", "lzcnt", "movbe", "popcnt", "sahf", "sse3",
-                  "sse4.1", "sse4.2", "ssse3", "xsave"),
-    "x86-64-v2": ("cx16", "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3"),
-    "generic": (),
-}
-"""CPUs a seed may be built for (LLVM's names), each with the host features (LLVM's names) its code may use:
-the x86-64 psABI's microarchitecture levels (x86-64-v2: CMPXCHG16B, LAHF/SAHF, POPCNT, SSE3, SSE4.1, SSE4.2,
-SSSE3; x86-64-v3 adds AVX, AVX2, BMI1, BMI2, F16C, FMA, LZCNT, MOVBE, XSAVE), and ``generic``, any CPU of the
-triple."""
-
-_DECORATOR_MODULE = "gpusim.engine.jit"
 _ENGINE: dict[int, Dispatcher] = {}          # id -> every dispatcher the engine decorators made
 SplitPlan = Callable[..., Iterable[tuple[Dispatcher, tuple]]]   # arg types -> [(dispatcher, arg types), ...]
 _SPLITS: dict[tuple[str, str], SplitPlan] = {}  # entry (module, qualname) -> its split (register_split)
 # disabled: cache dir unusable (compile in memory); warned: said so; session: the helper's (parallel_compile.Session
 # or None) of the compile in progress; last_session: the one before (tests look at it)
 _state: dict[str, Any] = {"disabled": False, "warned": False, "session": None, "last_session": None}
-
-
-def cache_root() -> Path:
-    """The per-user directory all compiled engine code goes in (see the module docstring)."""
-    explicit = os.environ.get("GPUSIM_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    if numba_cache := getattr(numba_config, "CACHE_DIR", ""):    # numba's config sets it from NUMBA_CACHE_DIR
-        return Path(numba_cache).expanduser() / "gpusim"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "gpusim"
-
-
-def _module_file(root: Path, parts: list[str]) -> Path | None:
-    target = root.parent.joinpath(*parts)
-    for file in (target.with_suffix(".py"), target / "__init__.py"):
-        if file.is_file():
-            return file
-    return None
-
-
-def _top_level_imports(source: str) -> list[ast.stmt]:
-    """The module-level import statements of ``source`` (parsed alone: parsing whole files for them
-    would cost more than the rest of a warm start)."""
-    lines = source.splitlines()
-    found: list[ast.stmt] = []
-    i = 0
-    while i < len(lines):
-        chunk = [lines[i]]
-        if chunk[0].startswith(("import ", "from ")):
-            while (chunk[-1].rstrip().endswith("\\") or chunk[0].count("(") > "".join(chunk).count(")")) \
-                    and i + 1 < len(lines):
-                i += 1
-                chunk.append(lines[i])
-            try:
-                found += ast.parse("\n".join(chunk)).body
-            except SyntaxError:       # a docstring line that starts with "from ..."
-                pass
-        i += 1
-    return found
-
-
-def _gpusim_imports(path: Path, root: Path) -> set[Path]:
-    """The source files of package ``root`` that ``path`` imports at module level (the imports whose
-    names compiled code can read; a function-level import is Python-only code)."""
-    package = list(path.relative_to(root.parent).with_suffix("").parts[:-1])
-    found: set[Path] = set()
-    for node in _top_level_imports(path.read_text(encoding="utf-8")):
-        modules: list[list[str]] = []
-        if isinstance(node, ast.Import):
-            modules = [alias.name.split(".") for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = package[:len(package) - node.level + 1] if node.level else []
-            base = base + (node.module.split(".") if node.module else [])
-            for alias in node.names:     # ``from pkg import mod`` imports a submodule, else names of pkg
-                modules.append(base + [alias.name] if _module_file(root, base + [alias.name]) else base)
-        for parts in modules:
-            file = _module_file(root, parts) if parts and parts[0] == root.name else None
-            if file is not None:
-                found.add(file)
-    return found
-
-
-def _uses_engine_decorators(path: Path) -> bool:
-    source = path.read_text(encoding="utf-8")
-    if _DECORATOR_MODULE not in source:
-        return False
-    return any(isinstance(node, ast.ImportFrom) and node.module == _DECORATOR_MODULE
-               for node in _top_level_imports(source))
-
-
-def engine_sources(root: Path = PACKAGE_ROOT) -> list[Path]:
-    """Every file of package ``root`` numba compiles engine code from: the modules that use the
-    engine decorators, the decorators' own modules, and (transitively) every gpusim module they
-    import."""
-    root = root.resolve()
-    seeds = {root / "engine" / "jit.py"}
-    seeds |= {path for path in root.rglob("*.py") if _uses_engine_decorators(path)}
-    todo, seen = list(seeds), set(seeds)
-    while todo:
-        for dep in _gpusim_imports(todo.pop(), root):
-            if dep not in seen:
-                seen.add(dep)
-                todo.append(dep)
-    return sorted(seen)
-
-
-@lru_cache(maxsize=4)
-def source_stamp(root: Path = PACKAGE_ROOT) -> str:
-    """Hash of the engine's whole source (package ``root``) and the compiler versions: the cache's
-    freshness key. Files are named relative to the package, so the package's location is no part of it."""
-    root = root.resolve()
-    digest = hashlib.sha256()
-    python = f"{platform.python_implementation()}-{sys.version_info[0]}.{sys.version_info[1]}"  # numba's cache
-    for part in (numba.__version__, llvmlite.__version__, python, sys.platform):  # files are per minor version
-        digest.update(part.encode() + b"\0")
-    for path in engine_sources(root):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()[:24]
-
-
-def stamp_dir() -> Path:
-    """The directory of the current source stamp's compiled code."""
-    return cache_root() / source_stamp()
-
-
-def seed_dir(package: Path = PACKAGE_ROOT) -> Path:
-    """Where a platform wheel's seed for the current source stamp would be."""
-    return package / SEED_DIRNAME / source_stamp(package)
-
-
-def seed_status() -> tuple[tuple[str, str, str] | None, str]:
-    """Whether this process can use a seed: (the codegen tuple its index is keyed by, or None; why, in words)."""
-    if os.environ.get("GPUSIM_ENGINE_SEED", "1") == "0":
-        return None, "ignored (GPUSIM_ENGINE_SEED=0)"
-    others = sorted(p.name for p in (PACKAGE_ROOT / SEED_DIRNAME).glob("*") if p.is_dir())
-    try:
-        manifest = json.loads((seed_dir() / SEED_MANIFEST).read_text(encoding="utf-8"))
-        magic = (str(manifest["triple"]), str(manifest["cpu"]), str(manifest["features"]))
-        requires = {str(name) for name in manifest["requires"]}
-    except (OSError, ValueError, KeyError, TypeError):
-        if others:
-            return None, f"none for this source (the package holds seeds of other sources: {', '.join(others)})"
-        return None, "none (a pure install; python scripts/build_wheel.py builds a wheel with one)"
-    host = {name[1:] for name in ll.get_host_cpu_features().flatten().split(",") if name.startswith("+")}
-    if manifest.get("stamp") != source_stamp():
-        return None, f"not used: its manifest names source stamp {manifest.get('stamp')}, not {source_stamp()}"
-    if manifest.get("numba") != numba.__version__:
-        return None, f"not used: built by numba {manifest.get('numba')}, this is numba {numba.__version__}"
-    if magic[0] != ll.get_process_triple():
-        return None, f"not used: built for {magic[0]}, this process is {ll.get_process_triple()}"
-    if missing := sorted(requires - host):
-        return None, f"not used: its {magic[1]} code needs CPU features this CPU lacks ({', '.join(missing)})"
-    return magic, f"{magic[1]} code in {seed_dir()}: used for what the cache lacks"
 
 
 @lru_cache(maxsize=1)
@@ -257,18 +90,6 @@ def compiled_functions() -> int:
         return sum(1 for _ in stamp_dir().rglob("*.nbi"))
     except OSError:
         return 0
-
-
-def write_seed_manifest(stamp_directory: Path, cpu: str) -> Path:
-    """Describe a stamp directory compiled for ``cpu`` (one of ``SEED_TARGETS``, compiled with numba's
-    ``NUMBA_CPU_NAME=cpu`` and ``NUMBA_CPU_FEATURES=`` empty) as a seed; returns the manifest's path."""
-    if cpu not in SEED_TARGETS:
-        raise ValueError(f"no seed target {cpu!r}: one of {', '.join(SEED_TARGETS)}")
-    manifest = {"stamp": stamp_directory.name, "numba": numba.__version__, "triple": ll.get_process_triple(),
-                "cpu": cpu, "features": "", "requires": list(SEED_TARGETS[cpu])}
-    path = stamp_directory / SEED_MANIFEST
-    path.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    return path
 
 
 class EngineCacheLocator(_CacheLocator):
