@@ -278,6 +278,20 @@ def test_a_seed_serves_an_empty_cache_only_where_it_fits(tmp_path):
     assert misses()[0] == 0
 
 
+def test_a_seed_serves_a_process_whose_cache_root_changed_after_import(tmp_path):
+    """The seed's file is found from the function's place in the package, not from the user-cache path the
+    locator computed at import: a cache root changed since (an environment edit) still finds it."""
+    copy, _ = _seeded_copy(tmp_path)
+    moved = PROBE_RUN.replace("compile_cache.NOTICE_MIN_FUNCTIONS = 1\n", "compile_cache.NOTICE_MIN_FUNCTIONS = 1\n"
+                              f"import os; os.environ['GPUSIM_CACHE_DIR'] = {str(tmp_path / 'moved')!r}\n")
+    assert moved != PROBE_RUN
+    out = subprocess.run([sys.executable, "-c", moved, str(X)], cwd=tmp_path, env=_env(tmp_path / "first", copy),
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert (result["value"], result["misses"]) == (bin(X).count("1") + 1, 0) and result["hits"] > 0
+
+
 def test_a_seed_of_other_source_is_not_used(tmp_path):
     copy, _ = _seeded_copy(tmp_path)
     bits = copy / "gpusim" / "engine" / "bits.py"

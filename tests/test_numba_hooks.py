@@ -81,6 +81,7 @@ CLASS_ATTRIBUTES = [
     (caching.CompileResultCacheImpl, "_locator_classes", "engine/compile_cache.py _EngineCacheImpl"),
     (caching.FunctionCache, "_impl_class", "engine/compile_cache.py EngineCache"),
     (caching.CompileResultCacheImpl, "filename_base", "engine/compile_cache.py EngineCache._seed_file"),
+    (caching.CompileResultCacheImpl, "locator", "engine/compile_cache.py EngineCache._seed_file"),
     (typed_passes, "NopythonTypeInference", "engine/link_only.py LinkOnlyPipeline (pass inserted after it)"),
     (typed_passes, "NativeLowering", "engine/link_only.py EntryPipeline (pass inserted after it)"),
     (compiler_machinery, "FunctionPass", "engine/link_only.py UseLinkOnlyLibrary"),

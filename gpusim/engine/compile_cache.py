@@ -98,8 +98,8 @@ class EngineCacheLocator(_CacheLocator):
 
     def __init__(self, py_func, py_file):
         self._lineno = py_func.__code__.co_firstlineno
-        relative = Path(py_file).resolve().relative_to(PACKAGE_ROOT)
-        self._cache_path = str(stamp_dir().joinpath(*relative.parent.parts))
+        self.package_dir = Path(py_file).resolve().relative_to(PACKAGE_ROOT).parent.parts   # in the package
+        self._cache_path = str(stamp_dir().joinpath(*self.package_dir))
 
     def get_cache_path(self):
         return self._cache_path
@@ -147,8 +147,9 @@ class EngineCache(FunctionCache):
             return None
 
     def _seed_file(self) -> IndexDataCacheFile:
-        relative = Path(self._cache_path).relative_to(stamp_dir())
-        return IndexDataCacheFile(cache_path=str(seed_dir().joinpath(*relative.parts)),
+        """The seed's index file of this function: at the module's place in the package, as in the user's
+        cache (from the locator, so a cache root changed since does not matter)."""
+        return IndexDataCacheFile(cache_path=str(seed_dir().joinpath(*self._impl.locator.package_dir)),
                                   filename_base=self._impl.filename_base, source_stamp=source_stamp())
 
     def _seed_key(self, sig, codegen):

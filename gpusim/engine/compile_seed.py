@@ -47,13 +47,12 @@ def seed_status() -> tuple[tuple[str, str, str] | None, str]:
     """Whether this process can use a seed: (the codegen tuple its index is keyed by, or None; why, in words)."""
     if os.environ.get("GPUSIM_ENGINE_SEED", "1") == "0":
         return None, "ignored (GPUSIM_ENGINE_SEED=0)"
-    others = sorted(p.name for p in (PACKAGE_ROOT / SEED_DIRNAME).glob("*") if p.is_dir())
     try:
         manifest = json.loads((seed_dir() / SEED_MANIFEST).read_text(encoding="utf-8"))
         magic = (str(manifest["triple"]), str(manifest["cpu"]), str(manifest["features"]))
         requires = {str(name) for name in manifest["requires"]}
     except (OSError, ValueError, KeyError, TypeError):
-        if others:
+        if others := sorted(p.name for p in (PACKAGE_ROOT / SEED_DIRNAME).glob("*") if p.is_dir()):
             return None, f"none for this source (the package holds seeds of other sources: {', '.join(others)})"
         return None, "none (a pure install; python scripts/build_wheel.py builds a wheel with one)"
     host = {name[1:] for name in ll.get_host_cpu_features().flatten().split(",") if name.startswith("+")}
