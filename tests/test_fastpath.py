@@ -16,7 +16,7 @@ CASES = (
     [(op, ty, 0, 0) for op in INT_OPS for ty in INT_TYPES]
     + [(c.OP_MUL, ty, 0, c.MUL_LO << c.MOD_MUL_SHIFT) for ty in INT_TYPES]
     + [(c.OP_MAD, ty, 0, c.MUL_LO << c.MOD_MUL_SHIFT) for ty in INT_TYPES]
-    + [(c.OP_MUL, ty, 0, c.MUL_WIDE << c.MOD_MUL_SHIFT) for ty in (c.T_U32, c.T_S32)]
+    + [(op, ty, 0, c.MUL_WIDE << c.MOD_MUL_SHIFT) for op in (c.OP_MUL, c.OP_MAD) for ty in (c.T_U32, c.T_S32)]
     + [(c.OP_SETP, ty, 0, cmp << c.MOD_CMP_SHIFT) for ty in INT_TYPES
        for cmp in (c.CMP_EQ, c.CMP_NE, c.CMP_LT, c.CMP_LE, c.CMP_GT, c.CMP_GE)]
     + [(c.OP_SETP, ty, 0, cmp << c.MOD_CMP_SHIFT) for ty in (c.T_U32, c.T_U64)
@@ -58,6 +58,8 @@ def test_fast_path_matches_alu_eval(op, ty, ty2, mods):
     regs[0, :3] = _operands(ty2 if op == c.OP_CVT else ty)
     if op == c.OP_SELP:
         regs[0, 2] &= np.uint64(1)
+    if op == c.OP_MAD and mods == c.MUL_WIDE << c.MOD_MUL_SHIFT:
+        regs[0, 2] = _operands(c.T_U64)[2]     # mad.wide's addend is 64-bit
     mask = 0xFFFF7FFF    # one inactive lane must be left alone
     assert fast_alu(regs, row, 0, mask)
     for lane in range(32):

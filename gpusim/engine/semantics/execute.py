@@ -36,7 +36,15 @@ from gpusim.engine.semantics.its import (
     its_warpsync,
     warpsync_missing,
 )
-from gpusim.engine.semantics.memory_exec import _is_word_access, _word_access, _word_addresses, exec_memory
+from gpusim.engine.semantics.memory_exec import (
+    _is_shared_word_access,
+    _is_word_access,
+    _shared_word_access,
+    _shared_word_addresses,
+    _word_access,
+    _word_addresses,
+    exec_memory,
+)
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.racecheck import race_barrier
 from gpusim.engine.semantics.simt import (
@@ -157,7 +165,7 @@ def count_issue(pc_counts, mem_req, pc, active, mask):
 @compiled_only
 def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32, lane_addr, heap_bytes, code,
               w):
-    """``step_warp`` for the most frequent instructions (the fast-path ALU forms, branches and 4-byte
+    """``step_warp`` for the most frequent instructions (the fast-path ALU forms, branches, nops and 4-byte
     global loads and stores), taking only
     the arrays they touch: a call that passes the whole Machine copies ~300 words of arguments, more than
     such an instruction costs to execute. Returns a STATUS_* code, or -1 with nothing done when the
@@ -184,6 +192,10 @@ def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, m
             return -1          # a bad address: step_warp reports it
         count_issue(pc_counts, mem_req, pc, active, mask)
         _word_access(regs, mem32, valid, lane_addr, mem_req, row, w, mask, op == c.OP_LD)
+    elif op == c.OP_NOP:
+        if row[L.F_AUX] == L.NOP_WARPSYNC:
+            return -1
+        count_issue(pc_counts, mem_req, pc, active, guard_mask(regs, row, w, active))
     else:
         if op > c.OP_LAST_ALU:
             return -1
@@ -191,6 +203,34 @@ def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, m
         if not fast_alu(regs, row, w, mask):
             return -1
         count_issue(pc_counts, mem_req, pc, active, mask)
+    stk_pc[w, sp] = pc + 1
+    if normalize(sps, stk_pc, stk_rpc, stk_mask, w) < 0:
+        return STATUS_EXITED
+    return STATUS_OK
+
+
+@compiled_only
+def step_shared(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, lane_addr, launch, shared32, warp_bslot,
+                code, w):
+    """``step_warp`` for shared loads and stores of 4-byte elements (LDS, LDS.64, LDS.128 and their stores),
+    tried when ``step_fast`` declined; like it, it takes only the arrays it touches (``exec_memory``'s
+    per-lane helpers take the whole Machine). Returns a STATUS_* code, or -1 with nothing done when the
+    instruction needs ``step_warp`` (a cluster launch, racecheck, no lane on, or an address to report or
+    note)."""
+    sp = sps[w]
+    pc = stk_pc[w, sp]
+    active = stk_mask[w, sp]
+    row = code[pc]
+    op = row[L.F_OP]
+    if not _is_shared_word_access(row, op) or launch[S.L_CLUSTER] != 0 or launch[S.L_RACECHECK] != 0:
+        return -1
+    mask = guard_mask(regs, row, w, active)
+    if mask == 0:
+        return -1          # no lane on: exec_memory summarises it (with no space: timed as a global request)
+    if not _shared_word_addresses(regs, lane_addr, row, w, mask, launch[S.L_SHARED_BYTES]):
+        return -1
+    count_issue(pc_counts, mem_req, pc, active, mask)
+    _shared_word_access(regs, shared32, lane_addr, mem_req, row, w, mask, warp_bslot[w], op == c.OP_LD)
     stk_pc[w, sp] = pc + 1
     if normalize(sps, stk_pc, stk_rpc, stk_mask, w) < 0:
         return STATUS_EXITED

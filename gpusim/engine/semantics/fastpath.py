@@ -245,21 +245,25 @@ def _fast_cvt(regs, row, w, mask, mods, width_mask, k0, v0, d0):
 
 @compiled_only(inline="always")
 def _fast_int_arith(regs, w, mask, op, mods, size, signed, width_mask, k0, v0, k1, v1, k2, v2, d0):
-    """fast_alu's integer arithmetic and logic: add, sub, mul (lo, wide 32-bit), mad, and, or, xor, shl, shr."""
+    """fast_alu's integer arithmetic and logic: add, sub, mul and mad (lo, wide 32-bit), and, or, xor, shl, shr."""
     width = (mods >> c.MOD_MUL_SHIFT) & c.MOD_MUL_MASK
     if mods & ~(c.MOD_MUL_MASK << c.MOD_MUL_SHIFT):
         return False
-    if op == c.OP_MUL and width == c.MUL_WIDE:
+    if (op == c.OP_MUL or op == c.OP_MAD) and width == c.MUL_WIDE:
         if size != 4:
             return False
+        add = op == c.OP_MAD    # mad.wide (IMAD.WIDE: how addresses are computed) adds a 64-bit addend
         for lane in range(32):
             if (mask >> lane) & 1:
                 a = _src(regs, k0, v0, w, lane)
                 b = _src(regs, k1, v1, w, lane)
                 if signed:
-                    regs[w, d0, lane] = np.uint64(np.int64(_sign_extend32(a)) * np.int64(_sign_extend32(b)))
+                    r = np.uint64(np.int64(_sign_extend32(a)) * np.int64(_sign_extend32(b)))
                 else:
-                    regs[w, d0, lane] = (a & U32) * (b & U32)
+                    r = (a & U32) * (b & U32)
+                if add:
+                    r += _src(regs, k2, v2, w, lane)
+                regs[w, d0, lane] = r
         return True
     if width == c.MUL_HI or width == c.MUL_WIDE:
         return False

@@ -33,7 +33,7 @@ from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.semantics import state as S
 from gpusim.engine.semantics.barriers import arrive, release_barriers
 from gpusim.engine.semantics.cluster import cluster_block
-from gpusim.engine.semantics.execute import step_fast, step_warp
+from gpusim.engine.semantics.execute import step_fast, step_shared, step_warp
 from gpusim.engine.semantics.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, STATUS_OK, init_warp
 
 RUN_OK = 0
@@ -202,6 +202,9 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
                     clock[0] = block_executed
                     status = step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32,
                                        lane_addr, heap_bytes, code, w)
+                    if status < 0:
+                        status = step_shared(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, lane_addr,
+                                             launch, m.shared32, m.warp_bslot, code, w)
                     if status < 0:
                         status = step_warp(m, code, w)
                         if status == STATUS_OK and executed >= turn_end:

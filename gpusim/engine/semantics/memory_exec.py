@@ -1,6 +1,7 @@
 """Functional execution of ld / st / atom / red over a warp: every lane's address resolved and checked
 before any lane reads or writes, then the accesses in lane order (``step_warp`` calls ``exec_memory``;
-``step_fast`` takes 4-byte global words through ``_word_addresses`` / ``_word_access``).
+``step_fast`` takes 4-byte global words through ``_word_addresses`` / ``_word_access``, and shared
+accesses of 4-byte elements through ``_shared_word_addresses`` / ``_shared_word_access``).
 
 For the timing model it leaves the per-lane resolved offsets in ``m.lane_addr`` and a summary (space,
 kind, size, mask, bytes) in ``m.mem_req``. Simplified: a warp's lanes that resolve generic addresses to
@@ -93,6 +94,80 @@ def _is_word_access(row, op):
     if row[L.F_MODS] & L.MEM_DST64:     # ld.s32 into a 64-bit register: sign-extended by exec_memory
         return False
     return op == c.OP_LD or row[L.F_SK0] == L.SK_REG or row[L.F_SK0] == L.SK_IMM
+
+
+@compiled_only
+def _is_shared_word_access(row, op):
+    """An ld/st.shared of 4-byte elements (scalar, ``.v2`` or ``.v4``: LDS, LDS.64, LDS.128) whose stored
+    values (if any) are registers or immediates, not widened into a 64-bit register."""
+    if op != c.OP_LD and op != c.OP_ST:
+        return False
+    if row[L.F_SPACE] != L.SP_SHARED or row[L.F_SIZE] != 4 or row[L.F_MODS] & L.MEM_DST64:
+        return False
+    vec = row[L.F_VEC]
+    if vec != 1 and vec != 2 and vec != 4:
+        return False
+    if op == c.OP_ST:
+        for k in range(vec):
+            kind = row[L.F_SK0 + 2 * k]
+            if kind != L.SK_REG and kind != L.SK_IMM:
+                return False
+    return True
+
+
+@compiled_only
+def _shared_word_addresses(regs, lane_addr, row, w, mask, shared_bytes):
+    """Resolve an access ``_is_shared_word_access`` accepts for every lane of ``mask`` into ``lane_addr``
+    (byte offsets in the block's shared memory). False when a lane's address is misaligned or not inside
+    the declared shared memory: ``exec_memory`` then reports it, or notes an access inside the allocation
+    granule."""
+    total = 4 * row[L.F_VEC]
+    base = row[L.F_ABASE]
+    offset = row[L.F_AOFF]
+    addr32 = (row[L.F_MODS] & L.MEM_ADDR32) != 0
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            address = offset
+            if base >= 0:
+                address = np.int64(regs[w, base, lane]) + offset
+                if addr32:
+                    address &= 0xFFFFFFFF
+            if address % total != 0 or address < 0 or address > shared_bytes - total:
+                return False
+            lane_addr[lane] = address
+    return True
+
+
+@compiled_only
+def _shared_word_access(regs, shared32, lane_addr, mem_req, row, w, mask, bslot, is_load):
+    """Perform a resolved (``_shared_word_addresses``) shared access of 4-byte elements in lane order, in a
+    launch without clusters or racecheck, and summarise it in ``mem_req``."""
+    vec = row[L.F_VEC]
+    mem_req[S.MR_SPACE] = L.SP_SHARED
+    mem_req[S.MR_SIZE] = 4
+    mem_req[S.MR_VEC] = vec
+    mem_req[S.MR_MASK] = mask
+    mem_req[S.MR_BYTES] = 4 * vec
+    words = shared32[bslot]
+    if is_load:
+        mem_req[S.MR_KIND] = S.MK_LOAD
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                first = lane_addr[lane] >> 2
+                for k in range(vec):
+                    d = row[L.F_DST0 + k]
+                    if d >= 0:
+                        regs[w, d, lane] = np.uint64(words[first + k])
+        return
+    mem_req[S.MR_KIND] = S.MK_STORE
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            first = lane_addr[lane] >> 2
+            for k in range(vec):
+                kind = row[L.F_SK0 + 2 * k]
+                value = row[L.F_SK0 + 2 * k + 1]
+                bits = regs[w, value, lane] if kind == L.SK_REG else np.uint64(value)
+                words[first + k] = np.uint32(bits & U32_MASK)
 
 
 @compiled_only

@@ -31,7 +31,7 @@ from gpusim.arch import layout as L
 from gpusim.engine.bits import quotient
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.execute import step_fast, step_warp
+from gpusim.engine.semantics.execute import step_fast, step_shared, step_warp
 from gpusim.engine.semantics.simt import STATUS_BARRIER, STATUS_ERROR, STATUS_EXITED, STATUS_OK, swap_sibling_paths
 from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
@@ -111,6 +111,9 @@ def issue_other_path(ts, m, ms, mp, code, w, sm, sub, base_sm, nsp, per_sub, cyc
     reason = ts.w_reason[w]
     status = step_fast(m.regs, m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, m.pc_counts, m.mem_req, m.valid, m.mem32,
                        m.lane_addr, m.launch[S.L_HEAP_BYTES], code, w)
+    if status < 0:
+        status = step_shared(m.regs, m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, m.pc_counts, m.mem_req, m.lane_addr,
+                             m.launch, m.shared32, m.warp_bslot, code, w)
     if status < 0:
         status = step_warp(m, code, w)
     if status == STATUS_ERROR:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from gpusim.engine.jit import engine_jit
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.execute import step_fast, step_warp
+from gpusim.engine.semantics.execute import step_fast, step_shared, step_warp
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.clock import (
@@ -109,6 +109,9 @@ def run_timed(ts, m, ms, code, budget):
                 begin_issue(ts, m, policy, best, best_pc, sm, sp, cycle)
                 status = step_fast(regs, sp_of, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, mem32,
                                    lane_addr, heap_bytes, code, best)
+                if status < 0:
+                    status = step_shared(regs, sp_of, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, lane_addr,
+                                         m.launch, m.shared32, m.warp_bslot, code, best)
                 if status < 0:
                     status = step_warp(m, code, best)
                 work += 1
