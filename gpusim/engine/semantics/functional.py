@@ -172,11 +172,9 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
     heap_bytes = m.launch[S.L_HEAP_BYTES]
     wpb, tpb, nsm = launch[S.L_WARPS_PER_BLOCK], launch[S.L_THREADS_PER_BLOCK], launch[S.L_NSM]
     waiting, bar_id, bar_count, done = fw[FW_WAITING], fw[FW_BAR_ID], fw[FW_BAR_COUNT], fw[FW_DONE]
-    executed = ctl[FC_EXECUTED]
-    block_executed = ctl[FC_BLOCK_EXECUTED]
+    executed, block_executed = ctl[FC_EXECUTED], ctl[FC_BLOCK_EXECUTED]
     stop = min(max_warp_instructions, executed + budget)
-    block = ctl[FC_BLOCK]
-    first_warp = ctl[FC_WARP]     # a resumed slice goes on with the warp the last one stopped at
+    block, first_warp = ctl[FC_BLOCK], ctl[FC_WARP]     # a resumed slice goes on with the warp it stopped at
     turn_end = ctl[FC_TURN_END]
     resume_turn = turn_end > 0    # the warp a resumed slice goes on with keeps the rest of its turn
     while block < n_blocks:
@@ -184,8 +182,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
         n_warps = count * wpb
         if ctl[FC_STARTED] == 0:
             _start_group(m, block, count, wpb, tpb, nsm, waiting, bar_id, bar_count, done)
-            block_executed = 0
-            first_warp = 0
+            block_executed, first_warp = 0, 0
             ctl[FC_STARTED] = 1
         while True:
             events = 0            # warps that exited or reached a barrier in this round
