@@ -191,7 +191,8 @@ def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, m
         if lane >= 0:
             return -1          # a bad address: step_warp reports it
         count_issue(pc_counts, mem_req, pc, active, mask)
-        _word_access(regs, mem32, valid, lane_addr, mem_req, row, w, mask, op == c.OP_LD)
+        if mask != 0:          # with no lane on there is no request (nothing reaches L1)
+            _word_access(regs, mem32, valid, lane_addr, mem_req, row, w, mask, op == c.OP_LD)
     elif op == c.OP_NOP:
         if row[L.F_AUX] == L.NOP_WARPSYNC:
             return -1
@@ -215,8 +216,7 @@ def step_shared(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, lane_a
     """``step_warp`` for shared loads and stores of 4-byte elements (LDS, LDS.64, LDS.128 and their stores),
     tried when ``step_fast`` declined; like it, it takes only the arrays it touches (``exec_memory``'s
     per-lane helpers take the whole Machine). Returns a STATUS_* code, or -1 with nothing done when the
-    instruction needs ``step_warp`` (a cluster launch, racecheck, no lane on, or an address to report or
-    note)."""
+    instruction needs ``step_warp`` (a cluster launch, racecheck, or an address to report or note)."""
     sp = sps[w]
     pc = stk_pc[w, sp]
     active = stk_mask[w, sp]
@@ -225,12 +225,11 @@ def step_shared(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, lane_a
     if not _is_shared_word_access(row, op) or launch[S.L_CLUSTER] != 0 or launch[S.L_RACECHECK] != 0:
         return -1
     mask = guard_mask(regs, row, w, active)
-    if mask == 0:
-        return -1          # no lane on: exec_memory summarises it (with no space: timed as a global request)
-    if not _shared_word_addresses(regs, lane_addr, row, w, mask, launch[S.L_SHARED_BYTES]):
+    if mask != 0 and not _shared_word_addresses(regs, lane_addr, row, w, mask, launch[S.L_SHARED_BYTES]):
         return -1
     count_issue(pc_counts, mem_req, pc, active, mask)
-    _shared_word_access(regs, shared32, lane_addr, mem_req, row, w, mask, warp_bslot[w], op == c.OP_LD)
+    if mask != 0:              # with no lane on there is no request (no wavefront)
+        _shared_word_access(regs, shared32, lane_addr, mem_req, row, w, mask, warp_bslot[w], op == c.OP_LD)
     stk_pc[w, sp] = pc + 1
     if normalize(sps, stk_pc, stk_rpc, stk_mask, w) < 0:
         return STATUS_EXITED

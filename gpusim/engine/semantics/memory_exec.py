@@ -172,7 +172,11 @@ def _shared_word_access(regs, shared32, lane_addr, mem_req, row, w, mask, bslot,
 
 @compiled_only
 def exec_memory(m, row, pc, w, mask):
-    """ld / st / atom / red on every lane of ``mask``; returns a status."""
+    """ld / st / atom / red on every lane of ``mask``; returns a status. With no lane on, nothing is
+    accessed and no request is made (``count_issue`` left ``MR_KIND`` 0): the instruction issues, and
+    nothing reaches L1 or shared memory."""
+    if mask == 0:
+        return STATUS_OK
     op = row[L.F_OP]
     ty = row[L.F_TY]
     size = row[L.F_SIZE]
