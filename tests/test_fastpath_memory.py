@@ -1,8 +1,9 @@
-"""The fast path's shared-memory and nop forms give exactly what the general path (``step_warp``) gives.
+"""The fast path's shared-memory, parameter-load and nop forms give exactly what the general path
+(``step_warp``) gives.
 
-A launch with racecheck on takes every shared access through ``exec_memory`` (the fast path declines it),
-so the same kernel run with and without racecheck compares the two paths on the same inputs; the expected
-values come from numpy. Addresses the fast path declines (misaligned, past the declared size) still end in
+A launch with racecheck on takes every shared access and parameter load through ``exec_memory`` (the fast
+path declines it), so the same kernel run with and without racecheck compares the two paths on the same
+inputs; the expected values come from numpy. Addresses the fast path declines (misaligned, past the declared size) still end in
 the general path's error or note.
 """
 
@@ -124,3 +125,69 @@ def test_access_past_the_declared_size_inside_the_granule_runs_as_before():
     run = gpu.launch(kernel, grid=1, block=32, args=[200])
     assert any("32 shared-memory access(es) past the declared 200 bytes" in line for line in run.warnings), \
         run.warnings
+
+
+# Parameter loads at an immediate address (the fast path's ld.param: scalar u32/u64 and .v2/.v4 of a byte
+# array parameter), stored for every thread.
+PARAMS = r"""
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry params(.param .u64 dst, .param .u32 a, .param .align 16 .b8 blob[32])
+{
+ .reg .b32 %r<12>; .reg .b64 %rd<8>;
+ ld.param.u64 %rd1, [dst]; cvta.to.global.u64 %rd1, %rd1;
+ ld.param.u32 %r1, [a];
+ ld.param.v4.u32 {%r2, %r3, %r4, %r5}, [blob];
+ ld.param.v2.u32 {%r6, %r7}, [blob+16];
+ ld.param.u64 %rd2, [blob+24];
+ mov.u32 %r8, %tid.x; mul.wide.u32 %rd3, %r8, 40; add.s64 %rd4, %rd1, %rd3;
+ st.global.u32 [%rd4], %r1; st.global.u32 [%rd4+4], %r2; st.global.u32 [%rd4+8], %r3;
+ st.global.u32 [%rd4+12], %r4; st.global.u32 [%rd4+16], %r5; st.global.u32 [%rd4+20], %r6;
+ st.global.u32 [%rd4+24], %r7; st.global.u64 [%rd4+32], %rd2;
+ ret;
+}
+"""
+
+
+@pytest.mark.parametrize("timing", [False, True])
+def test_parameter_loads_same_on_both_paths(timing):
+    blob = np.random.default_rng(3).integers(0, 1 << 32, 8, dtype=np.uint64).astype(np.uint32)
+    expected = np.zeros((64, 10), np.uint32)
+    expected[:, 0] = 12345
+    expected[:, 1:7] = blob[:6]
+    expected[:, 8:10] = blob[6:8]          # the u64 at blob+24, little-endian
+    outputs, cycles, counters = [], [], []
+    for sanitize in (None, "racecheck"):
+        gpu = gpusim.GPU("teaching", sanitize=sanitize)
+        kernel = gpu.load_ptx(PARAMS)["params"]
+        dst = gpu.to_device(np.zeros((64, 10), np.uint32))
+        run = gpu.launch(kernel, grid=1, block=64, args=[dst, 12345, blob.tobytes()], timing=timing)
+        outputs.append(dst.get())
+        if timing:
+            cycles.append(run.cycles)
+            counters.append(run.counters)
+    np.testing.assert_array_equal(outputs[0], expected)
+    np.testing.assert_array_equal(outputs[1], outputs[0])
+    if timing:
+        assert cycles[0] == cycles[1]
+        assert counters[0] == counters[1]
+
+
+BAD_PARAM = r"""
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u32 a)
+{ .reg .b32 %r<3>; ld.param.u32 %r1, [a+OFF]; ret; }
+"""
+
+
+@pytest.mark.parametrize("sanitize", [None, "racecheck"])
+@pytest.mark.parametrize("offset,message", [(2, "misaligned"), (4, "illegal memory access"),
+                                            (64, "illegal memory access")])
+def test_declined_parameter_address_reports_as_before(sanitize, offset, message):
+    gpu = gpusim.GPU("teaching", sanitize=sanitize)
+    kernel = gpu.load_ptx(BAD_PARAM.replace("OFF", str(offset)))["k"]
+    with pytest.raises(IllegalAddressError, match=message):
+        gpu.launch(kernel, grid=1, block=32, args=[7])

@@ -37,8 +37,11 @@ from gpusim.engine.semantics.its import (
     warpsync_missing,
 )
 from gpusim.engine.semantics.memory_exec import (
+    _is_param_load,
     _is_shared_word_access,
     _is_word_access,
+    _param_address_ok,
+    _param_load,
     _shared_word_access,
     _shared_word_addresses,
     _word_access,
@@ -212,24 +215,35 @@ def step_fast(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, valid, m
 
 @compiled_only
 def step_shared(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, lane_addr, launch, shared32, warp_bslot,
-                code, w):
-    """``step_warp`` for shared loads and stores of 4-byte elements (LDS, LDS.64, LDS.128 and their stores),
-    tried when ``step_fast`` declined; like it, it takes only the arrays it touches (``exec_memory``'s
-    per-lane helpers take the whole Machine). Returns a STATUS_* code, or -1 with nothing done when the
-    instruction needs ``step_warp`` (a cluster launch, racecheck, or an address to report or note)."""
+                param32, param64, code, w):
+    """``step_warp`` for shared loads and stores of 4-byte elements (LDS, LDS.64, LDS.128 and their stores)
+    and for parameter loads at an immediate address, tried when ``step_fast`` declined; like it, it takes
+    only the arrays it touches (``exec_memory``'s per-lane helpers take the whole Machine). Returns a
+    STATUS_* code, or -1 with nothing done when the instruction needs ``step_warp`` (a cluster launch,
+    racecheck, or an address to report or note)."""
+    if launch[S.L_CLUSTER] != 0 or launch[S.L_RACECHECK] != 0:
+        return -1
     sp = sps[w]
     pc = stk_pc[w, sp]
-    active = stk_mask[w, sp]
     row = code[pc]
     op = row[L.F_OP]
-    if not _is_shared_word_access(row, op) or launch[S.L_CLUSTER] != 0 or launch[S.L_RACECHECK] != 0:
+    is_param = _is_param_load(row, op)
+    if not is_param and not _is_shared_word_access(row, op):
         return -1
+    active = stk_mask[w, sp]
     mask = guard_mask(regs, row, w, active)
-    if mask != 0 and not _shared_word_addresses(regs, lane_addr, row, w, mask, launch[S.L_SHARED_BYTES]):
-        return -1
-    count_issue(pc_counts, mem_req, pc, active, mask)
     if mask != 0:              # with no lane on there is no request (no wavefront)
-        _shared_word_access(regs, shared32, lane_addr, mem_req, row, w, mask, warp_bslot[w], op == c.OP_LD)
+        if is_param:
+            if not _param_address_ok(row, launch[S.L_PARAM_BYTES]):
+                return -1
+        elif not _shared_word_addresses(regs, lane_addr, row, w, mask, launch[S.L_SHARED_BYTES]):
+            return -1
+    count_issue(pc_counts, mem_req, pc, active, mask)
+    if mask != 0:
+        if is_param:
+            _param_load(regs, param32, param64, lane_addr, mem_req, row, w, mask)
+        else:
+            _shared_word_access(regs, shared32, lane_addr, mem_req, row, w, mask, warp_bslot[w], op == c.OP_LD)
     stk_pc[w, sp] = pc + 1
     if normalize(sps, stk_pc, stk_rpc, stk_mask, w) < 0:
         return STATUS_EXITED

@@ -201,7 +201,7 @@ def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, re
                                        lane_addr, heap_bytes, code, w)
                     if status < 0:
                         status = step_shared(regs, sps, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, lane_addr,
-                                             launch, m.shared32, m.warp_bslot, code, w)
+                                             launch, m.shared32, m.warp_bslot, m.param32, m.param64, code, w)
                     if status < 0:
                         status = step_warp(m, code, w)
                         if status == STATUS_OK and executed >= turn_end:

@@ -116,6 +116,52 @@ def _is_shared_word_access(row, op):
 
 
 @compiled_only
+def _is_param_load(row, op):
+    """An ld.param of 4- or 8-byte elements (scalar, ``.v2``, ``.v4``) at an immediate address, not widened
+    into a 64-bit register: how a kernel reads its parameters (LDC from the constant bank)."""
+    if op != c.OP_LD or row[L.F_SPACE] != L.SP_PARAM or row[L.F_ABASE] >= 0 or row[L.F_MODS] & L.MEM_DST64:
+        return False
+    size = row[L.F_SIZE]
+    vec = row[L.F_VEC]
+    return (size == 4 or size == 8) and (vec == 1 or vec == 2 or vec == 4)
+
+
+@compiled_only
+def _param_address_ok(row, param_bytes):
+    """Whether an ld.param ``_is_param_load`` accepts is aligned and inside the parameters (if not,
+    ``exec_memory`` reports it)."""
+    total = row[L.F_SIZE] * row[L.F_VEC]
+    offset = row[L.F_AOFF]
+    return offset % total == 0 and 0 <= offset <= param_bytes - total
+
+
+@compiled_only
+def _param_load(regs, param32, param64, lane_addr, mem_req, row, w, mask):
+    """Perform an ld.param ``_is_param_load`` and ``_param_address_ok`` accept on every lane of ``mask`` and
+    summarise it in ``mem_req`` as ``exec_memory`` does."""
+    size = row[L.F_SIZE]
+    vec = row[L.F_VEC]
+    total = size * vec
+    offset = row[L.F_AOFF]
+    mem_req[S.MR_SPACE] = L.SP_PARAM
+    mem_req[S.MR_SIZE] = size
+    mem_req[S.MR_VEC] = vec
+    mem_req[S.MR_MASK] = mask
+    mem_req[S.MR_BYTES] = total
+    mem_req[S.MR_KIND] = S.MK_LOAD
+    for lane in range(32):
+        if (mask >> lane) & 1:
+            lane_addr[lane] = offset
+            for k in range(vec):
+                d = row[L.F_DST0 + k]
+                if d >= 0:
+                    if size == 4:
+                        regs[w, d, lane] = np.uint64(param32[(offset >> 2) + k])
+                    else:
+                        regs[w, d, lane] = param64[(offset >> 3) + k]
+
+
+@compiled_only
 def _shared_word_addresses(regs, lane_addr, row, w, mask, shared_bytes):
     """Resolve an access ``_is_shared_word_access`` accepts for every lane of ``mask`` into ``lane_addr``
     (byte offsets in the block's shared memory). False when a lane's address is misaligned or not inside

@@ -113,7 +113,8 @@ def issue_other_path(ts, m, ms, mp, code, w, sm, sub, base_sm, nsp, per_sub, cyc
                        m.lane_addr, m.launch[S.L_HEAP_BYTES], code, w)
     if status < 0:
         status = step_shared(m.regs, m.sp, m.stk_pc, m.stk_rpc, m.stk_mask, m.pc_counts, m.mem_req, m.lane_addr,
-                             m.launch, m.shared32, m.warp_bslot, code, w)
+                             m.launch, m.shared32, m.warp_bslot, m.param32, m.param64,
+                             code, w)
     if status < 0:
         status = step_warp(m, code, w)
     if status == STATUS_ERROR:

@@ -111,7 +111,7 @@ def run_timed(ts, m, ms, code, budget):
                                    lane_addr, heap_bytes, code, best)
                 if status < 0:
                     status = step_shared(regs, sp_of, stk_pc, stk_rpc, stk_mask, pc_counts, mem_req, lane_addr,
-                                         m.launch, m.shared32, m.warp_bslot, code, best)
+                                         m.launch, m.shared32, m.warp_bslot, m.param32, m.param64, code, best)
                 if status < 0:
                     status = step_warp(m, code, best)
                 work += 1
