@@ -3,8 +3,8 @@
 
 A launch with racecheck on takes every shared access and parameter load through ``exec_memory`` (the fast
 path declines it), so the same kernel run with and without racecheck compares the two paths on the same
-inputs; the expected values come from numpy. Addresses the fast path declines (misaligned, past the declared size) still end in
-the general path's error or note.
+inputs; the expected values come from numpy. Addresses the fast path declines (misaligned, past the
+declared size) still end in the general path's error or note.
 """
 
 import numpy as np
