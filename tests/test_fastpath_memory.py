@@ -68,25 +68,31 @@ def _expected(src: np.ndarray, shift: int) -> np.ndarray:
     return out
 
 
+def _same_on_both_paths(ptx, name, block, dst_shape, args, timing, expected):
+    """Run kernel ``name`` with racecheck off (the fast path) and on (the general path): both store
+    ``expected`` (from numpy), and timed runs give the same cycles and counters. ``args(gpu, dst)`` makes
+    the launch's arguments."""
+    outputs, timings = [], []
+    for sanitize in (None, "racecheck"):
+        gpu = gpusim.GPU("teaching", sanitize=sanitize)
+        kernel = gpu.load_ptx(ptx)[name]
+        dst = gpu.to_device(np.zeros(dst_shape, np.uint32))
+        run = gpu.launch(kernel, grid=1, block=block, args=args(gpu, dst), timing=timing)
+        outputs.append(dst.get())
+        if timing:
+            timings.append((run.cycles, run.counters))
+    np.testing.assert_array_equal(outputs[0], expected)
+    np.testing.assert_array_equal(outputs[1], outputs[0])
+    if timing:
+        assert timings[0] == timings[1]
+
+
 @pytest.mark.parametrize("timing", [False, True])
 @pytest.mark.parametrize("shift", [0, 5, 127])
 def test_shared_widths_same_on_both_paths(timing, shift):
     src = np.random.default_rng(shift).integers(0, 1 << 31, 128).astype(np.uint32)
-    outputs, cycles, counters = [], [], []
-    for sanitize in (None, "racecheck"):
-        gpu = gpusim.GPU("teaching", sanitize=sanitize)
-        kernel = gpu.load_ptx(SHARED_WIDTHS)["widths"]
-        dst = gpu.to_device(np.zeros((128, 8), np.uint32))
-        run = gpu.launch(kernel, grid=1, block=128, args=[gpu.to_device(src), dst, shift], timing=timing)
-        outputs.append(dst.get())
-        if timing:
-            cycles.append(run.cycles)
-            counters.append(run.counters)
-    np.testing.assert_array_equal(outputs[0], _expected(src, shift))
-    np.testing.assert_array_equal(outputs[1], outputs[0])
-    if timing:
-        assert cycles[0] == cycles[1]
-        assert counters[0] == counters[1]
+    _same_on_both_paths(SHARED_WIDTHS, "widths", 128, (128, 8),
+                        lambda gpu, dst: [gpu.to_device(src), dst, shift], timing, _expected(src, shift))
 
 
 MISALIGNED = r"""
@@ -157,21 +163,8 @@ def test_parameter_loads_same_on_both_paths(timing):
     expected[:, 0] = 12345
     expected[:, 1:7] = blob[:6]
     expected[:, 8:10] = blob[6:8]          # the u64 at blob+24, little-endian
-    outputs, cycles, counters = [], [], []
-    for sanitize in (None, "racecheck"):
-        gpu = gpusim.GPU("teaching", sanitize=sanitize)
-        kernel = gpu.load_ptx(PARAMS)["params"]
-        dst = gpu.to_device(np.zeros((64, 10), np.uint32))
-        run = gpu.launch(kernel, grid=1, block=64, args=[dst, 12345, blob.tobytes()], timing=timing)
-        outputs.append(dst.get())
-        if timing:
-            cycles.append(run.cycles)
-            counters.append(run.counters)
-    np.testing.assert_array_equal(outputs[0], expected)
-    np.testing.assert_array_equal(outputs[1], outputs[0])
-    if timing:
-        assert cycles[0] == cycles[1]
-        assert counters[0] == counters[1]
+    _same_on_both_paths(PARAMS, "params", 64, (64, 10), lambda gpu, dst: [dst, 12345, blob.tobytes()], timing,
+                        expected)
 
 
 BAD_PARAM = r"""
