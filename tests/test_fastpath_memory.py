@@ -177,8 +177,8 @@ BAD_PARAM = r"""
 
 
 @pytest.mark.parametrize("sanitize", [None, "racecheck"])
-@pytest.mark.parametrize("offset,message", [(2, "misaligned"), (4, "illegal memory access"),
-                                            (64, "illegal memory access")])
+@pytest.mark.parametrize("offset,message", [(2, "misaligned"), (4, "outside the kernel's 4 bytes of parameters"),
+                                            (64, "outside the kernel's 4 bytes of parameters")])
 def test_declined_parameter_address_reports_as_before(sanitize, offset, message):
     gpu = gpusim.GPU("teaching", sanitize=sanitize)
     kernel = gpu.load_ptx(BAD_PARAM.replace("OFF", str(offset)))["k"]

@@ -75,6 +75,9 @@ def raise_engine_error(m, program) -> None:
         elif kind == S.ERR_OUT_OF_BOUNDS and (space == L.SP_LOCAL or (
                 space == L.SP_GENERIC and L.LOCAL_WINDOW <= address < L.LOCAL_WINDOW + L.WINDOW_BYTES)):
             what = "outside the thread's local memory"
+        elif kind == S.ERR_OUT_OF_BOUNDS and (space == L.SP_PARAM or (
+                space == L.SP_GENERIC and L.PARAM_WINDOW <= address < L.PARAM_WINDOW + L.WINDOW_BYTES)):
+            what = f"outside the kernel's {int(m.launch[S.L_PARAM_BYTES])} bytes of parameters"
         illegal = IllegalAddressError(f"an illegal memory access was encountered: {head}: address "
                                     f"{hex_address(address)} is {what}", kernel=program.name, block=block,
                                       thread=thread, line=line, address=address)
