@@ -1,7 +1,8 @@
 """Functional execution of ld / st / atom / red over a warp: every lane's address resolved and checked
 before any lane reads or writes, then the accesses in lane order (``step_warp`` calls ``exec_memory``;
-``step_fast`` takes 4-byte global words through ``_word_addresses`` / ``_word_access``, and shared
-accesses of 4-byte elements through ``_shared_word_addresses`` / ``_shared_word_access``).
+``step_fast`` takes 4-byte global words through ``_word_addresses`` / ``_word_access``; ``step_shared``
+takes shared accesses of 4-byte elements through ``_shared_word_addresses`` / ``_shared_word_access`` and
+parameter loads through ``_param_address_ok`` / ``_param_load``).
 
 For the timing model it leaves the per-lane resolved offsets in ``m.lane_addr`` and a summary (space,
 kind, size, mask, bytes) in ``m.mem_req``. Simplified: a warp's lanes that resolve generic addresses to
