@@ -98,3 +98,25 @@ def test_a_trace_over_budget_is_cut_with_a_warning():
     assert "trace was cut at 64 rows" in run.report()
     # the counters stay complete
     assert run.metrics["smsp__inst_executed.sum"] == run_program("strided_copy").runs[0].warp_instructions
+
+
+def test_memory_table_names_distributed_shared_memory_and_every_kind():
+    """A cluster kernel's trace: each thread of tests/data/hopper/clusters.cu's dsm_ring stores one word into the
+    next rank's shared memory (one warp request per warp, space shared::cluster) and adds to rank 0's counter
+    (an atomic per warp); the table names every space and kind it records (it raised IndexError on the DSM
+    space code before)."""
+    from pathlib import Path
+
+    from gpusim import GPU
+
+    gpu = GPU("h100-sxm")
+    mod = gpu.load(Path(__file__).parent / "data" / "hopper" / "clusters.ptx")
+    ranks, clusters, threads = 4, 3, 64
+    out = gpu.zeros(ranks * clusters * threads + clusters, np.uint32)
+    run = gpu.launch(mod["dsm_ring"], (ranks * clusters,), (threads,), [out], cluster=(ranks, 1, 1), trace=True)
+    mem = run.trace.memory()
+    remote = mem[mem["space"] == "shared::cluster"]
+    warps = ranks * clusters * threads // 32
+    assert (remote["kind"] == "store").sum() == warps
+    assert (remote["kind"] == "atomic").sum() >= warps
+    assert "" not in set(mem["kind"].astype(str)) | set(mem["space"].astype(str))

@@ -115,7 +115,7 @@ SP_DSM = 6     # a resolved distributed-shared-memory access: offset = target bl
 SPACE_CODES = {".global": SP_GLOBAL, ".shared": SP_SHARED, ".local": SP_LOCAL,
                ".param": SP_PARAM, ".const": SP_CONST}
 SPACE_NAMES = {SP_GENERIC: "generic", SP_GLOBAL: "global", SP_SHARED: "shared",
-               SP_LOCAL: "local", SP_PARAM: "param", SP_CONST: "const"}
+               SP_LOCAL: "local", SP_PARAM: "param", SP_CONST: "const", SP_DSM: "shared::cluster"}
 
 GLOBAL_BASE = 1 << 32          # first device-heap address (a null or 32-bit-truncated pointer faults)
 SHARED_WINDOW = 1 << 44        # generic address of shared offset 0

@@ -31,11 +31,17 @@ from pathlib import Path
 
 import numpy as np
 
+from gpusim.arch import layout as L
+from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.stalls import STATE_NAMES
 
-KIND_NAMES = {1: "load", 2: "store", 3: "atomic", 4: "texture"}
-SPACE_NAMES = {0: "generic", 1: "global", 2: "shared", 3: "local", 4: "param", 5: "const"}
+KIND_NAMES = {S.MK_LOAD: "load", S.MK_STORE: "store", S.MK_ATOMIC: "atomic", S.MK_TEXTURE: "texture",
+              S.MK_ASYNC_COMMIT: "async_commit", S.MK_ASYNC_WAIT: "async_wait", S.MK_WGMMA: "wgmma",
+              S.MK_BULK: "bulk", S.MK_BULK_COMMIT: "bulk_commit", S.MK_BULK_WAIT: "bulk_wait"}
+"""The memory table's ``kind`` column: every request kind the engine records (engine.semantics.state.MK_*)."""
+SPACE_NAMES = L.SPACE_NAMES
+"""The memory table's ``space`` column: every space code (arch.layout.SP_*), distributed shared memory too."""
 DEFAULT_BINS = 200
 """Time bins of the counter tracks (bandwidth, active warps) when no bin width is given."""
 
@@ -179,8 +185,8 @@ class Trace:
                 "level": _categorical(r[:, T.MT_LEVEL], levels),
                 "sectors": r[:, T.MT_SECTORS],
                 "bytes": r[:, T.MT_SECTORS] * unit,
-                "kind": _categorical(r[:, T.MT_KIND], tuple(KIND_NAMES.get(i, "") for i in range(5))),
-                "space": _categorical(r[:, T.MT_SPACE], tuple(SPACE_NAMES.get(i, "") for i in range(6))),
+                "kind": _named(r[:, T.MT_KIND], KIND_NAMES),
+                "space": _named(r[:, T.MT_SPACE], SPACE_NAMES),
             }
         )
 
@@ -411,6 +417,12 @@ def _categorical(codes: np.ndarray, names: tuple[str, ...]):
     pandas = require_pandas()
     table = np.asarray(names, dtype=object)
     return pandas.Categorical(table[np.asarray(codes, dtype=np.int64)], categories=list(dict.fromkeys(names)))
+
+
+def _named(codes: np.ndarray, names: dict[int, str]):
+    """_categorical over a code-to-name map; a code with no name (none is recorded today) reads ""."""
+    top = max([*names, int(codes.max(initial=0))])
+    return _categorical(codes, tuple(names.get(i, "") for i in range(top + 1)))
 
 
 def _frame(columns: dict):
