@@ -31,6 +31,8 @@ WARP_SIZE = 32
 """Threads per warp: a constant of every NVIDIA GPU the simulator models, deliberately not a config field."""
 
 SCHEDULER_POLICIES = ("gto", "lrr", "two_level", "oldest_first")
+INT_TO_FP32_PIPES = ("sfu", "alu", "fma")
+"""Pipes an int32 -> fp32 conversion may issue to (gpusim.arch.isa.PIPE_NAMES)."""
 """Warp-scheduler policies the engine implements (gpusim/engine/sm/schedulers.py, same order): greedy-then-oldest,
 loose round-robin, two-level, oldest-first."""
 
@@ -106,6 +108,9 @@ class GPUConfig:
     fp64_lanes_per_sm: int = _spec("pipes", "lanes", "FP64 FMA lanes per SM")
     int32_lanes_per_sm: int = _spec("pipes", "lanes", "INT32 lanes per SM")
     sfu_lanes_per_sm: int = _spec("pipes", "lanes", "special-function (rsqrt, sin, ex2) lanes per SM")
+    int_to_fp32_pipe: str = _spec("pipes", "", "pipe of cvt.rn.f32.{s32,u32}: " + ", ".join(INT_TO_FP32_PIPES)
+                                  + " (I2F on the conversion unit, or I2FP, which ptxas emits from sm_86 on)",
+                                  minimum=None)
     lsu_lanes_per_sm: int = _spec("pipes", "lanes", "load/store address lanes per SM")
     tensor_flops_per_cycle_per_sm: int = _spec("pipes", "FLOP/cycle", "dense FP16 tensor-core rate per SM")
     # ---- tensor cores (issue 14): dense peaks per precision, and the mma.sync timing per class (0: the GPU
@@ -633,6 +638,8 @@ def _validate(values: dict[str, Any], file: str) -> None:
         fail("compute_capability", f"expected 'major.minor' like '9.0', got {v['compute_capability']!r}")
     if v["scheduler"] not in SCHEDULER_POLICIES:
         fail("scheduler", f"expected one of {', '.join(SCHEDULER_POLICIES)}, got {v['scheduler']!r}")
+    if v["int_to_fp32_pipe"] not in INT_TO_FP32_PIPES:
+        fail("int_to_fp32_pipe", f"expected one of {', '.join(INT_TO_FP32_PIPES)}, got {v['int_to_fp32_pipe']!r}")
     if v["sms"] > v["chip_sms"]:
         fail("sms", f"the chip has {v['chip_sms']} SMs; got {v['sms']}")
     for name in ("max_block_dims", "max_grid_dims"):

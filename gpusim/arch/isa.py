@@ -79,6 +79,7 @@ class Form:
     hmma_count: int = 1           # the form is this many back-to-back instructions of `interval`/`latency`
     f16_accumulate: bool = False  # f16 accumulator: interval divided by mma_f16_accumulate_rate_factor
     tensor_flops: int = 0         # FLOPs per warp-instruction (2 per multiply-add)
+    pipe_field: str | None = None  # config field naming the pipe ("sfu", "alu", ...) when it varies by GPU
 
 
 def _alu(name: str, op: int, types: str = "int") -> Form:
@@ -148,6 +149,10 @@ FORMS: tuple[Form, ...] = (
     Form(name="cvt.int", op=c.OP_CVT, types="int", pipe=PIPE_ALU, latency="int32_latency_cycles", dep=DEP_FIXED),
     Form(name="cvt.float", op=c.OP_CVT, types="any", pipe=PIPE_SFU, latency="conversion_latency_cycles",
          dep=DEP_SHORT),
+    # cvt.rn.f32.{s32,u32}: I2F on the conversion unit through sm_80; ptxas emits I2FP.F32.S32/U32 from sm_86 on
+    # (its SASS for validation/kernels/probe.ptx), whose pipe is the config's int_to_fp32_pipe
+    Form(name="cvt.i2f32", op=c.OP_CVT, types="any", pipe=PIPE_SFU, latency="conversion_latency_cycles",
+         dep=DEP_SHORT, pipe_field="int_to_fp32_pipe"),
     # f16/bf16 <-> f32 conversions run on the FMA pipe at full rate on sm_80+ (HADD2.F32 / F2FP)
     Form(name="cvt.half", op=c.OP_CVT, types="any", pipe=PIPE_FMA, latency="fp32_latency_cycles",
          dep=DEP_FIXED),
@@ -354,16 +359,24 @@ def form_latency(form: Form, config) -> int:
     return latency
 
 
+def form_pipe(form: Form, config=None) -> int:
+    """The pipe ``form`` issues to on ``config`` (its ``pipe_field`` names it), else its own ``pipe``."""
+    if form.pipe_field is None or config is None:
+        return form.pipe
+    return PIPE_NAMES.index(getattr(config, form.pipe_field))
+
+
 def isa_array(config) -> np.ndarray:
     """FORMS as an int64 matrix with latencies and pipe intervals resolved from ``config``."""
     table = np.zeros((len(FORMS), N_ISA_FIELDS), dtype=np.int64)
     intervals = pipe_intervals(config)
     for i, form in enumerate(FORMS):
-        table[i, I_PIPE] = form.pipe
+        pipe = form_pipe(form, config)
+        table[i, I_PIPE] = pipe
         table[i, I_DEP] = form.dep
         table[i, I_FLOP_KIND] = form.flop_kind
         table[i, I_LATENCY] = form_latency(form, config)
-        table[i, I_INTERVAL] = max(1, form_interval(form, config, int(intervals[form.pipe])))
+        table[i, I_INTERVAL] = max(1, form_interval(form, config, int(intervals[pipe])))
         if form.op == c.OP_WGMMA:
             # the warp issues into the wgmma queue (PIPE_WGMMA); the tensor pipe's time (Form.interval, kept
             # for the metrics) is booked when the queue reaches it (engine/sm/wgmma_timing.py)

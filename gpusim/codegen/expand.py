@@ -5,8 +5,9 @@ IADD3 + IADD3.X; ``shl.b64``/``shr.b64``: two SHF; ``xor.b64``: two LOP3; ``setp
 ISETP + ISETP.EX; a 64-bit LEA: LEA + LEA.HI.X), a 64-bit multiply is three IMADs (IMAD.WIDE.U32 and
 two IMADs for the cross terms), and a 32-bit integer division or remainder is a ~17-instruction
 sequence (a reciprocal estimate, Newton step, multiply-high and corrections). IMAD.WIDE (32 x 32 + 64)
-is one instruction. Conversions ``cvt.rn.f32.s32`` are I2FP on the integer pipe with a fixed latency on
-sm_90 (not modelled here: the pipe is the opcode table's).
+is one instruction. Conversions ``cvt.rn.f32.s32`` are one I2FP on sm_86+ (the opcode table's ``cvt.i2f32``
+form issues to the config's ``int_to_fp32_pipe``: the ALU on the GH100 configs; its latency stays the
+conversion latency).
 
 What is modelled: before such an instruction, ``n - 1`` *companion* rows are inserted (``OP_NOP`` with
 the instruction's own opcode-table row, sources and guard, no destination): each takes an issue slot

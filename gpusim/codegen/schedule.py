@@ -16,8 +16,9 @@ spaces never alias; the same base register with disjoint offsets does not; loads
 themselves). Each instruction's priority is the longest latency path from it to the end of the segment
 (latencies from the config; a global load plans with an L2 hit, a shared load with the shared-memory
 latency); one instruction is placed per cycle, the ready one with the highest priority first (ties: the
-original order), except that at most :data:`LOAD_WINDOW` loaded values wait for their first reader at a
-time (ptxas's register pressure: its gemv loop interleaves FFMAs with the LDGs beyond the 16th).
+original order), except that at most :data:`LOAD_WINDOW` loads wait for their first reader at a time
+(ptxas's register pressure: its gemv loop interleaves FFMAs with the LDGs beyond the 16th; an LDS.128 counts
+as one load, where ptxas's SASS counts its four values: docs/codegen.md, "Not done").
 
 Register pressure (``gpusim.codegen.pressure``): the registers live at each step are tracked (those live
 after the segment from a liveness analysis of the kernel's blocks; a result nothing reads takes none past

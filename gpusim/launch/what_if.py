@@ -130,7 +130,7 @@ def isa_fields() -> tuple[str, ...]:
     names = {"sub_partitions_per_sm", "mma_f16_accumulate_rate_factor", "wgmma_issue_cycles"}
     names |= {name for name in I.PIPE_LANE_FIELDS if name}
     for form in I.FORMS:
-        names |= {name for name in (form.latency, form.interval) if name}
+        names |= {name for name in (form.latency, form.interval, form.pipe_field) if name}
     return tuple(sorted(names))
 
 

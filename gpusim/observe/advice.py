@@ -338,7 +338,7 @@ def _compute(run, regime: Regime) -> list[Finding]:
             )
     issue = run.metrics["smsp__issue_active.avg.pct_of_peak_sustained_active"]
     if issue >= COMPUTE_BOUND_PCT:
-        mix = {k: v for k, v in pipe_mix(run.program, run.pc_counts).items() if v}
+        mix = {k: v for k, v in pipe_mix(run.program, run.pc_counts, run.config).items() if v}
         total = sum(mix.values()) or 1
         top = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in sorted(mix.items(), key=lambda kv: -kv[1])[:3])
         out.append(

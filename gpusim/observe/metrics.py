@@ -52,9 +52,9 @@ def flop_counts(program, pc_counts: np.ndarray) -> dict[int, int]:
     return out
 
 
-def pipe_mix(program, pc_counts: np.ndarray) -> dict[str, int]:
-    """Warp-instructions per pipe."""
-    pipes = np.array([I.FORMS[f].pipe for f in program.code[:, L.F_ISA]], dtype=np.int64) \
+def pipe_mix(program, pc_counts: np.ndarray, config=None) -> dict[str, int]:
+    """Warp-instructions per pipe (on ``config``, for the forms whose pipe depends on the GPU)."""
+    pipes = np.array([I.form_pipe(I.FORMS[f], config) for f in program.code[:, L.F_ISA]], dtype=np.int64) \
         if program.n_inst else np.zeros(0, np.int64)
     return {name: int(pc_counts[: program.n_inst, 0][pipes == p].sum()) for p, name in enumerate(I.PIPE_NAMES)}
 

@@ -267,7 +267,7 @@ def _instruction_section(run) -> list[str]:
     from gpusim.observe.metrics import pipe_mix
 
     m = run.metrics
-    mix = {k: v for k, v in pipe_mix(run.program, run.pc_counts).items() if v}
+    mix = {k: v for k, v in pipe_mix(run.program, run.pc_counts, run.config).items() if v}
     total = sum(mix.values()) or 1
     lines = [
         "Instruction statistics",

@@ -136,14 +136,6 @@ class SourceRow:
         return row
 
 
-_SPACE_NAMES = {
-    L.SP_GENERIC: "generic",
-    L.SP_GLOBAL: "global",
-    L.SP_SHARED: "shared",
-    L.SP_LOCAL: "local",
-    L.SP_PARAM: "param",
-    L.SP_CONST: "const",
-}
 
 
 def _space_name(form: I.Form, space: int) -> str:
@@ -151,7 +143,7 @@ def _space_name(form: I.Form, space: int) -> str:
         ("ld", "st", "atom", "red")
     ):
         return ""
-    return _SPACE_NAMES.get(int(space), "")
+    return L.SPACE_NAMES.get(int(space), "")
 
 
 def where(row) -> str:
@@ -311,7 +303,7 @@ def _build_rows(run) -> list[SourceRow]:
     rows = []
     for pc in range(n):
         form = I.FORMS[int(program.code[pc, L.F_ISA])]
-        pipe = I.PIPE_NAMES[form.pipe]
+        pipe = I.PIPE_NAMES[I.form_pipe(form, getattr(run, "config", None))]
         src = program.src_lines[pc]
         is_branch = form.op == c.OP_BRA          # "bra", or "bra.ptxas" as the code-generation stage times it
         rows.append(
