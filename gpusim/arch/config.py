@@ -31,10 +31,10 @@ WARP_SIZE = 32
 """Threads per warp: a constant of every NVIDIA GPU the simulator models, deliberately not a config field."""
 
 SCHEDULER_POLICIES = ("gto", "lrr", "two_level", "oldest_first")
-INT_TO_FP32_PIPES = ("sfu", "alu", "fma")
-"""Pipes an int32 -> fp32 conversion may issue to (gpusim.arch.isa.PIPE_NAMES)."""
 """Warp-scheduler policies the engine implements (gpusim/engine/sm/schedulers.py, same order): greedy-then-oldest,
 loose round-robin, two-level, oldest-first."""
+INT_TO_FP32_PIPES = ("sfu", "alu", "fma")
+"""Pipes an int32 -> fp32 conversion may issue to (gpusim.arch.isa.PIPE_NAMES)."""
 
 TABLES = ("chip", "limits", "pipes", "memory", "launch", "host")
 """The TOML tables a config file groups its fields in, in order."""

@@ -136,8 +136,6 @@ class SourceRow:
         return row
 
 
-
-
 def _space_name(form: I.Form, space: int) -> str:
     if I.PIPE_NAMES[form.pipe] not in ("lsu", "mio") and not form.name.startswith(
         ("ld", "st", "atom", "red")
@@ -303,7 +301,7 @@ def _build_rows(run) -> list[SourceRow]:
     rows = []
     for pc in range(n):
         form = I.FORMS[int(program.code[pc, L.F_ISA])]
-        pipe = I.PIPE_NAMES[I.form_pipe(form, getattr(run, "config", None))]
+        pipe = I.PIPE_NAMES[I.form_pipe(form, run.config)]
         src = program.src_lines[pc]
         is_branch = form.op == c.OP_BRA          # "bra", or "bra.ptxas" as the code-generation stage times it
         rows.append(

@@ -492,7 +492,7 @@ def _lower_alu(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods, o
     for i, operand in enumerate(operands[1:]):
         b.add_src(fl.src(ins, operand, _source_type(op, i, ty, ty2)))
     row[L.F_ISA] = isa.isa_row(op, ty2 if op == c.OP_CVT and c.TYPE_FLOAT[ty2] else ty,
-                               _cvt_variant(op, ty, ty2, ins.mods))
+                               _cvt_variant(op, ty, ty2, c.mods_rounding(mods)))
     if op in (c.OP_SETP, c.OP_SET):
         row[L.F_ISA] = isa.isa_row(op, ty if op == c.OP_SETP else ty2)
 
@@ -501,15 +501,12 @@ _HALF_TYPES = (c.T_F16, c.T_BF16, c.T_F16X2, c.T_BF16X2)
 _PAIR_TYPES = (c.T_F16X2, c.T_BF16X2, c.T_E4M3X2, c.T_E5M2X2)
 
 
-_ROUNDINGS = (".rn", ".rz", ".rm", ".rp")
-
-
-def _cvt_variant(op: int, ty: int, ty2: int, mods: tuple = ()) -> str | None:
+def _cvt_variant(op: int, ty: int, ty2: int, rounding: int = c.RND_DEFAULT) -> str | None:
     if op != c.OP_CVT:
         return None
     if (ty in _HALF_TYPES and ty2 == c.T_F32) or (ty2 in _HALF_TYPES and ty == c.T_F32):
         return "cvt.half"
-    if ty == c.T_F32 and ty2 in (c.T_S32, c.T_U32) and all(m in (".rn",) or m not in _ROUNDINGS for m in mods):
+    if ty == c.T_F32 and ty2 in (c.T_S32, c.T_U32) and rounding in (c.RND_DEFAULT, c.RND_RN):
         return "cvt.i2f32"      # round-to-nearest int32 -> fp32 (I2FP from sm_86 on); .rz/.rm/.rp stay I2F
     return "cvt.float" if (c.TYPE_FLOAT[ty] or c.TYPE_FLOAT[ty2]) else "cvt.int"
 
