@@ -154,22 +154,44 @@ def test_all_row_conflicts_in_one_bank_cycle_at_tras_plus_trp():
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_a_write_batch_pays_both_bus_turnarounds(name):
+def test_a_write_batch_drains_at_once_and_reads_wait_for_it(name):
+    """Writes are buffered until a batch is full; then the batch drains back to back (tRTW, one column slot
+    each, tWTR) and a read arriving during the drain waits for all of it."""
     dram = Dram(name)
     t = dram.timing
     batch = int(dram.geometry[G_WRITE_BATCH])
     groups = dram.groups
     reads = 64
-    def stream(writes):
+
+    def address(k):
+        return dram.address(group=k % groups, burst=(k // groups) % 8)
+
+    def read_after(writes):
         state = make_dram_state(dram.geometry)
-        last = 0.0
-        for k in range(reads + writes):
-            address = dram.address(group=k % groups, burst=(k // groups) % 8)
-            last = dram_access(*state, dram.geometry, dram.timing, address, 0.0, k >= reads)
-        return last
-    read_only = stream(0)
-    with_writes = stream(batch)
-    assert with_writes - read_only == pytest.approx(batch * t[T_CCD_S] + t[T_RTW] + t[T_WTR])
+        for k in range(reads):                       # the rows the writes use are open: only the bus counts
+            dram_access(*state, dram.geometry, dram.timing, address(k), 0.0, False)
+        accepted = [dram_access(*state, dram.geometry, dram.timing, address(reads + k), 0.0, True)
+                    for k in range(writes)]
+        assert accepted == [0.0] * writes           # the controller's buffer takes them at once
+        return dram_access(*state, dram.geometry, dram.timing, address(reads + writes), 0.0, False)
+    assert read_after(batch - 1) == pytest.approx(read_after(0))       # buffered: the bus is untouched
+    assert read_after(batch) - read_after(0) == pytest.approx(batch * t[T_CCD_S] + t[T_RTW] + t[T_WTR])
+
+
+@pytest.mark.parametrize("name", ["h200", "a100"])
+def test_writes_wait_once_two_batches_are_pending(name):
+    """One batch drains while the next fills: a write finding both taken is accepted when the first drain ends."""
+    dram = Dram(name)
+    t = dram.timing
+    batch = int(dram.geometry[G_WRITE_BATCH])
+    accepted = [dram.access(dram.address(group=k % dram.groups, burst=(k // dram.groups) % 8), 0.0, write=True)
+                for k in range(2 * batch + 1)]
+    assert accepted[:2 * batch] == [0.0] * (2 * batch)
+    # the first drain (rows closed: the first write to each bank activates it) ends after tRTW, the batch's
+    # column slots and tWTR, and no earlier than its first activation + tRCD + a burst
+    first_drain = max(t[T_RTW] + batch * t[T_CCD_S], t[T_RTW] + t[T_RCD] + t[T_BURST]) + t[T_WTR]
+    assert accepted[-1] >= first_drain - 1e-9
+    assert accepted[-1] <= first_drain + t[T_RCD] + t[T_BURST]
 
 
 def test_refresh_blocks_its_window_and_closes_the_row():

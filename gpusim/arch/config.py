@@ -224,8 +224,8 @@ class GPUConfig:
                                  minimum=0)
     dram_trfc_ns: float = _spec("memory", "ns", "one bank's refresh (per-bank tRFC)", minimum=0)
     dram_queue_depth: int = _spec("memory", "requests", "scheduler window per channel (FR-FCFS)")
-    dram_writes_per_turnaround: int = _spec("memory", "writes", "writes a channel drains per pair of bus "
-                                            "turnarounds (its write buffer's watermark span)")
+    dram_writes_per_turnaround: int = _spec("memory", "writes", "writes a channel buffers and then drains "
+                                            "at once, reads waiting (its write buffer's watermark span)")
     interconnect_bytes_per_cycle_per_sm: float = _spec("memory", "bytes/cycle", "SM-to-L2 port per SM")
     tma_requests_per_cycle: float = _spec("memory", "requests/cycle", "TMA unit (Hopper): box rows (one "
                                           "memory request each, up to 128 B) it issues per cycle per SM")

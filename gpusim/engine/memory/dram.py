@@ -20,9 +20,14 @@ What it models
     ``tCCD_L``. Each bank is refreshed once every ``tREFI`` for ``tRFC`` (per-bank refresh, staggered over the
     banks of a channel, the first round one ``tREFI`` after the launch starts: a launch begins as if a round
     had just ended, so short kernels see none); a refresh closes the bank's row and a command that falls in
-    the window waits for its end. Writes are buffered and drained in batches (``write_batch`` writes, the
-    span between a controller's write-queue watermarks); each drain turns the bus around twice
-    (read-to-write ``tRTW``, then write-to-read ``tWTR``).
+    the window waits for its end. Writes are buffered per channel and drained in batches (``write_batch``
+    writes, the span between a controller's write-queue watermarks): the write that fills the batch books
+    the drain on the bus, which turns around (read-to-write ``tRTW``), serves the batch's writes back to
+    back (each opening its row in its bank as a read would) and turns back (write-to-read ``tWTR``). Reads
+    arriving meanwhile wait for the whole drain: what makes a load's latency grow with the write traffic
+    beside it even at low load (validation case copy_latency_h200). A write is accepted at once while
+    fewer than two batches are pending (one draining, one filling), else when the older drain ends; the
+    writes of a batch not yet full cost the bus nothing until it fills.
 
     The scheduler is FR-FCFS over a bounded window: a request whose row is the one a queued (not yet served)
     request of the same bank opens is served right after it as a row hit instead of closing and reopening
@@ -109,6 +114,8 @@ CHANNEL = Columns("dram-channel", "channels[channel * CH_FIELDS + CH_*]", "CH_",
     Column("ROW_HITS", "requests", "requests that found their row open"),
     Column("ROW_EMPTY", "requests", "requests that found their bank closed"),
     Column("ROW_CONFLICTS", "requests", "requests that found another row open"),
+    Column("DRAIN_END", "cycle", "end of the last write drain booked on the bus"),
+    Column("DRAIN_PREV", "cycle", "end of the drain booked before it (writes are accepted once it is over)"),
 ))
 BANK = Columns("dram-bank", "banks[(channel * banks + bank) * BK_FIELDS + BK_*]", "BK_", "BK_FIELDS",
                "state of each DRAM bank, float64", (
@@ -167,7 +174,9 @@ CH_QUEUE_HEAD = 2
 CH_ROW_HITS = 3
 CH_ROW_EMPTY = 4
 CH_ROW_CONFLICTS = 5
-CH_FIELDS = 6
+CH_DRAIN_END = 6
+CH_DRAIN_PREV = 7
+CH_FIELDS = 8
 # <state-layout:dram-channel end>
 
 # <state-layout:dram-bank begin>
@@ -285,7 +294,8 @@ def make_dram_state(geometry):
     bank_state[BK_ROW::BK_FIELDS] = -1.0
     bank_state[BK_REFRESH::BK_FIELDS] = -1.0
     group_state = np.zeros(channels * groups, dtype=np.float64)
-    queue = np.full(channels * int(geometry[G_QUEUE_DEPTH]) * Q_FIELDS, -1.0, dtype=np.float64)
+    queue = np.full(channels * (int(geometry[G_QUEUE_DEPTH]) * Q_FIELDS + int(geometry[G_WRITE_BATCH])), -1.0,
+                    dtype=np.float64)
     return channel_state, bank_state, group_state, queue
 
 
@@ -405,21 +415,55 @@ def _column_ready(channel_state, bank_state, queue, geometry, timing, channel, b
     return activate + timing[T_RCD]
 
 
+@compiled_only
+def _drain_writes(channel_state, bank_state, group_state, queue, geometry, timing, channel, arrival):
+    """Serve the channel's buffered writes (a full batch) back to back: the bus turns to writing (``tRTW``) at
+    its next free slot at or after ``arrival``, each write opens its row and takes a column slot as a read
+    would, and the bus turns back (``tWTR``) after the last has crossed it. Reads wait for the whole drain."""
+    ch = channel * CH_FIELDS
+    batch = geometry[G_WRITE_BATCH]
+    buffer = geometry[G_CHANNELS] * geometry[G_QUEUE_DEPTH] * Q_FIELDS + channel * batch
+    banks = geometry[G_BANK_GROUPS] * geometry[G_BANKS_PER_GROUP]
+    start = max(arrival, channel_state[ch + CH_BUS_FREE]) + timing[T_RTW]
+    channel_state[ch + CH_BUS_FREE] = start
+    end = start
+    for k in range(batch):
+        _, group, bank, row = dram_decode(np.int64(queue[buffer + k]), geometry)
+        ready = _column_ready(channel_state, bank_state, queue, geometry, timing, channel, bank, row, start)
+        bus_slot = _take_slot(channel_state, ch + CH_BUS_FREE, start, timing[T_CCD_S])
+        group_slot = _take_slot(group_state, channel * geometry[G_BANK_GROUPS] + group, start, timing[T_CCD_L])
+        column = max(ready, max(bus_slot, group_slot))
+        slot = (channel * banks + bank) * BK_FIELDS
+        bank_state[slot + BK_READY] = max(bank_state[slot + BK_READY], column)
+        end = max(end, column + timing[T_BURST])
+    channel_state[ch + CH_BUS_FREE] = max(channel_state[ch + CH_BUS_FREE], end) + timing[T_WTR]
+    channel_state[ch + CH_DRAIN_PREV] = channel_state[ch + CH_DRAIN_END]
+    channel_state[ch + CH_DRAIN_END] = channel_state[ch + CH_BUS_FREE]
+
+
 @engine_jit
 def dram_access(channel_state, bank_state, group_state, queue, geometry, timing, addr, arrival_cycle, is_write):
     """Time one column access (a burst) to ``addr`` arriving at the channel's controller at ``arrival_cycle``.
 
-    Returns the instant (float core cycles) its burst has crossed the data bus; the load-to-use completion
-    is that plus ``timing[T_FIXED]`` (see ``dram_completion_cycle``)."""
+    A read: returns the instant (float core cycles) its burst has crossed the data bus; the load-to-use
+    completion is that plus ``timing[T_FIXED]`` (see ``dram_completion_cycle``). A write is buffered (the
+    channel's batch of ``write_batch``; the write completing a batch books the batch's drain on the bus):
+    returns the instant the controller accepted it, once the drain before the last booked one is over
+    (one batch drains while the next fills)."""
     channel, group, bank, row = dram_decode(addr, geometry)
     ch = channel * CH_FIELDS
     arrival = np.float64(arrival_cycle)
     if is_write:
-        channel_state[ch + CH_WRITES] += 1
-        if channel_state[ch + CH_WRITES] >= geometry[G_WRITE_BATCH]:
+        batch = geometry[G_WRITE_BATCH]
+        count = np.int64(channel_state[ch + CH_WRITES])
+        queue[geometry[G_CHANNELS] * geometry[G_QUEUE_DEPTH] * Q_FIELDS + channel * batch + count] = addr
+        accepted = max(arrival, channel_state[ch + CH_DRAIN_PREV])
+        if count + 1 >= batch:
             channel_state[ch + CH_WRITES] = 0
-            channel_state[ch + CH_BUS_FREE] = max(arrival, channel_state[ch + CH_BUS_FREE]) \
-                + timing[T_RTW] + timing[T_WTR]
+            _drain_writes(channel_state, bank_state, group_state, queue, geometry, timing, channel, arrival)
+        else:
+            channel_state[ch + CH_WRITES] = count + 1
+        return accepted
     ready = _column_ready(channel_state, bank_state, queue, geometry, timing, channel, bank, row, arrival)
     bus_slot = _take_slot(channel_state, ch + CH_BUS_FREE, arrival, timing[T_CCD_S])
     group_slot = _take_slot(group_state, channel * geometry[G_BANK_GROUPS] + group, arrival, timing[T_CCD_L])

@@ -308,7 +308,8 @@ def _write_back(evicted_line, evicted_dirty_sectors, arrival_cycle, servers, par
     if evicted_line < 0 or evicted_dirty_sectors == 0:
         return done
     for sector in range(evicted_dirty_sectors):
-        done = _dram(evicted_line + sector * params[P_SECTOR_BYTES], arrival_cycle, True, servers, params, rates)
+        done = max(done, _dram(evicted_line + sector * params[P_SECTOR_BYTES], arrival_cycle, True, servers, params,
+                               rates))
     counters[C_DRAM_WRITE_BYTES] += evicted_dirty_sectors * params[P_SECTOR_BYTES]
     return done
 
