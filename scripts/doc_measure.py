@@ -42,6 +42,77 @@ def measure_gemv() -> dict:
     return {"warps": list(GEMV_WARPS), "cycles": {label: values["modes"][label]["cycles"] for label in GEMV_MODES}}
 
 
+FMA_BLOCK = 256
+FMA_PER_ROUND = 16
+FMA_FADDS = 6              # x + 1, x + 2, x + 3 before the loop; a + b + c + d after it
+FMA_ROUNDS = (1, 2, 3, 4, 5, 6, 8, 12, 16, 32, 64)
+FMA_SCHEDULERS = ("gto", "lrr")
+
+
+def fma_sass_instructions_per_warp(rounds: int) -> int:
+    """Dynamic SASS instructions of one warp of ``fma_plain`` (all lanes in range) for ``rounds`` >= 1, from
+    the listing's blocks: entry, parameter loads, trip-count split, [x4 set-up, x4 loop], remainder test,
+    [x1 loop], exit."""
+    from gpusim.codegen.sass import load_listing
+    from gpusim.programs.catalog import programs_dir
+
+    func = load_listing(programs_dir() / "sass" / "sm_90" / "codegen" / "fma_plain.sass")["fma_plain"]
+    (main_head, main_latch), (rem_head, rem_latch) = sorted(func.loops())
+    size = [b.size for b in func.blocks]
+    assert main_head == main_latch and rem_head == rem_latch      # each loop one block, as ptxas lays it out
+    setup, split = main_head - 1, main_head + 1
+    straight = sum(size[:setup]) + size[split] + sum(size[rem_latch + 1:])
+    return (straight + (size[setup] if rounds >= 4 else 0) + (rounds // 4) * size[main_head]
+            + (rounds % 4) * size[rem_head])
+
+
+def fma_ceiling_fraction_of_peak(rounds: int, config: Any) -> float:
+    """FP32 rate of ``fma_plain``'s SASS with every issue slot filled: one warp-instruction per scheduler per
+    cycle, and a scheduler's FP32 lanes are one warp wide, so the peak is one FFMA per slot."""
+    assert config.fp32_lanes_per_sm // config.sub_partitions_per_sm == 32
+    return (FMA_PER_ROUND * rounds + FMA_FADDS / 2) / fma_sass_instructions_per_warp(rounds)
+
+
+def fma_plain_sweep(rounds_list: tuple[int, ...], scheduler: str | None = None) -> tuple[Any, Any, int, dict]:
+    """``programs/codegen/fma_plain`` on a 2-SM slice of h100-sxm over 1.5 x the slice's L2 (every byte from
+    DRAM), at each round count (tests/test_codegen_roofline.py): ``(config, roofline, n, points)``, a point
+    holding the run, its DRAM intensity, FLOP/s achieved, the roof and the SASS ceiling in FLOP/s."""
+    import numpy as np
+
+    from gpusim.analytic.models import roofline
+    from gpusim.api.gpu import GPU
+    from gpusim.programs.catalog import programs_dir
+
+    gpu = GPU("h100-sxm", sms=2) if scheduler is None else GPU("h100-sxm", sms=2, scheduler=scheduler)
+    cfg = gpu.config
+    kernel = gpu.load(str(programs_dir() / "codegen" / "fma_plain.ptx"))["fma_plain"]
+    n = int(1.5 * cfg.l2_bytes / 4) // FMA_BLOCK * FMA_BLOCK
+    x = gpu.to_device(np.random.default_rng(0).random(n, dtype=np.float32))
+    out = gpu.zeros(n, np.float32)
+    roofs = roofline(cfg)
+    points = {}
+    # one launch first: a launch leaves part of its output dirty in L2, and the next one's DRAM traffic
+    # writes it back, so from the second launch on each moves 8 DRAM bytes per element as the roof counts
+    gpu.launch(kernel, grid=n // FMA_BLOCK, block=FMA_BLOCK, args=[x, out, np.int32(n), np.int32(1)])
+    for rounds in rounds_list:
+        run = gpu.launch(kernel, grid=n // FMA_BLOCK, block=FMA_BLOCK, args=[x, out, np.int32(n), np.int32(rounds)])
+        intensity = run.metrics["gpusim__arithmetic_intensity"]
+        points[rounds] = {"run": run, "intensity": intensity, "achieved": run.metrics["gpusim__flop_per_second"],
+                          "roof": roofs.attainable(intensity, "fp32", "dram_sustained"),
+                          "ceiling": fma_ceiling_fraction_of_peak(rounds, cfg) * roofs.peak_flops["fp32"]}
+    return cfg, roofs, n, points
+
+
+def measure_fma_plain() -> dict:
+    rows = {}
+    for scheduler in FMA_SCHEDULERS:
+        _, _, _, points = fma_plain_sweep(FMA_ROUNDS, scheduler)
+        rows[scheduler] = [[round(100 * p["achieved"] / p["roof"]), round(100 * p["achieved"] / min(p["roof"],
+                                                                                               p["ceiling"]))]
+                           for p in points.values()]
+    return {"rounds": list(FMA_ROUNDS), "rows": rows}
+
+
 STREAM_WARPS = (1, 8, 32)
 STREAM_ITERATIONS = 17
 

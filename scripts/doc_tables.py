@@ -127,6 +127,14 @@ def render_stream_loads(data: dict) -> str:
     return "\n".join(lines)
 
 
+def render_fma_plain(data: dict) -> str:
+    names = {"gto": '`scheduler="gto"` (the configs\')', "lrr": '`scheduler="lrr"`'}
+    lines = ["| rounds | " + " | ".join(str(r) for r in data["rounds"]) + " |",
+             "| --- | " + " | ".join("---" for _ in data["rounds"]) + " |"]
+    lines += [f"| {names[s]} | " + " | ".join(f"{a}/{b}" for a, b in row) + " |" for s, row in data["rows"].items()]
+    return "\n".join(lines)
+
+
 def render_matmul_tiled(data: dict) -> str:
     return (f'64 x 64 x 256 on one SM: {data["written"]} cycles as written, {data["ptxas"]} with `codegen="ptxas"`, '
             f"{data['sass']} for the SASS-order\nvariant ({data['ptxas'] / data['sass']:.2f}x: the stage's scheduler "
@@ -312,6 +320,7 @@ TABLES = {
     "codegen-gemv": Table("docs/codegen.md", M.measure_gemv, render_gemv),
     "codegen-matmul-tiled": Table("docs/codegen.md", M.measure_matmul_tiled, render_matmul_tiled),
     "codegen-stream-loads": Table("docs/codegen.md", M.measure_stream_loads, render_stream_loads),
+    "codegen-fma-plain": Table("docs/codegen.md", M.measure_fma_plain, render_fma_plain),
     "tensor-l2-caps": Table("docs/tensor-cores.md", M.measure_l2_caps, render_l2_caps),
     "tensor-wide-gemms": Table("docs/tensor-cores.md", M.measure_wide_gemms, render_wide_gemms),
     "tensor-wgmma-gemm": Table("docs/tensor-cores.md", M.measure_wgmma_gemm, render_wgmma_gemm),

@@ -7,66 +7,28 @@ loop's counter, compare and branch and the constants it rematerialises in every 
 so even with every issue slot filled its FP32 rate is (FFMAs + FADDs / 2) / SASS instructions of the peak:
 74 % at 8 rounds, where the roof is the peak. No timing of that stream can reach 80 % there; these tests
 derive that ceiling from the listing, check that gpusim times the same number of instructions, and hold
-the simulated kernel to >= 80 % of min(roof, ceiling) away from the ridge. Near the ridge (2-8 rounds)
-it reaches 51-62 % of the roof on `h100-sxm` (docs/codegen.md gives the table and why)."""
+the simulated kernel to >= 80 % of min(roof, ceiling) far on the compute side. Far on the memory side (1
+round) the roof is not what a GPU reaches either: one load per thread in flight sets the rate, and an H100
+copies such a stream at 60 % of its DRAM peak; the kernel is held to 80 % of that. docs/codegen.md gives the
+measured table (scripts/doc_measure.py runs the same sweep) and why the points near the ridge fall short."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from gpusim import GPU
-from gpusim.analytic.models import roofline
-from gpusim.codegen.sass import load_listing
-from gpusim.programs.catalog import programs_dir
+from scripts.doc_measure import fma_ceiling_fraction_of_peak as ceiling_fraction_of_peak
+from scripts.doc_measure import fma_plain_sweep
+from scripts.doc_measure import fma_sass_instructions_per_warp as sass_instructions_per_warp
 
-BLOCK = 256
-FFMA_PER_ROUND = 16
-FADDS = 6              # x + 1, x + 2, x + 3 before the loop; a + b + c + d after it
-LISTING = programs_dir() / "sass" / "sm_90" / "codegen" / "fma_plain.sass"
-
-
-def sass_instructions_per_warp(rounds: int) -> int:
-    """Dynamic SASS instructions of one warp (all lanes in range) for ``rounds`` >= 1, from the listing's
-    blocks: entry, parameter loads, trip-count split, [x4 set-up, x4 loop], remainder test, [x1 loop], exit."""
-    func = load_listing(LISTING)["fma_plain"]
-    (main_head, main_latch), (rem_head, rem_latch) = sorted(func.loops())
-    size = [b.size for b in func.blocks]
-    assert main_head == main_latch and rem_head == rem_latch      # each loop one block, as ptxas lays it out
-    setup, split = main_head - 1, main_head + 1
-    straight = sum(size[:setup]) + size[split] + sum(size[rem_latch + 1:])
-    return (straight + (size[setup] if rounds >= 4 else 0) + (rounds // 4) * size[main_head]
-            + (rounds % 4) * size[rem_head])
-
-
-def ceiling_fraction_of_peak(rounds: int, config) -> float:
-    """FP32 rate with every issue slot filled: one warp-instruction per scheduler per cycle, and a
-    scheduler's FP32 lanes are one warp wide, so the peak is one FFMA per slot."""
-    assert config.fp32_lanes_per_sm // config.sub_partitions_per_sm == 32
-    ffma_equivalents = FFMA_PER_ROUND * rounds + FADDS / 2
-    return ffma_equivalents / sass_instructions_per_warp(rounds)
+PUBLISHED_ONE_WORD_COPY_FRACTION = 2000.0 / 3350.0
+"""An H100 SXM copies 4-byte words, one per thread (1024-thread blocks), at 2,000 GB/s of its 3,350
+(validation/cases/copy_width_h100.toml: yencal, 'How Data Type Width Affects GPU Memory Throughput'); on an H200
+256-thread blocks copy faster than 1024-thread ones (validation/measured/h200.json, copy_w4: 2,647 vs 2,208 GB/s)."""
 
 
 @pytest.fixture(scope="module")
 def sweep():
-    gpu = GPU("h100-sxm", sms=2)
-    cfg = gpu.config
-    kernel = gpu.load(str(programs_dir() / "codegen" / "fma_plain.ptx"))["fma_plain"]
-    n = int(1.5 * cfg.l2_bytes / 4) // BLOCK * BLOCK      # 1.5 x the slice's L2: every byte from DRAM
-    x = gpu.to_device(np.random.default_rng(0).random(n, dtype=np.float32))
-    out = gpu.zeros(n, np.float32)
-    roofs = roofline(cfg)
-    points = {}
-    # one launch first: a launch leaves part of its output dirty in L2, and the next one's DRAM traffic
-    # writes it back, so from the second launch on each moves 8 DRAM bytes per element as the roof counts
-    gpu.launch(kernel, grid=n // BLOCK, block=BLOCK, args=[x, out, np.int32(n), np.int32(1)])
-    for rounds in (1, 5, 8, 32):
-        run = gpu.launch(kernel, grid=n // BLOCK, block=BLOCK, args=[x, out, np.int32(n), np.int32(rounds)])
-        intensity = run.metrics["gpusim__arithmetic_intensity"]
-        points[rounds] = {"run": run, "intensity": intensity, "achieved": run.metrics["gpusim__flop_per_second"],
-                          "roof": roofs.attainable(intensity, "fp32", "dram_sustained"),
-                          "ceiling": ceiling_fraction_of_peak(rounds, cfg) * roofs.peak_flops["fp32"]}
-    return cfg, roofs, n, points
+    return fma_plain_sweep((1, 5, 8, 32))
 
 
 def test_the_listing_caps_the_kernel_under_80_percent_where_the_roof_is_the_peak(sweep):
@@ -86,10 +48,20 @@ def test_gpusim_times_the_listings_instruction_count(sweep):
         assert per_warp == pytest.approx(sass_instructions_per_warp(rounds), rel=0.1), rounds
 
 
-def test_away_from_the_ridge_the_kernel_reaches_80_percent_of_what_its_sass_allows(sweep):
+def test_far_on_the_compute_side_the_kernel_reaches_80_percent_of_what_its_sass_allows(sweep):
     _, _, _, points = sweep
-    for rounds in (1, 32):                                    # memory side; far on the compute side
-        point = points[rounds]
-        assert point["achieved"] >= 0.8 * min(point["roof"], point["ceiling"]), rounds
+    point = points[32]
+    assert point["achieved"] >= 0.8 * min(point["roof"], point["ceiling"])
     for point in points.values():
         assert point["achieved"] <= min(point["roof"], point["ceiling"]) * 1.001
+
+
+def test_on_the_memory_side_it_streams_as_fast_as_a_gpu_copies_one_word_per_thread(sweep):
+    """At 1 round the kernel is a stream of one 4-byte load and one store per thread: its DRAM rate is set by
+    the loads each warp keeps in flight against the loaded latency, as a GPU's own one-word copy is, not by
+    the bus. At least 80 % of the fraction of peak an H100 reaches that way, and under the roof."""
+    cfg, _, _, points = sweep
+    point = points[1]
+    fraction = point["achieved"] / point["intensity"] / (cfg.dram_bandwidth_gbs * 1e9)
+    assert fraction >= 0.8 * PUBLISHED_ONE_WORD_COPY_FRACTION
+    assert point["achieved"] <= point["roof"] * 1.001

@@ -35,8 +35,8 @@ Stores and atomics
       the data stage, no bank rule). L1 is write-through and no-allocate (present sectors are updated, nothing is
       allocated); L2 is write-back with write-allocate: a written sector becomes present and dirty without a
       DRAM read (whole-sector writes; see ``cache``). Evicting a dirty L2 line writes its dirty sectors to
-      its DRAM channel; the store is accepted when its last sector reached its L2 slice and any such victim's
-      writes crossed the bus (the L2 drains dirty lines no faster than DRAM writes). No registers held.
+      its DRAM channel's write buffer; the store is accepted when its last sector reached its slice and the
+      controller took any such victim's writes (``dram``: once two batches are pending, when one has drained).
     * ``global_atomic``: the L2 slice's atomic unit runs ``atomic_l2_ops_per_cycle_per_slice`` lane operations
       per cycle on the sector read through L2 (DRAM on a miss), left dirty; L1 is bypassed. An isolated one
       costs ``l2_latency_cycles``; each one queued ahead adds 1 / rate. Store sectors are served at the
@@ -303,13 +303,11 @@ def _dram(sector_addr, arrival_cycle, is_write, servers, params, rates):
 @compiled_only
 def _write_back(evicted_line, evicted_dirty_sectors, arrival_cycle, servers, params, rates, counters):
     """Write a dirty L2 victim's dirty sectors to DRAM (as the line's first sectors: same row and channel
-    block, a line never spans an interleave block). Returns when the last crossed the bus (a store waits)."""
+    block, a line never spans an interleave block). Returns when the controller took the last (a store waits)."""
     done = np.int64(arrival_cycle)
-    if evicted_line < 0 or evicted_dirty_sectors == 0:
-        return done
-    for sector in range(evicted_dirty_sectors):
-        done = max(done, _dram(evicted_line + sector * params[P_SECTOR_BYTES], arrival_cycle, True, servers, params,
-                               rates))
+    for sector in range(evicted_dirty_sectors):     # none when nothing (or a clean line) was evicted
+        address = evicted_line + sector * params[P_SECTOR_BYTES]
+        done = max(done, _dram(address, arrival_cycle, True, servers, params, rates))
     counters[C_DRAM_WRITE_BYTES] += evicted_dirty_sectors * params[P_SECTOR_BYTES]
     return done
 
