@@ -415,6 +415,20 @@ def _column_ready(channel_state, bank_state, queue, geometry, timing, channel, b
     return activate + timing[T_RCD]
 
 
+@compiled_only(inline="always")
+def _column(channel_state, bank_state, group_state, queue, geometry, timing, channel, group, bank, row, arrival):
+    """The cycle of the column command of an access to ``row`` of ``bank`` (in ``group``) arriving at
+    ``arrival``: once its bank is ready (``_column_ready``) and at the channel's and the bank group's next
+    column slots; recorded as the bank's last column command."""
+    ready = _column_ready(channel_state, bank_state, queue, geometry, timing, channel, bank, row, arrival)
+    bus_slot = _take_slot(channel_state, channel * CH_FIELDS + CH_BUS_FREE, arrival, timing[T_CCD_S])
+    group_slot = _take_slot(group_state, channel * geometry[G_BANK_GROUPS] + group, arrival, timing[T_CCD_L])
+    column = max(ready, max(bus_slot, group_slot))
+    slot = (channel * geometry[G_BANK_GROUPS] * geometry[G_BANKS_PER_GROUP] + bank) * BK_FIELDS
+    bank_state[slot + BK_READY] = max(bank_state[slot + BK_READY], column)
+    return column
+
+
 @compiled_only
 def _drain_writes(channel_state, bank_state, group_state, queue, geometry, timing, channel, arrival):
     """Serve the channel's buffered writes (a full batch) back to back: the bus turns to writing (``tRTW``) at
@@ -423,18 +437,13 @@ def _drain_writes(channel_state, bank_state, group_state, queue, geometry, timin
     ch = channel * CH_FIELDS
     batch = geometry[G_WRITE_BATCH]
     buffer = geometry[G_CHANNELS] * geometry[G_QUEUE_DEPTH] * Q_FIELDS + channel * batch
-    banks = geometry[G_BANK_GROUPS] * geometry[G_BANKS_PER_GROUP]
     start = max(arrival, channel_state[ch + CH_BUS_FREE]) + timing[T_RTW]
     channel_state[ch + CH_BUS_FREE] = start
     end = start
     for k in range(batch):
         _, group, bank, row = dram_decode(np.int64(queue[buffer + k]), geometry)
-        ready = _column_ready(channel_state, bank_state, queue, geometry, timing, channel, bank, row, start)
-        bus_slot = _take_slot(channel_state, ch + CH_BUS_FREE, start, timing[T_CCD_S])
-        group_slot = _take_slot(group_state, channel * geometry[G_BANK_GROUPS] + group, start, timing[T_CCD_L])
-        column = max(ready, max(bus_slot, group_slot))
-        slot = (channel * banks + bank) * BK_FIELDS
-        bank_state[slot + BK_READY] = max(bank_state[slot + BK_READY], column)
+        column = _column(channel_state, bank_state, group_state, queue, geometry, timing, channel, group, bank, row,
+                         start)
         end = max(end, column + timing[T_BURST])
     channel_state[ch + CH_BUS_FREE] = max(channel_state[ch + CH_BUS_FREE], end) + timing[T_WTR]
     channel_state[ch + CH_DRAIN_PREV] = channel_state[ch + CH_DRAIN_END]
@@ -464,13 +473,8 @@ def dram_access(channel_state, bank_state, group_state, queue, geometry, timing,
         else:
             channel_state[ch + CH_WRITES] = count + 1
         return accepted
-    ready = _column_ready(channel_state, bank_state, queue, geometry, timing, channel, bank, row, arrival)
-    bus_slot = _take_slot(channel_state, ch + CH_BUS_FREE, arrival, timing[T_CCD_S])
-    group_slot = _take_slot(group_state, channel * geometry[G_BANK_GROUPS] + group, arrival, timing[T_CCD_L])
-    column = max(ready, max(bus_slot, group_slot))
-    banks = geometry[G_BANK_GROUPS] * geometry[G_BANKS_PER_GROUP]
-    slot = (channel * banks + bank) * BK_FIELDS
-    bank_state[slot + BK_READY] = max(bank_state[slot + BK_READY], column)
+    column = _column(channel_state, bank_state, group_state, queue, geometry, timing, channel, group, bank, row,
+                     arrival)
     depth = geometry[G_QUEUE_DEPTH]
     head = np.int64(channel_state[ch + CH_QUEUE_HEAD])
     at = (channel * depth + head) * Q_FIELDS
