@@ -10,6 +10,7 @@ from gpusim.engine.memory.coalesce import (
     count_lines,
     lanes_per_sector,
     make_sector_buffer,
+    partial_sectors,
 )
 
 FULL_MASK = np.uint32(0xFFFFFFFF)
@@ -78,3 +79,24 @@ def test_matches_reference(raw_addresses, mask, access_bytes, sector_bytes):
         lanes = sum(1 for lane in range(32) if mask >> lane & 1
                     and addresses[lane] < sector + sector_bytes and addresses[lane] + access_bytes > sector)
         assert counts[index] == lanes
+    flags = np.zeros(MAX_SECTORS_PER_REQUEST, dtype=np.int64)
+    partial = partial_sectors(np.asarray(addresses, dtype=np.int64), np.uint32(mask), access_bytes, buffer,
+                              len(got), sector_bytes, flags)
+    for index, sector in enumerate(got):
+        written = {byte for lane in range(32) if mask >> lane & 1
+                   for byte in range(addresses[lane], addresses[lane] + access_bytes)
+                   if sector <= byte < sector + sector_bytes}
+        assert flags[index] == (len(written) < sector_bytes)
+    assert partial == sum(flags[:len(got)])
+
+
+def test_partial_sectors_of_strided_stores():
+    # l2_stores_h200's st_spread: lane l writes word l * spread; spread 1 fills 4 sectors, 2/4/8 leave holes
+    flags = np.zeros(MAX_SECTORS_PER_REQUEST, dtype=np.int64)
+    for spread, expected in ((1, 0), (2, 8), (4, 16), (8, 32)):
+        addresses = np.asarray([4 * spread * lane for lane in range(32)], dtype=np.int64)
+        sectors = np.asarray(run(addresses, FULL_MASK, 4), dtype=np.int64)
+        assert partial_sectors(addresses, FULL_MASK, 4, sectors, len(sectors), 32, flags) == expected
+    # two lanes on the same word do not make a sector whole
+    sectors = np.asarray([0], dtype=np.int64)
+    assert partial_sectors(np.zeros(32, dtype=np.int64), FULL_MASK, 4, sectors, 1, 32, flags) == 1

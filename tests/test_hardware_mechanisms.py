@@ -112,9 +112,12 @@ def test_a_match_that_is_not_exactly_one_measurement_is_an_error(tmp_path):
 @pytest.mark.parametrize("spread", [1, 8])
 def test_store_sectors_occupy_their_l2_slice_at_the_store_rate(spread):
     """A store-only stream into an L2-resident buffer is bound by l2_write_bytes_per_cycle (set here to a quarter
-    of the read rate so it binds): sectors per cycle = that rate / 32 B, for whole and for 4-byte sectors."""
+    of the read rate so it binds): sectors per cycle = that rate / 32 B for whole sectors, and the partial-store
+    rate (the config's partial / whole ratio times the same quarter) / 32 B for 4-byte ones."""
     base = load_config("h200")
-    gpu = _gpu(sms=4, l2_write_bytes_per_cycle=base.l2_bytes_per_cycle / 4)
+    whole = base.l2_bytes_per_cycle / 4
+    partial = whole * base.l2_partial_write_bytes_per_cycle / base.l2_write_bytes_per_cycle
+    gpu = _gpu(sms=4, l2_write_bytes_per_cycle=whole, l2_partial_write_bytes_per_cycle=partial)
     kernel = gpu.load(str(KERNELS / "probe.ptx"))["st_spread"]
     blocks, threads, words = 16, 512, 65536
     buf = gpu.zeros(words, np.float32)
@@ -126,5 +129,6 @@ def test_store_sectors_occupy_their_l2_slice_at_the_store_rate(spread):
     c1, s1 = sectors_per_cycle(32)
     c2, s2 = sectors_per_cycle(64)
     rate = (s2 - s1) / (c2 - c1)
-    bound = gpu.config.l2_write_bytes_per_cycle / gpu.config.sector_bytes
+    config = gpu.config
+    bound = (config.l2_write_bytes_per_cycle if spread == 1 else config.l2_partial_write_bytes_per_cycle) / 32
     assert 0.85 * bound <= rate <= 1.02 * bound

@@ -18,6 +18,8 @@ from gpusim.engine.memory.memsys import (
     C_L1_MISS_SECTORS,
     C_L2_HIT_SECTORS,
     C_L2_MISS_SECTORS,
+    C_L2_PARTIAL_STORE_SECTORS,
+    C_L2_STORE_SECTORS,
     C_MSHR_WAIT_CYCLES,
     COUNTERS,
     N_COUNTERS,
@@ -27,10 +29,9 @@ from gpusim.engine.memory.memsys import (
     global_load,
     global_store,
     l2_slice_of,
-    make_memsys_params,
-    make_memsys_state,
     replace_earliest_mshr,
 )
+from gpusim.engine.memory.memsys_setup import make_memsys_params, make_memsys_state
 from gpusim.errors import ConfigError
 
 SECTOR, LINE = 32, 128
@@ -44,14 +45,16 @@ class Memory:
 
     def __init__(self, *, sms=2, l2_slices=4, l2_bytes=1 << 20, l2_assoc=16, dram_channels=4,
                  dram_bandwidth_gbs=32.0, clock_mhz=1000.0, mshrs_per_sm=256,
-                 l1_rate=FAST, icnt_rate=FAST, l2_rate=FAST, atomic_rate=1.0, l1_tags=TAGS):
+                 l1_rate=FAST, icnt_rate=FAST, l2_rate=FAST, atomic_rate=1.0, l1_tags=TAGS, l2_write_rate=None,
+                 l2_partial_rate=None):
         self.params, self.rates = make_memsys_params(
             sector_bytes=SECTOR, line_bytes=LINE, l1_latency_cycles=L1_LATENCY,
             l2_latency_cycles=L2_LATENCY, dram_latency_cycles=DRAM_LATENCY, l1_bytes_per_cycle_per_sm=l1_rate,
             l2_slices=l2_slices, l2_bytes_per_cycle=l2_rate, dram_bandwidth_gbs=dram_bandwidth_gbs,
             dram_channels=dram_channels, clock_mhz=clock_mhz,
             interconnect_bytes_per_cycle_per_sm=icnt_rate, mshrs_per_sm=mshrs_per_sm,
-            atomic_l2_ops_per_cycle_per_slice=atomic_rate, l1_tags_per_cycle=l1_tags)
+            atomic_l2_ops_per_cycle_per_slice=atomic_rate, l1_tags_per_cycle=l1_tags,
+            l2_write_bytes_per_cycle=l2_write_rate, l2_partial_write_bytes_per_cycle=l2_partial_rate)
         self.l1, self.l2, self.servers, self.mshr, self.counters = make_memsys_state(
             sms=sms, l1_bytes_per_sm=64 * 1024, l1_assoc=4, l2_bytes=l2_bytes, l2_assoc=l2_assoc,
             l2_slices=l2_slices, sector_bytes=SECTOR, line_bytes=LINE, mshrs_per_sm=mshrs_per_sm,
@@ -62,10 +65,11 @@ class Memory:
         return global_load(array, len(sectors), sm, now, use_l1, self.l1, self.l2, self.servers, self.mshr,
                            self.params, self.rates, self.counters, data_bytes)
 
-    def store(self, sectors, now, sm=0):
+    def store(self, sectors, now, sm=0, partial=None):
         array = np.asarray(sectors, dtype=np.int64)
+        flags = np.zeros(len(sectors), dtype=np.int64) if partial is None else np.asarray(partial, dtype=np.int64)
         return global_store(array, len(sectors), sm, now, self.l1, self.l2, self.servers, self.params,
-                            self.rates, self.counters)
+                            self.rates, self.counters, flags)
 
     def atomic(self, sectors, ops, now, sm=0):
         return global_atomic(np.asarray(sectors, dtype=np.int64), np.asarray(ops, dtype=np.int64),
@@ -196,6 +200,17 @@ def test_dirty_eviction_writes_back_to_dram():
         memory.store([line * LINE + k * SECTOR for k in range(4)], 10 * line)
     assert memory.counters[C_DRAM_WRITE_BYTES] == 4 * SECTOR  # the first line, all four sectors dirty
     assert memory.counters[C_DRAM_READ_BYTES] == 0
+
+
+def test_partial_sectors_occupy_their_slice_at_the_partial_store_rate():
+    # one slice, 32 B per cycle for whole sectors and 16 for partial ones: 8 stores back to back into one slice
+    # are accepted one sector-time apart (1 or 2 cycles), the partial ones counted
+    for partial, spacing in ((0, 1), (1, 2)):
+        memory = Memory(l2_slices=1, l2_write_rate=32.0, l2_partial_rate=16.0)
+        accepted = [memory.store([k * SECTOR], 0, partial=[partial]) for k in range(8)]
+        assert np.diff(accepted).tolist() == [spacing] * 7
+        assert memory.counters[C_L2_PARTIAL_STORE_SECTORS] == 8 * partial
+        assert memory.counters[C_L2_STORE_SECTORS] == 8
 
 
 def test_store_through_l1_updates_present_sector():

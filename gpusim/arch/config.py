@@ -197,6 +197,8 @@ class GPUConfig:
     l2_bytes_per_cycle: float = _spec("memory", "bytes/cycle", "L2 bandwidth of all slices together")
     l2_write_bytes_per_cycle: float = _spec("memory", "bytes/cycle", "L2 bandwidth of all slices together for "
                                             "store sectors (writes)")
+    l2_partial_write_bytes_per_cycle: float = _spec("memory", "bytes/cycle", "L2 bandwidth of all slices together "
+                                                    "for store sectors a request writes only part of (byte-masked)")
     dram_bytes: int = _spec("memory", "bytes", "device memory capacity (not scaled by slicing)")
     dram_bandwidth_gbs: float = _spec("memory", "GB/s (1e9 B/s)", "peak DRAM bandwidth (of the slice)")
     dram_channels: int = _spec("memory", "channels", "independent DRAM channels (pseudo-channels on HBM), "
@@ -550,6 +552,7 @@ def _slice_values(config: GPUConfig, new_sms: int) -> dict[str, Any]:
         "l2_bytes": config.l2_bytes_per_slice * l2_slices,
         "l2_bytes_per_cycle": config.l2_bytes_per_cycle * new_sms / config.sms,
         "l2_write_bytes_per_cycle": config.l2_write_bytes_per_cycle * new_sms / config.sms,
+        "l2_partial_write_bytes_per_cycle": config.l2_partial_write_bytes_per_cycle * new_sms / config.sms,
         "dram_bandwidth_gbs": config.dram_bandwidth_gbs * new_sms / config.sms,
         "dram_channels": dram_channels,
     }

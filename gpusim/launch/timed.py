@@ -17,6 +17,7 @@ import numpy as np
 
 from gpusim.arch import isa as I
 from gpusim.engine.memory import memsys as MS
+from gpusim.engine.memory import memsys_setup as MSS
 from gpusim.engine.memory.cache import make_cache
 from gpusim.engine.memory.dram import dram_params_from_config
 from gpusim.engine.semantics import state as S
@@ -38,12 +39,13 @@ DEFAULT_TRACE_CAPACITY = 2_000_000
 
 
 def memory_params(config):
-    return MS.make_memsys_params(
+    return MSS.make_memsys_params(
         sector_bytes=config.sector_bytes, line_bytes=config.line_bytes,
         l1_latency_cycles=config.l1_latency_cycles, l2_latency_cycles=config.l2_latency_cycles,
         dram_latency_cycles=config.dram_latency_cycles,
         l1_bytes_per_cycle_per_sm=config.l1_bytes_per_cycle_per_sm, l2_slices=config.l2_slices,
         l2_bytes_per_cycle=config.l2_bytes_per_cycle, l2_write_bytes_per_cycle=config.l2_write_bytes_per_cycle,
+        l2_partial_write_bytes_per_cycle=config.l2_partial_write_bytes_per_cycle,
         dram_bandwidth_gbs=config.dram_bandwidth_gbs,
         dram_channels=config.dram_channels, dram=dram_params_from_config(config, MS.DRAM_INTERLEAVE_BYTES),
         clock_mhz=config.core_clock_mhz,
@@ -143,7 +145,7 @@ def run_timed_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, 
     mparams, rates = memory_params(config)
     l1 = make_cache(max(l1_bytes, config.line_bytes * config.l1_assoc), config.line_bytes, config.sector_bytes,
                     config.l1_assoc, partitions=nsm)
-    servers = MS.make_memsys_servers(sms=nsm, l2_slices=config.l2_slices, params=mparams)
+    servers = MSS.make_memsys_servers(sms=nsm, l2_slices=config.l2_slices, params=mparams)
     mshr = np.zeros((nsm, config.mshrs_per_sm), dtype=np.int64)
     mcounters = np.zeros(MS.N_COUNTERS, dtype=np.int64)
     ms = T.MemorySystem(l1=l1, l2=l2_state(gpu), servers=servers, mshr=mshr, params=mparams, rates=rates,

@@ -414,6 +414,8 @@ LIMITS = (
     Limit("l2_bandwidth", lambda c, f: f"L2 and SM-to-L2 bandwidth {_times(f)}", ("lts__t_bytes.sum.per_second",),
           overrides=lambda c, f: {"l2_bytes_per_cycle": c.l2_bytes_per_cycle * _bandwidth(f),
                                   "l2_write_bytes_per_cycle": c.l2_write_bytes_per_cycle * _bandwidth(f),
+                                  "l2_partial_write_bytes_per_cycle":
+                                      c.l2_partial_write_bytes_per_cycle * _bandwidth(f),
                                   "interconnect_bytes_per_cycle_per_sm":
                                       c.interconnect_bytes_per_cycle_per_sm * _bandwidth(f)},
           nothing_to_remove=_no_l2),

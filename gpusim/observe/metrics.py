@@ -182,7 +182,10 @@ def derive_metrics(run) -> dict:
             100.0 * _ratio(dram_bytes, cycles * dram_peak_bytes_per_cycle),
         "lts__throughput.avg.pct_of_peak_sustained_elapsed":   # slice busy time: stores at the store rate
             100.0 * _ratio((c["l2_sectors"] - c["l2_store_sectors"]) * config.sector_bytes / config.l2_bytes_per_cycle
-                           + c["l2_store_sectors"] * config.sector_bytes / config.l2_write_bytes_per_cycle, cycles),
+                           + (c["l2_store_sectors"] - c["l2_partial_store_sectors"]) * config.sector_bytes
+                           / config.l2_write_bytes_per_cycle
+                           + c["l2_partial_store_sectors"] * config.sector_bytes
+                           / config.l2_partial_write_bytes_per_cycle, cycles),
         "l1tex__throughput.avg.pct_of_peak_sustained_active":
             100.0 * _ratio((load_sectors + c["l1_store_sectors"]) * config.sector_bytes
                            + (c["shared_load_wavefronts"] + c["shared_store_wavefronts"])

@@ -112,6 +112,47 @@ def lanes_per_sector(addresses, active_mask, access_bytes, sector_addrs, n, sect
                 out_lane_counts[index] += 1
 
 
+@engine_jit
+def partial_sectors(addresses, active_mask, access_bytes, sector_addrs, n, sector_bytes, out_partial):
+    """For each sector of a coalesced store, whether its active lanes write only part of it.
+
+    Arguments as for ``lanes_per_sector``; ``out_partial`` (int64[>= n]) receives 1 for a sector some byte of
+    which no active lane writes, 0 for a whole one. A sector not in ``sector_addrs[:n]`` (dropped by the what-if
+    "perfect coalescing") is skipped. Returns the number of partial sectors.
+    """
+    for index in range(n):
+        out_partial[index] = 0                 # first the written bytes of each sector, as a bit mask
+    if sector_bytes > 62 or n == 0:
+        return 0                               # no mask that wide: every sector counts as whole
+    for lane in range(WARP_LANES):
+        if (active_mask >> lane) & 1 == 0:
+            continue
+        start = addresses[lane]
+        end = start + access_bytes
+        base = (start // sector_bytes) * sector_bytes
+        low = 0
+        high = n - 1
+        while low < high:                      # sector_addrs[:n] ascends
+            middle = (low + high) // 2
+            if sector_addrs[middle] < base:
+                low = middle + 1
+            else:
+                high = middle
+        while base < end:                      # the lane's sectors (two when it spans a boundary)
+            if low < n and sector_addrs[low] == base:
+                first = max(start, base) - base
+                last = min(end, base + sector_bytes) - base
+                out_partial[low] |= ((np.int64(1) << (last - first)) - 1) << first
+                low += 1
+            base += sector_bytes
+    whole = (np.int64(1) << sector_bytes) - 1
+    partial = 0
+    for index in range(n):
+        out_partial[index] = 1 if out_partial[index] != whole else 0
+        partial += out_partial[index]
+    return partial
+
+
 @engine_jit(inline="always")
 def perfect_coalescing(n, ideal_sectors):
     """Sectors a request keeps under the what-if switch "perfect coalescing": the fewest its active lanes'

@@ -40,7 +40,9 @@ Stores and atomics
     * ``global_atomic``: the L2 slice's atomic unit runs ``atomic_l2_ops_per_cycle_per_slice`` lane operations
       per cycle on the sector read through L2 (DRAM on a miss), left dirty; L1 is bypassed. An isolated one
       costs ``l2_latency_cycles``; each one queued ahead adds 1 / rate. Store sectors are served at the
-      slice's store rate (``l2_write_bytes_per_cycle``), loads and atomics at its read rate.
+      slice's store rate (``l2_write_bytes_per_cycle``; a sector the request writes only part of, a byte-masked
+      merge, at ``l2_partial_write_bytes_per_cycle``: an H200 takes ~60 such sectors per cycle against ~70
+      whole ones, l2_stores_h200), loads and atomics at its read rate.
 
 MSHRs
     Each SM has ``mshrs_per_sm`` slots (``mshr_free_cycle`` int64[sms, mshrs_per_sm]: when each slot's sector
@@ -50,12 +52,12 @@ MSHRs
     load's misses: only the MSHRs and its group waits bound what a warp keeps in flight.
 
 State
-    l1        cache state with one partition per SM (``make_memsys_state``)
+    l1        cache state with one partition per SM (``memsys_setup.make_memsys_state``)
     l2        cache state with one partition per L2 slice
     servers   tuple of float64 arrays, indices SRV_*: next-free of the L1TEX pipeline [sms], interconnect port
               [sms], L2 slice [slices], L2 atomic unit [slices]; the DRAM state of ``dram.make_dram_state``
               (channels, banks, bank groups, scheduler window)
-    params    int64[N_INT_PARAMS] (P_*), rates float64[N_RATE_PARAMS] (R_*): see ``make_memsys_params``
+    params    int64[N_INT_PARAMS] (P_*), rates float64[N_RATE_PARAMS] (R_*): see ``memsys_setup.make_memsys_params``
     counters  int64[N_COUNTERS] (C_*)
     The columns are declared once below (``PARAMS``, ``RATES``, ``SERVERS``, ``MEMORY_COUNTERS``; see
     gpusim/engine/records.py): their constants are generated blocks, their tables are in docs/engine-state.md.
@@ -79,7 +81,6 @@ from gpusim.engine.memory.cache import (
     cache_set_index,
     cache_write_way,
     line_and_sector,
-    make_cache,
     xor_fold_hash,
 )
 from gpusim.engine.memory.dram import (
@@ -88,19 +89,16 @@ from gpusim.engine.memory.dram import (
     dram_access,
     dram_channel_of,  # noqa: F401 -- re-exported: callers and tests find it beside l2_slice_of
     dram_completion_cycle,
-    ideal_dram_params,
-    make_dram_state,
 )
 from gpusim.engine.memory.l1tex import l1tex_slot, replace_earliest_mshr
-from gpusim.engine.memory.servers import make_servers, server_queue_delay, server_reserve
+from gpusim.engine.memory.servers import server_queue_delay, server_reserve
 from gpusim.engine.records import Column, Columns
-from gpusim.errors import ConfigError
 
 DRAM_INTERLEAVE_BYTES = 256
 """Bytes of consecutive addresses one DRAM channel serves before the hash moves to another."""
 
 PARAMS = Columns("memsys-params", "ms.params", "P_", "N_INT_PARAMS", "integer parameters of the memory system "
-                 "(make_memsys_params)", (
+                 "(memsys_setup.make_memsys_params)", (
     Column("SECTOR_BYTES", "bytes", "sector size"),
     Column("LINE_BYTES", "bytes", "cache line size"),
     Column("L1_LATENCY_CYCLES", "cycles", "load-to-use latency of an L1 hit"),
@@ -121,8 +119,10 @@ RATES = Columns("memsys-rates", "ms.rates", "R_", "N_RATE_PARAMS", "rates of the
            "time on its data bus"),
     Column("ATOMIC_OPS_PER_CYCLE_PER_SLICE", "operations/cycle", "the atomic unit of one L2 slice"),
     Column("L2_WRITE_BYTES_PER_CYCLE_PER_SLICE", "bytes/cycle", "one L2 slice, for store sectors"),
+    Column("L2_PARTIAL_WRITE_BYTES_PER_CYCLE_PER_SLICE", "bytes/cycle", "one L2 slice, for store sectors "
+           "written in part"),
     Column("DRAM_TIMING", "-", "first of dram.N_TIMING entries: the DRAM timing (dram.make_dram_params)"),
-), width=6 + N_TIMING)
+), width=7 + N_TIMING)
 SERVERS = Columns("memsys-servers", "ms.servers", "SRV_", "N_SERVERS", "the servers tuple: float64 next-free "
                   "instants of each server", (
     Column("L1_PATH", "cycle [sms]", "L1TEX pipeline (tag and data stages) of each SM"),
@@ -143,6 +143,7 @@ MEMORY_COUNTERS = Columns("memsys-counters", "ms.counters", "C_", "N_COUNTERS", 
     Column("L2_HIT_SECTORS", "sectors", "load and atomic sectors found in L2"),
     Column("L2_MISS_SECTORS", "sectors", "load and atomic sectors read from DRAM"),
     Column("L2_STORE_SECTORS", "sectors", "store sectors written into L2"),
+    Column("L2_PARTIAL_STORE_SECTORS", "sectors", "of those, sectors a request wrote only part of"),
     Column("L2_ATOMIC_OPS", "operations", "lane operations executed by L2 atomic units"),
     Column("DRAM_READ_BYTES", "bytes", "bytes read from DRAM (L2 sector fills)"),
     Column("DRAM_WRITE_BYTES", "bytes", "bytes written to DRAM (dirty L2 evictions)"),
@@ -171,8 +172,9 @@ R_L2_BYTES_PER_CYCLE_PER_SLICE = 2
 R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL = 3
 R_ATOMIC_OPS_PER_CYCLE_PER_SLICE = 4
 R_L2_WRITE_BYTES_PER_CYCLE_PER_SLICE = 5
-R_DRAM_TIMING = 6
-N_RATE_PARAMS = 17
+R_L2_PARTIAL_WRITE_BYTES_PER_CYCLE_PER_SLICE = 6
+R_DRAM_TIMING = 7
+N_RATE_PARAMS = 18
 # <state-layout:memsys-rates end>
 
 # <state-layout:memsys-servers begin>
@@ -195,94 +197,16 @@ C_L2_SECTORS = 3
 C_L2_HIT_SECTORS = 4
 C_L2_MISS_SECTORS = 5
 C_L2_STORE_SECTORS = 6
-C_L2_ATOMIC_OPS = 7
-C_DRAM_READ_BYTES = 8
-C_DRAM_WRITE_BYTES = 9
-C_MSHR_WAIT_CYCLES = 10
-N_COUNTERS = 11
+C_L2_PARTIAL_STORE_SECTORS = 7
+C_L2_ATOMIC_OPS = 8
+C_DRAM_READ_BYTES = 9
+C_DRAM_WRITE_BYTES = 10
+C_MSHR_WAIT_CYCLES = 11
+N_COUNTERS = 12
 # <state-layout:memsys-counters end>
 
 COUNTERS = {c.name.lower(): (i, c.unit, c.meaning) for i, c in enumerate(MEMORY_COUNTERS.columns)}
 """Run.counters name -> (index in ms.counters, unit, meaning), from MEMORY_COUNTERS."""
-
-
-def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles: int, l2_latency_cycles: int,
-                       dram_latency_cycles: int, l1_bytes_per_cycle_per_sm: float, l2_slices: int,
-                       l2_bytes_per_cycle: float, dram_bandwidth_gbs: float,
-                       dram_channels: int, clock_mhz: float, interconnect_bytes_per_cycle_per_sm: float,
-                       mshrs_per_sm: int, atomic_l2_ops_per_cycle_per_slice: float, l1_tags_per_cycle: int,
-                       dram_interleave_bytes: int = DRAM_INTERLEAVE_BYTES, dram=None,
-                       l2_write_bytes_per_cycle: float | None = None):
-    """Pack config fields into ``(params int64[N_INT_PARAMS], rates float64[N_RATE_PARAMS])``.
-
-    ``l2_bytes_per_cycle`` is the whole L2's rate (split evenly over slices; stores at ``l2_write_bytes_per_cycle``,
-    default the same); ``dram_bandwidth_gbs`` the
-    peak of all channels in 1e9 bytes/s, converted to bytes per core cycle at ``clock_mhz`` and split evenly
-    over channels. ``dram`` is the ``(geometry, timing)`` of ``dram.make_dram_params`` (None: an ideal DRAM,
-    ``dram.ideal_dram_params``, whose channels stream at their peak and answer in ``dram_latency_cycles``).
-    """
-    positive = {"sector_bytes": sector_bytes, "line_bytes": line_bytes, "l2_slices": l2_slices,
-                "dram_channels": dram_channels, "mshrs_per_sm": mshrs_per_sm, "clock_mhz": clock_mhz,
-                "dram_interleave_bytes": dram_interleave_bytes, "l2_bytes_per_cycle": l2_bytes_per_cycle,
-                "l1_bytes_per_cycle_per_sm": l1_bytes_per_cycle_per_sm,
-                "dram_bandwidth_gbs": dram_bandwidth_gbs,
-                "interconnect_bytes_per_cycle_per_sm": interconnect_bytes_per_cycle_per_sm,
-                "atomic_l2_ops_per_cycle_per_slice": atomic_l2_ops_per_cycle_per_slice,
-                "l1_tags_per_cycle": l1_tags_per_cycle}
-    for name, value in positive.items():
-        if not value > 0:
-            raise ConfigError(f"must be > 0, got {value}", field=name)
-    if not 0 < l1_latency_cycles <= l2_latency_cycles <= dram_latency_cycles:
-        raise ConfigError("latencies must satisfy 0 < l1 <= l2 <= dram, got "
-                          f"{l1_latency_cycles}, {l2_latency_cycles}, {dram_latency_cycles}",
-                          field="l1_latency_cycles")
-    params = np.zeros(N_INT_PARAMS, dtype=np.int64)
-    params[P_SECTOR_BYTES] = sector_bytes
-    params[P_LINE_BYTES] = line_bytes
-    params[P_L1_LATENCY_CYCLES] = l1_latency_cycles
-    params[P_L2_LATENCY_CYCLES] = l2_latency_cycles
-    params[P_DRAM_LATENCY_CYCLES] = dram_latency_cycles
-    params[P_L2_SLICES] = l2_slices
-    params[P_DRAM_CHANNELS] = dram_channels
-    params[P_DRAM_INTERLEAVE_BYTES] = dram_interleave_bytes
-    params[P_MSHRS_PER_SM] = mshrs_per_sm
-    params[P_L1_TAGS_PER_CYCLE] = l1_tags_per_cycle
-    dram_bytes_per_cycle = dram_bandwidth_gbs * 1e9 / (clock_mhz * 1e6)
-    if dram is None:
-        dram = ideal_dram_params(channels=dram_channels, burst_bytes=sector_bytes,
-                                 interleave_bytes=dram_interleave_bytes, clock_mhz=clock_mhz,
-                                 bytes_per_cycle_per_channel=dram_bytes_per_cycle / dram_channels,
-                                 latency_cycles=dram_latency_cycles)
-    params[P_DRAM_GEOMETRY:] = dram[0]
-    rates = np.zeros(N_RATE_PARAMS, dtype=np.float64)
-    rates[R_L1_BYTES_PER_CYCLE_PER_SM] = l1_bytes_per_cycle_per_sm
-    rates[R_ICNT_BYTES_PER_CYCLE_PER_SM] = interconnect_bytes_per_cycle_per_sm
-    rates[R_L2_BYTES_PER_CYCLE_PER_SLICE] = l2_bytes_per_cycle / l2_slices
-    rates[R_DRAM_BYTES_PER_CYCLE_PER_CHANNEL] = dram_bytes_per_cycle / dram_channels
-    rates[R_ATOMIC_OPS_PER_CYCLE_PER_SLICE] = atomic_l2_ops_per_cycle_per_slice
-    rates[R_L2_WRITE_BYTES_PER_CYCLE_PER_SLICE] = (l2_write_bytes_per_cycle or l2_bytes_per_cycle) / l2_slices
-    rates[R_DRAM_TIMING:] = dram[1]
-    return params, rates
-
-
-def make_memsys_servers(*, sms: int, l2_slices: int, params):
-    """The ``servers`` tuple of an idle memory system (``params`` from ``make_memsys_params``)."""
-    channels, banks, groups, queue = make_dram_state(params[P_DRAM_GEOMETRY:])
-    return (make_servers(sms), make_servers(sms), make_servers(l2_slices), channels, make_servers(l2_slices),
-            banks, groups, queue)
-
-
-def make_memsys_state(*, sms: int, l1_bytes_per_sm: int, l1_assoc: int, l2_bytes: int, l2_assoc: int,
-                      l2_slices: int, sector_bytes: int, line_bytes: int, mshrs_per_sm: int, params):
-    """Build ``(l1, l2, servers, mshr_free_cycle, counters)`` for a GPU of ``sms`` SMs, all empty and idle
-    (``params`` from ``make_memsys_params``: it sizes the DRAM state)."""
-    l1 = make_cache(l1_bytes_per_sm, line_bytes, sector_bytes, l1_assoc, partitions=sms)
-    l2 = make_cache(l2_bytes // l2_slices, line_bytes, sector_bytes, l2_assoc, partitions=l2_slices,
-                    interleaved=True)
-    servers = make_memsys_servers(sms=sms, l2_slices=l2_slices, params=params)
-    mshr_free_cycle = np.zeros((sms, mshrs_per_sm), dtype=np.int64)
-    counters = np.zeros(N_COUNTERS, dtype=np.int64)
-    return l1, l2, servers, mshr_free_cycle, counters
 
 
 @engine_jit(inline="always")
@@ -322,10 +246,13 @@ def _l2_place(line_addr, l2, params):
 
 
 @compiled_only(inline="always")
-def _l2_arrive(l2_slice, arrival_cycle, servers, params, rates, counters, write=False):
-    """Queue a sector at its L2 slice (a store at the slice's store rate). Returns the cycle it is served."""
+def _l2_arrive(l2_slice, arrival_cycle, servers, params, rates, counters, write=False, partial=False):
+    """Queue a sector at its L2 slice (a store at the slice's store rate, a sector it writes only part of at
+    the partial-store rate). Returns the cycle it is served."""
     counters[C_L2_SECTORS] += 1
-    rate = rates[R_L2_WRITE_BYTES_PER_CYCLE_PER_SLICE if write else R_L2_BYTES_PER_CYCLE_PER_SLICE]
+    rate = rates[R_L2_BYTES_PER_CYCLE_PER_SLICE]
+    if write:
+        rate = rates[R_L2_PARTIAL_WRITE_BYTES_PER_CYCLE_PER_SLICE if partial else R_L2_WRITE_BYTES_PER_CYCLE_PER_SLICE]
     return arrival_cycle + server_queue_delay(servers[SRV_L2_SLICE], l2_slice, arrival_cycle, params[P_SECTOR_BYTES],
                                               rate)
 
@@ -432,8 +359,10 @@ def global_load(sector_addrs, n, sm, now, use_l1, l1, l2, servers, mshr_free_cyc
 
 
 @engine_jit(inline="always")
-def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, counters):
+def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, counters, partial):
     """Time a warp's store of the sectors ``sector_addrs[:n]`` issued by SM ``sm`` at cycle ``now``.
+
+    partial  int64[>= n]: 1 where the store writes only part of the sector (``coalesce.partial_sectors``), else 0
 
     Returns the cycle the last sector has been accepted by its L2 slice (``now`` when uncontended).
     Each line is placed in L1 and L2 once for all its sectors, as in ``global_load``.
@@ -457,10 +386,11 @@ def global_store(sector_addrs, n, sm, now, l1, l2, servers, params, rates, count
         counters[C_L1_STORE_SECTORS] += 1
         leave_cycle = path_cycle + server_queue_delay(servers[SRV_ICNT], sm, path_cycle, sector_bytes,
                                                       rates[R_ICNT_BYTES_PER_CYCLE_PER_SM])
-        served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters, True)
+        served_cycle = _l2_arrive(l2_slice, leave_cycle, servers, params, rates, counters, True, partial[index] != 0)
         _, l2_way, evicted_line, evicted_dirty = cache_write_way(l2, l2_set, l2_way, line_addr, sector, served_cycle,
                                                                  True, True)
         counters[C_L2_STORE_SECTORS] += 1
+        counters[C_L2_PARTIAL_STORE_SECTORS] += partial[index]
         accepted = max(accepted, served_cycle, _write_back(evicted_line, evicted_dirty, served_cycle, servers,
                                                            params, rates, counters))
     return accepted

@@ -16,6 +16,17 @@ Wide accesses
     therefore takes 2 wavefronts and of ``ld.shared.v4.f32`` 4, matching Nsight Compute's
     ``l1tex__data_pipe_lsu_wavefronts_mem_shared``.
 
+Uniform pairs (loads)
+    The return path carries 128 B, one 32-bit register for the whole warp, per wavefront; a wide load whose
+    lanes come in pairs with equal addresses (every active lane ``n`` reads what lane ``n ^ 1`` reads, or
+    every one what lane ``n ^ 2`` reads; a warp-wide broadcast is both) packs two lanes' data into one
+    return, so its phases take twice as many lanes (NVIDIA, forums.developer.nvidia.com/t/77228/2: "the
+    uniform access can achieve 2x ... LDS.128 ... requests/instruction should reduce from 4 to 2"; t/373160:
+    an LDS.128 with lanes 0-15 on one address and 16-31 on another takes 2 wavefronts on CC 8.6 and 9.0).
+    Measured on an H200 (validation/measured/h200c.json, counters_h200): the SGEMM ladder's broadcast
+    ``LDS.128`` of its A tile takes 2 wavefronts, not 4. ``uniform_pairs`` tests the condition; stores and
+    atomics do not pack.
+
 The L1 data stage
     L1 and shared memory are one array of these banks, and the L1TEX data stage reads a global or local
     load's words through them the same way (NVIDIA, forums.developer.nvidia.com/t/242776: the data stage's
@@ -30,7 +41,8 @@ Simplifications
       exactly ``k`` consecutive words and a narrower access covers one word.
     * Stores are costed like loads (two lanes writing the same word are one bank access; which value wins
       is the functional model's business).
-    * Phases are not merged across lanes of different phases even when that would be conflict-free.
+    * Phases are not merged across lanes of different phases even when that would be conflict-free (except
+      the uniform pairs' doubling above).
     * ``conflict_free=True`` (what-if only, gpusim.launch.what_if) keeps the phases and the broadcast of
       repeated words, and spreads each phase's distinct words evenly over the banks.
 """
@@ -119,7 +131,27 @@ def _phase_without_conflict(addresses, active_mask, first_lane, phase_lanes, wor
 
 
 @engine_jit
-def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, scratch, conflict_free=False):
+def uniform_pairs(addresses, active_mask):
+    """True when the active lanes come in pairs that read one address: every active lane ``n`` whose partner
+    ``n ^ 1`` is active reads what the partner reads, or every one whose partner ``n ^ 2`` is active (a lane
+    whose partner is inactive imposes nothing). A warp-wide broadcast is uniform."""
+    pairs_1 = True
+    pairs_2 = True
+    for lane in range(WARP_LANES):
+        if (active_mask >> lane) & 1 == 0:
+            continue
+        partner = lane ^ 1
+        if (active_mask >> partner) & 1 and addresses[partner] != addresses[lane]:
+            pairs_1 = False
+        partner = lane ^ 2
+        if (active_mask >> partner) & 1 and addresses[partner] != addresses[lane]:
+            pairs_2 = False
+    return pairs_1 or pairs_2
+
+
+@engine_jit
+def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, scratch, conflict_free=False,
+                      packed=False):
     """Number of wavefronts a warp's shared-memory access takes.
 
     addresses     int64[32] per-lane byte offsets in the shared window
@@ -129,12 +161,16 @@ def shared_wavefronts(addresses, active_mask, access_bytes, banks, bank_bytes, s
     bank_bytes    width of one bank word in bytes (4)
     scratch       int64[>= shared_scratch_length(banks)] work space (see ``make_shared_scratch``)
     conflict_free the what-if switch "no bank conflicts": each phase takes ceil(distinct words / banks)
+    packed        a load whose lanes are ``uniform_pairs``: its phases take twice the lanes (at most 32)
 
     Returns the wavefront count (0 when no lane is active; 1 when conflict-free for accesses up to
     ``bank_bytes``).
     """
     words_per_lane = max(1, access_bytes // bank_bytes)
-    phase_lanes = min(WARP_LANES, max(1, (banks * bank_bytes) // access_bytes))
+    phase_lanes = max(1, (banks * bank_bytes) // access_bytes)
+    if packed:
+        phase_lanes *= 2
+    phase_lanes = min(WARP_LANES, phase_lanes)
     wavefronts = 0
     for first_lane in range(0, WARP_LANES, phase_lanes):
         phase = _phase_without_conflict(addresses, active_mask, first_lane, phase_lanes, words_per_lane, banks,

@@ -89,8 +89,13 @@ def _bulk_one(mp, ms, sm, cycle, gaddr, nbytes, load):
             arrived, _ = global_load(mp.sectors, n, sm, cycle, False, ms.l1, ms.l2, ms.servers, ms.mshr,
                                      ms.params, ms.rates, ms.counters, -1, False)    # no MSHR: not the LSU
         else:
+            for j in range(n):             # whole sectors but the copy's first and last (16-byte granules)
+                mp.lane_ops[j] = 0
+            mp.lane_ops[0] = 1 if (gaddr + L.GLOBAL_BASE) % sector != 0 and k == 0 else 0
+            if k + n == total and (gaddr + L.GLOBAL_BASE + nbytes) % sector != 0:
+                mp.lane_ops[n - 1] = 1
             arrived = global_store(mp.sectors, n, sm, cycle, ms.l1, ms.l2, ms.servers, ms.params, ms.rates,
-                                   ms.counters)
+                                   ms.counters, mp.lane_ops)
         done = max(done, arrived)
         k += n
     start, _ = server_reserve(mp.shared_path, sm, cycle, nbytes, prm[T.TP_SHARED_BYTES_PER_CYCLE])

@@ -20,10 +20,10 @@ from gpusim.arch import isa as I
 from gpusim.arch import layout as L
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.memory import memsys as MS
-from gpusim.engine.memory.coalesce import coalesce, lanes_per_sector, perfect_coalescing
+from gpusim.engine.memory.coalesce import coalesce, lanes_per_sector, partial_sectors, perfect_coalescing
 from gpusim.engine.memory.memsys import global_atomic, global_load, global_store
 from gpusim.engine.memory.servers import server_reserve
-from gpusim.engine.memory.shared_banks import shared_wavefronts
+from gpusim.engine.memory.shared_banks import shared_wavefronts, uniform_pairs
 from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import stalls as ST
 from gpusim.engine.sm import timing_state as T
@@ -161,10 +161,12 @@ def memory_timing(mp, ms, w, sm, sub, pc, cycle):
 def _shared_timing(mp, sm, sub, pc, cycle, kind, mask, nbytes, active):
     """A shared-memory access: bank-conflict wavefronts through the MIO queue and the SM's data path."""
     prm = mp.prm
+    # a wide load on uniform lane pairs packs two lanes per return (shared_banks: "Uniform pairs")
+    packed = kind == S.MK_LOAD and nbytes > prm[T.TP_BANK_BYTES] and uniform_pairs(mp.lane_addr, mask)
     wavefronts = shared_wavefronts(mp.lane_addr, mask, nbytes, prm[T.TP_BANKS], prm[T.TP_BANK_BYTES],
-                                   mp.bank_scratch, (prm[T.TP_WHATIF] & T.WHATIF_NO_BANK_CONFLICTS) != 0)
+                                   mp.bank_scratch, (prm[T.TP_WHATIF] & T.WHATIF_NO_BANK_CONFLICTS) != 0, packed)
     wavefront_bytes = prm[T.TP_BANKS] * prm[T.TP_BANK_BYTES]
-    ideal = _ceil_div(active * nbytes, wavefront_bytes)
+    ideal = _ceil_div(active * nbytes, wavefront_bytes * (2 if packed else 1))
     # the sub-partition's MIO queue takes one wavefront per cycle; the SM's shared-memory data path
     # (shared by all four sub-partitions) moves shared_bytes_per_cycle_per_sm
     hold_pipe(mp.pipe_free, mp.pipe_busy_acc, mp.pipe_busy_t0, sub, I.PIPE_MIO, cycle, cycle + wavefronts)
@@ -309,8 +311,9 @@ def _memory_timing(mp, ms, w, sm, sub, pc, cycle):
             mp.ctr[T.TC_GST_REQ] += 1
             mp.ctr[T.TC_GST_SECTORS] += n
             mp.ctr[T.TC_GST_IDEAL] += ideal
+        partial_sectors(addrs, mask, nbytes, mp.sectors, n, prm[T.TP_SECTOR], mp.lane_ops)
         accepted = global_store(mp.sectors, n, sm, cycle, ms.l1, ms.l2, ms.servers, ms.params, ms.rates,
-                                ms.counters)
+                                ms.counters, mp.lane_ops)
         mp.w_mem_pending[w] = max(mp.w_mem_pending[w], accepted)
         return cycle
     mp.ctr[T.TC_GATOM_REQ] += 1

@@ -212,7 +212,8 @@ TIMING_STATE = Record("TimingState", "the timed loop's state", (
     Field("pipe_issues", "int64", (N_PIPES,), "warp-instructions", "warp-instructions issued per pipe"),
     Field("ctr", "int64", (CTR,), "TC_*", "timing counters"),
     Field("sectors", "int64", (SCRATCH_SECTORS,), "sector", "scratch for the coalescer: sectors"),
-    Field("lane_ops", "int64", (SCRATCH_SECTORS,), "lanes", "scratch for the coalescer: lanes per sector"),
+    Field("lane_ops", "int64", (SCRATCH_SECTORS,), "lanes", "scratch for the coalescer: lanes per sector "
+          "(atomics), partial-sector flags (stores)"),
     Field("bank_scratch", "int64", ("BANKS",), "-", "scratch for shared-memory bank conflicts "
           "(shared_banks.make_shared_scratch)", given=True),
     Field("addrs", "int64", (32,), "address", "scratch: per-lane addresses as the memory system sees them"),

@@ -72,7 +72,10 @@ def _flush(mp, ms, sm, at, n, load):
         arrived, _ = global_load(mp.sectors, n, sm, at, False, ms.l1, ms.l2, ms.servers, ms.mshr, ms.params,
                                  ms.rates, ms.counters, -1, False)
         return arrived
-    return global_store(mp.sectors, n, sm, at, ms.l1, ms.l2, ms.servers, ms.params, ms.rates, ms.counters)
+    for j in range(n):                     # a box row's sectors count as whole
+        mp.lane_ops[j] = 0
+    return global_store(mp.sectors, n, sm, at, ms.l1, ms.l2, ms.servers, ms.params, ms.rates, ms.counters,
+                        mp.lane_ops)
 
 
 @compiled_only
