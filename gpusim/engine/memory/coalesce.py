@@ -112,6 +112,17 @@ def lanes_per_sector(addresses, active_mask, access_bytes, sector_addrs, n, sect
                 out_lane_counts[index] += 1
 
 
+@compiled_only(inline="always")
+def _contiguous_whole(addresses, active_mask, access_bytes, sector_bytes):
+    """The common store: all lanes active on consecutive, sector-aligned addresses covering whole sectors."""
+    if active_mask != 0xFFFFFFFF or addresses[0] % sector_bytes != 0 or (WARP_LANES * access_bytes) % sector_bytes:
+        return False
+    for lane in range(1, WARP_LANES):
+        if addresses[lane] != addresses[0] + lane * access_bytes:
+            return False
+    return True
+
+
 @engine_jit
 def partial_sectors(addresses, active_mask, access_bytes, sector_addrs, n, sector_bytes, out_partial):
     """For each sector of a coalesced store, whether its active lanes write only part of it.
@@ -124,6 +135,8 @@ def partial_sectors(addresses, active_mask, access_bytes, sector_addrs, n, secto
         out_partial[index] = 0                 # first the written bytes of each sector, as a bit mask
     if sector_bytes > 62 or n == 0:
         return 0                               # no mask that wide: every sector counts as whole
+    if _contiguous_whole(addresses, active_mask, access_bytes, sector_bytes):
+        return 0
     for lane in range(WARP_LANES):
         if (active_mask >> lane) & 1 == 0:
             continue
