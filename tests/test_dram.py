@@ -28,6 +28,8 @@ from gpusim.engine.memory.dram import (
     dram_access,
     dram_completion_cycle,
     dram_decode,
+)
+from gpusim.engine.memory.dram_setup import (
     dram_params_from_config,
     make_dram_params,
     make_dram_state,
@@ -195,7 +197,7 @@ def test_writes_wait_once_two_batches_are_pending(name):
 
 
 def test_refresh_blocks_its_window_and_closes_the_row():
-    dram = Dram("h100-sxm", refresh=True)
+    dram = Dram("h100-sxm", refresh=True, dram_refresh="per_bank", dram_trfc_ns=200.0)
     t = dram.timing
     banks = dram.groups * dram.banks_per_group
     bank = 5
@@ -209,6 +211,24 @@ def test_refresh_blocks_its_window_and_closes_the_row():
     # the refresh closed row 3: the access waits for the window's end, then activates again
     assert done == pytest.approx(window + t[T_RFC] + t[T_RCD] + t[T_BURST])
     assert dram.counts() == (0, 2, 1)
+
+
+def test_all_bank_refresh_idles_the_channel_for_trfc_of_every_trefi():
+    """A sequential read stream offered all at once: under per-bank refresh the other banks hide each window;
+    under all-bank refresh the channel's bus carries nothing for tRFC of every tREFI, so the stream takes
+    1 / (1 - tRFC / tREFI) as long (the config's dram_efficiency factor)."""
+    finish = {}
+    for mode in ("per_bank", "all_bank"):
+        dram = Dram("h200", refresh=True, dram_refresh=mode, dram_trfc_ns=350.0)
+        t = dram.timing
+        bursts = int(40 * t[T_REFI] / t[T_BURST])                  # ~40 refresh intervals of data
+        finish[mode] = max(dram.access(k * dram.config.sector_bytes, 0.0) for k in range(bursts))
+        assert dram.config.dram_refresh == mode
+    loss = 350.0 / dram.config.dram_trefi_ns
+    assert finish["all_bank"] / finish["per_bank"] == pytest.approx(1.0 / (1.0 - loss), rel=0.02)
+    assert load_config("h200", dram_refresh="all_bank").dram_efficiency == pytest.approx(
+        load_config("h200", dram_refresh="per_bank").dram_efficiency * (1.0 - load_config("h200").dram_trfc_ns
+                                                                       / load_config("h200").dram_trefi_ns))
 
 
 def test_fr_fcfs_serves_queued_row_hits_before_reopening():
@@ -232,8 +252,9 @@ def test_without_a_scheduler_window_rows_ping_pong():
 
 
 def test_loaded_latency_grows_with_load_and_throughput_saturates():
-    """Random reads over a channel at rising offered load: latency rises, throughput stays under the peak."""
-    dram = Dram("h100-sxm", refresh=True)
+    """Random reads over a channel at rising offered load: latency rises, throughput stays under the peak
+    (per-bank refresh, which the other banks hide, so light load costs about one row conflict)."""
+    dram = Dram("h100-sxm", refresh=True, dram_refresh="per_bank", dram_trfc_ns=200.0)
     t = dram.timing
     rng = np.random.default_rng(7)
     results = []
@@ -273,15 +294,18 @@ def test_derived_efficiency_is_the_bus_and_activation_bound(name):
     burst_ns = c.sector_bytes / (c.dram_bandwidth_gbs / c.dram_channels)
     activations = c.dram_bank_groups * c.dram_banks_per_group * (c.dram_row_bytes / c.sector_bytes) * burst_ns \
         / (c.dram_tras_ns + c.dram_trp_ns)
-    assert c.dram_efficiency == pytest.approx(min(1.0, 1.0 / c.dram_tccd_s_bursts) * min(1.0, activations))
+    refresh = 1.0 - c.dram_trfc_ns / c.dram_trefi_ns if c.dram_refresh == "all_bank" else 1.0
+    assert c.dram_efficiency == pytest.approx(min(1.0, 1.0 / c.dram_tccd_s_bursts) * min(1.0, activations) * refresh)
     # a part with one bank of 256-byte rows is activation-bound: eight bursts per tRAS + tRP
     small = load_config(name, dram_bank_groups=1, dram_banks_per_group=1, dram_row_bytes=256)
-    assert small.dram_efficiency == pytest.approx(8 * burst_ns / (c.dram_tras_ns + c.dram_trp_ns))
+    assert small.dram_efficiency == pytest.approx(8 * burst_ns / (c.dram_tras_ns + c.dram_trp_ns) * refresh)
 
 
 def test_impossible_dram_fields_are_config_errors():
     with pytest.raises(ConfigError, match="dram_trfc_ns"):
         load_config("h100-sxm", dram_trfc_ns=5000.0)
+    with pytest.raises(ConfigError, match="dram_refresh"):
+        load_config("h100-sxm", dram_refresh="sometimes")
     with pytest.raises(ConfigError, match="dram_latency_cycles"):
         load_config("h100-sxm", dram_latency_cycles=20)
     with pytest.raises(ConfigError, match="dram_row_bytes"):

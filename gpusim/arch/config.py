@@ -34,6 +34,7 @@ SCHEDULER_POLICIES = ("gto", "lrr", "two_level", "oldest_first")
 """Warp-scheduler policies the engine implements (gpusim/engine/sm/schedulers.py, same order): greedy-then-oldest,
 loose round-robin, two-level, oldest-first."""
 INT_TO_FP32_PIPES = ("sfu", "alu", "fma")
+DRAM_REFRESH_MODES = ("per_bank", "all_bank")
 """Pipes an int32 -> fp32 conversion may issue to (gpusim.arch.isa.PIPE_NAMES)."""
 
 TABLES = ("chip", "limits", "pipes", "memory", "launch", "host")
@@ -225,6 +226,8 @@ class GPUConfig:
     dram_trefi_ns: float = _spec("memory", "ns", "refresh interval of each bank (tREFI; 0: no refresh)",
                                  minimum=0)
     dram_trfc_ns: float = _spec("memory", "ns", "one bank's refresh (per-bank tRFC)", minimum=0)
+    dram_refresh: str = _spec("memory", "", "refresh mode: per_bank (banks in turn, hidden by the scheduler) or "
+                              "all_bank (a whole channel at once, its bus idle for dram_trfc_ns)", minimum=None)
     dram_queue_depth: int = _spec("memory", "requests", "scheduler window per channel (FR-FCFS)")
     dram_writes_per_turnaround: int = _spec("memory", "writes", "writes a channel buffers and then drains "
                                             "at once, reads waiting (its write buffer's watermark span)")
@@ -333,14 +336,18 @@ class GPUConfig:
         the data bus carries a burst every max(1, tCCD_S) burst times, and a channel opens at most one row per
         bank every tRAS + tRP, each row giving row_bytes / sector_bytes bursts:
         ``min(1, 1 / tCCD_S) x min(1, banks x row bursts x burst time / (tRAS + tRP))``. Per-bank refresh is
-        hidden by the other banks. The simulator measures its own figure (hashing, conflicts between streams,
+        hidden by the other banks; all-bank refresh idles the channel for tRFC of every tREFI, a further factor
+        ``1 - tRFC / tREFI``. The simulator measures its own figure (hashing, conflicts between streams,
         write turnarounds), at or below this one."""
         burst_ns = self.sector_bytes / (self.dram_bandwidth_gbs / self.dram_channels)
         banks = self.dram_bank_groups * self.dram_banks_per_group
         row_bursts = self.dram_row_bytes // self.sector_bytes
         cycle_ns = self.dram_tras_ns + self.dram_trp_ns
         activation = min(1.0, banks * row_bursts * burst_ns / cycle_ns) if cycle_ns > 0 else 1.0
-        return min(1.0, 1.0 / self.dram_tccd_s_bursts) * activation
+        refresh = 1.0
+        if self.dram_refresh == "all_bank" and self.dram_trefi_ns > 0:
+            refresh = 1.0 - self.dram_trfc_ns / self.dram_trefi_ns
+        return min(1.0, 1.0 / self.dram_tccd_s_bursts) * activation * refresh
 
     @property
     def peak_fp32_flops(self) -> float:
@@ -641,6 +648,8 @@ def _validate(values: dict[str, Any], file: str) -> None:
         fail("compute_capability", f"expected 'major.minor' like '9.0', got {v['compute_capability']!r}")
     if v["scheduler"] not in SCHEDULER_POLICIES:
         fail("scheduler", f"expected one of {', '.join(SCHEDULER_POLICIES)}, got {v['scheduler']!r}")
+    if v["dram_refresh"] not in DRAM_REFRESH_MODES:
+        fail("dram_refresh", f"expected one of {', '.join(DRAM_REFRESH_MODES)}, got {v['dram_refresh']!r}")
     if v["int_to_fp32_pipe"] not in INT_TO_FP32_PIPES:
         fail("int_to_fp32_pipe", f"expected one of {', '.join(INT_TO_FP32_PIPES)}, got {v['int_to_fp32_pipe']!r}")
     if v["sms"] > v["chip_sms"]:

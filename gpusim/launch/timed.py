@@ -19,7 +19,7 @@ from gpusim.arch import isa as I
 from gpusim.engine.memory import memsys as MS
 from gpusim.engine.memory import memsys_setup as MSS
 from gpusim.engine.memory.cache import make_cache
-from gpusim.engine.memory.dram import dram_params_from_config
+from gpusim.engine.memory.dram_setup import dram_params_from_config
 from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.schedulers import POLICY_CODES

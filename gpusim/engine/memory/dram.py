@@ -17,10 +17,14 @@ What it models
     closed bank it pays an activation (ACT then ``tRCD``); to a bank with another row open a *conflict*
     (PRE no earlier than ``tRAS`` after that row's ACT, ``tRP``, ACT, ``tRCD``). Column commands of a channel
     are spaced by ``tCCD_S`` (never closer than one burst on the data bus) and those of one bank group by
-    ``tCCD_L``. Each bank is refreshed once every ``tREFI`` for ``tRFC`` (per-bank refresh, staggered over the
-    banks of a channel, the first round one ``tREFI`` after the launch starts: a launch begins as if a round
-    had just ended, so short kernels see none); a refresh closes the bank's row and a command that falls in
-    the window waits for its end. Writes are buffered per channel and drained in batches (``write_batch``
+    ``tCCD_L``. Each bank is refreshed once every ``tREFI`` for ``tRFC``, the first round one ``tREFI`` after
+    the launch starts (a launch begins as if a round had just ended, so short kernels see none); a refresh
+    closes the bank's row and a command that falls in the window waits for its end. Per-bank refresh
+    staggers the banks of a channel, so the scheduler serves other banks meanwhile; all-bank refresh
+    (``dram_refresh = "all_bank"``) refreshes a whole channel at once, staggered over the channels, and its
+    bus carries nothing for ``tRFC``: the channel loses tRFC / tREFI of its bandwidth, and a request that
+    meets a window waits up to tRFC (the tail that makes a block of many warps wait for its slowest).
+    Writes are buffered per channel and drained in batches (``write_batch``
     writes, the span between a controller's write-queue watermarks): the write that fills the batch books
     the drain on the bus, which turns around (read-to-write ``tRTW``), serves the batch's writes back to
     back (each opening its row in its bank as a read would) and turns back (write-to-read ``tWTR``). Reads
@@ -40,7 +44,7 @@ Latency convention
     and an isolated row hit ``tRP + tRCD`` faster. Queueing at banks, bank groups and the bus adds on top,
     so loaded latency grows with load.
 
-State (float64 arrays, allocated by ``make_dram_state``, passed in the memory system's ``servers`` tuple)
+State (float64 arrays, allocated by ``dram_setup.make_dram_state``, passed in the memory system's ``servers`` tuple)
     channels   [channels * CH_FIELDS]: CH_BUS_FREE (next column slot), CH_WRITES (writes since the last
                drain), CH_QUEUE_HEAD, CH_ROW_HITS / CH_ROW_EMPTY / CH_ROW_CONFLICTS (request counts)
     banks      [channels * banks * BK_FIELDS]: BK_ROW (open row, -1 closed), BK_ACT (cycle of its ACT),
@@ -58,9 +62,11 @@ Choices and simplifications
       after its arrival; when its bank is not ready until later it uses the bus later, and the slot it
       reserved counts as used by a request a reordering scheduler would have moved into it. The bus thus
       never carries more than one burst per slot on average, and a request waiting for its bank (a refresh,
-      an activation) does not hold up requests to other banks.
+      an activation) does not hold up requests to other banks. Under all-bank refresh no other request
+      could use a slot inside the channel's window, so slots start after it.
     * Row commands are not limited by tRRD / tFAW, nor reads by tRTP; write recovery (tWR) is not modelled.
-    * Refresh is per bank; the all-bank refresh of parts that only have that is not modelled.
+    * Which refresh NVIDIA's controllers issue is not published: the h200 and h100-sxm configs choose
+      all-bank, as their read ceiling (92 % of peak on an H200) and loaded latency say (configs/h200.toml).
 """
 
 from __future__ import annotations
@@ -71,10 +77,9 @@ from gpusim.engine.bits import quotient
 from gpusim.engine.jit import compiled_only, engine_jit
 from gpusim.engine.memory.cache import xor_fold_hash
 from gpusim.engine.records import Column, Columns, Kind, Kinds
-from gpusim.errors import ConfigError
 
 GEOMETRY = Columns("dram-geometry", "geometry (ms.params[P_DRAM_GEOMETRY:])", "G_", "N_GEOMETRY",
-                   "DRAM geometry (make_dram_params), int64", (
+                   "DRAM geometry (dram_setup.make_dram_params), int64", (
     Column("CHANNELS", "channels", "channels (pseudo-channels on HBM)"),
     Column("BANK_GROUPS", "groups", "bank groups per channel"),
     Column("BANKS_PER_GROUP", "banks", "banks per bank group"),
@@ -83,8 +88,9 @@ GEOMETRY = Columns("dram-geometry", "geometry (ms.params[P_DRAM_GEOMETRY:])", "G
     Column("INTERLEAVE_BYTES", "bytes", "channel interleave block (consecutive columns of one row)"),
     Column("QUEUE_DEPTH", "requests", "scheduler window per channel"),
     Column("WRITE_BATCH", "writes", "writes drained per bus turnaround"),
+    Column("REFRESH_ALL", "flag", "1: all-bank refresh (the whole channel, its bus idle), 0: per-bank"),
     Column("MAP", "field codes", "first of 4 address-map field codes (F_*), least significant first"),
-), width=12)
+), width=13)
 MAP_FIELD_CODES = Kinds("dram-map-fields", "geometry[G_MAP .. G_MAP + 3]", "F_",
                         "address-map fields (parse_address_map)", (
     Kind("COLUMN", 0, "column within the row"),
@@ -93,7 +99,7 @@ MAP_FIELD_CODES = Kinds("dram-map-fields", "geometry[G_MAP .. G_MAP + 3]", "F_",
     Kind("ROW", 3, "row"),
 ))
 TIMING = Columns("dram-timing", "timing (ms.rates[R_DRAM_TIMING:])", "T_", "N_TIMING",
-                 "DRAM timing in core cycles (make_dram_params), float64", (
+                 "DRAM timing in core cycles (dram_setup.make_dram_params), float64", (
     Column("RCD", "cycles", "ACT to column command"),
     Column("RP", "cycles", "precharge"),
     Column("RAS", "cycles", "ACT to precharge, least"),
@@ -140,8 +146,9 @@ G_ROW_BURSTS = 4
 G_INTERLEAVE_BYTES = 5
 G_QUEUE_DEPTH = 6
 G_WRITE_BATCH = 7
-G_MAP = 8
-N_GEOMETRY = 12
+G_REFRESH_ALL = 8
+G_MAP = 9
+N_GEOMETRY = 13
 # <state-layout:dram-geometry end>
 
 # <state-layout:dram-map-fields begin>
@@ -197,108 +204,6 @@ Q_FIELDS = 3
 ROUNDING_TOLERANCE_CYCLES = 1e-6
 
 
-def parse_address_map(text: str) -> list[int]:
-    """Field codes, least significant first, of an address map written most significant first, e.g.
-    ``"row:bank:column:bankgroup"``. Raises ValueError unless it names each field once with ``row`` first."""
-    names = [part.strip() for part in text.split(":")]
-    if sorted(names) != sorted(MAP_FIELDS) or names[0] != "row":
-        raise ValueError(f"expected the fields {', '.join(sorted(MAP_FIELDS))} once each, separated by ':', "
-                         f"most significant first and 'row' first (e.g. 'row:bank:column:bankgroup'); "
-                         f"got {text!r}")
-    return [MAP_FIELDS[name] for name in reversed(names)]
-
-
-def make_dram_params(*, channels: int, bank_groups: int, banks_per_group: int, burst_bytes: int,
-                     row_bytes: int, interleave_bytes: int, queue_depth: int, write_batch: int, address_map: str,
-                     clock_mhz: float, bytes_per_cycle_per_channel: float, trcd_ns: float, trp_ns: float,
-                     tras_ns: float, tccd_s_bursts: float, tccd_l_bursts: float, twtr_ns: float, trtw_ns: float,
-                     trefi_ns: float, trfc_ns: float, latency_cycles: int):
-    """``(geometry int64[N_GEOMETRY], timing float64[N_TIMING])`` from the config's DRAM fields.
-
-    The burst lasts ``burst_bytes / bytes_per_cycle_per_channel`` core cycles (the channel's peak rate); the
-    column spacings are given in bursts, so they scale with the rate; the rest converts from ns."""
-    if row_bytes % interleave_bytes or interleave_bytes % burst_bytes:
-        raise ConfigError(f"the row ({row_bytes} B) must be a whole number of interleave blocks "
-                         f"({interleave_bytes} B), each a whole number of bursts ({burst_bytes} B)",
-                          field="dram_row_bytes")
-    geometry = np.zeros(N_GEOMETRY, dtype=np.int64)
-    geometry[G_CHANNELS] = channels
-    geometry[G_BANK_GROUPS] = bank_groups
-    geometry[G_BANKS_PER_GROUP] = banks_per_group
-    geometry[G_BURST_BYTES] = burst_bytes
-    geometry[G_ROW_BURSTS] = row_bytes // burst_bytes
-    geometry[G_INTERLEAVE_BYTES] = interleave_bytes
-    geometry[G_QUEUE_DEPTH] = queue_depth
-    geometry[G_WRITE_BATCH] = write_batch
-    try:
-        geometry[G_MAP:G_MAP + 4] = parse_address_map(address_map)
-    except ValueError as error:
-        raise ConfigError(str(error), field="dram_address_map") from None
-    cycles_per_ns = clock_mhz / 1000.0
-    burst = burst_bytes / bytes_per_cycle_per_channel
-    timing = np.zeros(N_TIMING, dtype=np.float64)
-    timing[T_RCD] = trcd_ns * cycles_per_ns
-    timing[T_RP] = trp_ns * cycles_per_ns
-    timing[T_RAS] = tras_ns * cycles_per_ns
-    timing[T_BURST] = burst
-    timing[T_CCD_S] = max(1.0, tccd_s_bursts) * burst
-    timing[T_CCD_L] = max(1.0, tccd_l_bursts) * burst
-    timing[T_WTR] = twtr_ns * cycles_per_ns
-    timing[T_RTW] = trtw_ns * cycles_per_ns
-    timing[T_REFI] = trefi_ns * cycles_per_ns
-    timing[T_RFC] = trfc_ns * cycles_per_ns
-    timing[T_FIXED] = latency_cycles - (timing[T_RP] + timing[T_RCD] + burst)
-    if timing[T_FIXED] < 0:
-        raise ConfigError(f"a row conflict alone takes tRP + tRCD + a burst = "
-                         f"{timing[T_RP] + timing[T_RCD] + burst:.1f} cycles, more than the DRAM latency "
-                         f"{latency_cycles}", field="dram_latency_cycles")
-    if timing[T_REFI] > 0 and not timing[T_RFC] < timing[T_REFI]:
-        raise ConfigError(f"tRFC ({trfc_ns} ns) must be shorter than tREFI ({trefi_ns} ns)", field="dram_trfc_ns")
-    return geometry, timing
-
-
-def ideal_dram_params(*, channels: int, burst_bytes: int, interleave_bytes: int, clock_mhz: float,
-                      bytes_per_cycle_per_channel: float, latency_cycles: int):
-    """A DRAM with no bank, row or refresh timing (one bank per channel, every timing 0): each channel is a
-    server at its peak rate and every access costs ``latency_cycles``. For tests of the levels above."""
-    return make_dram_params(channels=channels, bank_groups=1, banks_per_group=1, burst_bytes=burst_bytes,
-                            row_bytes=interleave_bytes, interleave_bytes=interleave_bytes, queue_depth=1,
-                            write_batch=1,
-                            address_map="row:bank:column:bankgroup", clock_mhz=clock_mhz,
-                            bytes_per_cycle_per_channel=bytes_per_cycle_per_channel, trcd_ns=0.0, trp_ns=0.0,
-                            tras_ns=0.0, tccd_s_bursts=1.0, tccd_l_bursts=1.0, twtr_ns=0.0, trtw_ns=0.0,
-                            trefi_ns=0.0, trfc_ns=0.0, latency_cycles=latency_cycles)
-
-
-def dram_params_from_config(config, interleave_bytes: int):
-    """``make_dram_params`` for a GPUConfig (its ``dram_*`` fields; the burst is one sector)."""
-    return make_dram_params(
-        channels=config.dram_channels, bank_groups=config.dram_bank_groups,
-        banks_per_group=config.dram_banks_per_group, burst_bytes=config.sector_bytes,
-        row_bytes=config.dram_row_bytes, interleave_bytes=interleave_bytes, queue_depth=config.dram_queue_depth,
-        write_batch=config.dram_writes_per_turnaround,
-        address_map=config.dram_address_map, clock_mhz=config.core_clock_mhz,
-        bytes_per_cycle_per_channel=config.dram_bytes_per_cycle_per_channel, trcd_ns=config.dram_trcd_ns,
-        trp_ns=config.dram_trp_ns, tras_ns=config.dram_tras_ns, tccd_s_bursts=config.dram_tccd_s_bursts,
-        tccd_l_bursts=config.dram_tccd_l_bursts, twtr_ns=config.dram_twtr_ns, trtw_ns=config.dram_trtw_ns,
-        trefi_ns=config.dram_trefi_ns, trfc_ns=config.dram_trfc_ns, latency_cycles=config.dram_latency_cycles)
-
-
-def make_dram_state(geometry):
-    """``(channels, banks, groups, queue)`` float64 state arrays of idle channels with every bank closed."""
-    channels = int(geometry[G_CHANNELS])
-    groups = int(geometry[G_BANK_GROUPS])
-    banks = groups * int(geometry[G_BANKS_PER_GROUP])
-    channel_state = np.zeros(channels * CH_FIELDS, dtype=np.float64)
-    bank_state = np.zeros(channels * banks * BK_FIELDS, dtype=np.float64)
-    bank_state[BK_ROW::BK_FIELDS] = -1.0
-    bank_state[BK_REFRESH::BK_FIELDS] = -1.0
-    group_state = np.zeros(channels * groups, dtype=np.float64)
-    queue = np.full(channels * (int(geometry[G_QUEUE_DEPTH]) * Q_FIELDS + int(geometry[G_WRITE_BATCH])), -1.0,
-                    dtype=np.float64)
-    return channel_state, bank_state, group_state, queue
-
-
 def dram_counters(channel_state) -> dict[str, int]:
     """Requests per row-buffer outcome, summed over channels: ``row_hits``, ``row_empty``, ``row_conflicts``."""
     return {"row_hits": int(channel_state[CH_ROW_HITS::CH_FIELDS].sum()),
@@ -347,15 +252,38 @@ def dram_decode(addr, geometry):
 
 
 @compiled_only(inline="always")
-def _refresh_check(bank_state, slot, bank_index, banks, t, timing):
-    """Apply per-bank refresh to a command wanted at ``t``: returns the cycle it may issue (the end of the
-    refresh window when ``t`` falls in one). A refresh since the bank's last command closes its row."""
+def _refresh_window(stagger, count, t, timing):
+    """``(index, start)`` of the last refresh window of the unit ``stagger`` of ``count`` (a bank of its
+    channel, or under all-bank refresh a channel of the DRAM) that began at or before ``t``; index -1: none
+    yet (the first one begins ``tREFI * (1 + stagger / count)`` after the launch starts)."""
     refi = timing[T_REFI]
-    phase = refi * (1.0 + bank_index / banks)      # first refresh one interval after the launch starts
+    phase = refi * (1.0 + stagger / count)
     if refi <= 0 or t < phase:
-        return t
+        return -1.0, 0.0
     index = np.floor((t - phase) / refi)
-    start = phase + index * refi
+    return index, phase + index * refi
+
+
+@compiled_only(inline="always")
+def _bus_after_refresh(channel, geometry, timing, t):
+    """Under all-bank refresh, the channel's bus is idle for its refresh windows: ``t`` moved to the end of
+    the window it falls in (per-bank refresh: ``t``)."""
+    if geometry[G_REFRESH_ALL] == 0:
+        return t
+    index, start = _refresh_window(channel, geometry[G_CHANNELS], t, timing)
+    if index >= 0 and t < start + timing[T_RFC]:
+        return start + timing[T_RFC]
+    return t
+
+
+@compiled_only(inline="always")
+def _refresh_check(bank_state, slot, stagger, count, t, timing):
+    """Apply refresh to a command wanted at ``t`` (``stagger`` of ``count``: see ``_refresh_window``): returns
+    the cycle it may issue (the end of the refresh window when ``t`` falls in one). A refresh since the bank's
+    last command closes its row."""
+    index, start = _refresh_window(stagger, count, t, timing)
+    if index < 0:
+        return t
     if index > bank_state[slot + BK_REFRESH]:
         bank_state[slot + BK_REFRESH] = index
         bank_state[slot + BK_ROW] = -1.0
@@ -391,13 +319,16 @@ def _column_ready(channel_state, bank_state, queue, geometry, timing, channel, b
     banks = geometry[G_BANK_GROUPS] * geometry[G_BANKS_PER_GROUP]
     slot = (channel * banks + bank) * BK_FIELDS
     ch = channel * CH_FIELDS
+    stagger, count = bank, banks                 # per-bank refresh: the banks of a channel take turns
+    if geometry[G_REFRESH_ALL] != 0:
+        stagger, count = channel, geometry[G_CHANNELS]     # all-bank: the channels take turns
     if bank_state[slot + BK_ROW] == row:         # open since its ACT + tRCD, unless a refresh closed it
-        ready = _refresh_check(bank_state, slot, bank, banks, np.float64(arrival), timing)
+        ready = _refresh_check(bank_state, slot, stagger, count, np.float64(arrival), timing)
         if bank_state[slot + BK_ROW] == row:
             channel_state[ch + CH_ROW_HITS] += 1
             return max(bank_state[slot + BK_ACT] + timing[T_RCD], ready)
     start = max(np.float64(arrival), bank_state[slot + BK_READY])
-    start = _refresh_check(bank_state, slot, bank, banks, start, timing)
+    start = _refresh_check(bank_state, slot, stagger, count, start, timing)
     depth = geometry[G_QUEUE_DEPTH]
     queued = _queued_row_cycle(queue, channel * depth * Q_FIELDS, depth, bank, row, arrival)
     if queued >= 0:
@@ -406,7 +337,7 @@ def _column_ready(channel_state, bank_state, queue, geometry, timing, channel, b
     if bank_state[slot + BK_ROW] >= 0:
         channel_state[ch + CH_ROW_CONFLICTS] += 1
         precharge = max(start, bank_state[slot + BK_ACT] + timing[T_RAS])
-        activate = _refresh_check(bank_state, slot, bank, banks, precharge + timing[T_RP], timing)
+        activate = _refresh_check(bank_state, slot, stagger, count, precharge + timing[T_RP], timing)
     else:
         channel_state[ch + CH_ROW_EMPTY] += 1
         activate = start
@@ -421,7 +352,9 @@ def _column(channel_state, bank_state, group_state, queue, geometry, timing, cha
     ``arrival``: once its bank is ready (``_column_ready``) and at the channel's and the bank group's next
     column slots; recorded as the bank's last column command."""
     ready = _column_ready(channel_state, bank_state, queue, geometry, timing, channel, bank, row, arrival)
-    bus_slot = _take_slot(channel_state, channel * CH_FIELDS + CH_BUS_FREE, arrival, timing[T_CCD_S])
+    bus_at = _bus_after_refresh(channel, geometry, timing,
+                                max(np.float64(arrival), channel_state[channel * CH_FIELDS + CH_BUS_FREE]))
+    bus_slot = _take_slot(channel_state, channel * CH_FIELDS + CH_BUS_FREE, bus_at, timing[T_CCD_S])
     group_slot = _take_slot(group_state, channel * geometry[G_BANK_GROUPS] + group, arrival, timing[T_CCD_L])
     column = max(ready, max(bus_slot, group_slot))
     slot = (channel * geometry[G_BANK_GROUPS] * geometry[G_BANKS_PER_GROUP] + bank) * BK_FIELDS

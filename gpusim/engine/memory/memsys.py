@@ -55,7 +55,7 @@ State
     l1        cache state with one partition per SM (``memsys_setup.make_memsys_state``)
     l2        cache state with one partition per L2 slice
     servers   tuple of float64 arrays, indices SRV_*: next-free of the L1TEX pipeline [sms], interconnect port
-              [sms], L2 slice [slices], L2 atomic unit [slices]; the DRAM state of ``dram.make_dram_state``
+              [sms], L2 slice [slices], L2 atomic unit [slices]; the DRAM state of ``dram_setup.make_dram_state``
               (channels, banks, bank groups, scheduler window)
     params    int64[N_INT_PARAMS] (P_*), rates float64[N_RATE_PARAMS] (R_*): see ``memsys_setup.make_memsys_params``
     counters  int64[N_COUNTERS] (C_*)
@@ -109,7 +109,7 @@ PARAMS = Columns("memsys-params", "ms.params", "P_", "N_INT_PARAMS", "integer pa
     Column("DRAM_INTERLEAVE_BYTES", "bytes", "address interleave between DRAM channels"),
     Column("MSHRS_PER_SM", "MSHRs", "miss status holding registers per SM"),
     Column("L1_TAGS_PER_CYCLE", "lines/cycle", "L1TEX tag-stage lookups (128 B lines) per cycle per SM"),
-    Column("DRAM_GEOMETRY", "-", "first of dram.N_GEOMETRY entries: the DRAM geometry (dram.make_dram_params)"),
+    Column("DRAM_GEOMETRY", "-", "first of dram.N_GEOMETRY entries: the DRAM geometry (dram_setup.make_dram_params)"),
 ), width=10 + N_GEOMETRY)
 RATES = Columns("memsys-rates", "ms.rates", "R_", "N_RATE_PARAMS", "rates of the memory system's servers (float64)", (
     Column("L1_BYTES_PER_CYCLE_PER_SM", "bytes/cycle", "L1 data path of one SM"),
@@ -121,14 +121,14 @@ RATES = Columns("memsys-rates", "ms.rates", "R_", "N_RATE_PARAMS", "rates of the
     Column("L2_WRITE_BYTES_PER_CYCLE_PER_SLICE", "bytes/cycle", "one L2 slice, for store sectors"),
     Column("L2_PARTIAL_WRITE_BYTES_PER_CYCLE_PER_SLICE", "bytes/cycle", "one L2 slice, for store sectors "
            "written in part"),
-    Column("DRAM_TIMING", "-", "first of dram.N_TIMING entries: the DRAM timing (dram.make_dram_params)"),
+    Column("DRAM_TIMING", "-", "first of dram.N_TIMING entries: the DRAM timing (dram_setup.make_dram_params)"),
 ), width=7 + N_TIMING)
 SERVERS = Columns("memsys-servers", "ms.servers", "SRV_", "N_SERVERS", "the servers tuple: float64 next-free "
                   "instants of each server", (
     Column("L1_PATH", "cycle [sms]", "L1TEX pipeline (tag and data stages) of each SM"),
     Column("ICNT", "cycle [sms]", "interconnect port of each SM"),
     Column("L2_SLICE", "cycle [slices]", "each L2 slice"),
-    Column("DRAM_CHANNEL", "float64 [channels x dram.CH_FIELDS]", "DRAM channel state (dram.make_dram_state)"),
+    Column("DRAM_CHANNEL", "float64 [channels x dram.CH_FIELDS]", "DRAM channel state (dram_setup.make_dram_state)"),
     Column("L2_ATOMIC", "cycle [slices]", "the atomic unit of each L2 slice"),
     Column("DRAM_BANKS", "float64 [channels x banks x dram.BK_FIELDS]", "DRAM bank state: open row, timing"),
     Column("DRAM_GROUPS", "cycle [channels x bank groups]", "next column slot of each bank group"),
@@ -162,7 +162,7 @@ P_DRAM_INTERLEAVE_BYTES = 7
 P_MSHRS_PER_SM = 8
 P_L1_TAGS_PER_CYCLE = 9
 P_DRAM_GEOMETRY = 10
-N_INT_PARAMS = 22
+N_INT_PARAMS = 23
 # <state-layout:memsys-params end>
 
 # <state-layout:memsys-rates begin>

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpusim.engine.memory.cache import make_cache
-from gpusim.engine.memory.dram import ideal_dram_params, make_dram_state
+from gpusim.engine.memory.dram_setup import ideal_dram_params, make_dram_state
 from gpusim.engine.memory.memsys import (
     DRAM_INTERLEAVE_BYTES,
     N_COUNTERS,
@@ -54,8 +54,8 @@ def make_memsys_params(*, sector_bytes: int, line_bytes: int, l1_latency_cycles:
     default the same, and sectors a store writes only part of at ``l2_partial_write_bytes_per_cycle``, default the
     store rate); ``dram_bandwidth_gbs`` the
     peak of all channels in 1e9 bytes/s, converted to bytes per core cycle at ``clock_mhz`` and split evenly
-    over channels. ``dram`` is the ``(geometry, timing)`` of ``dram.make_dram_params`` (None: an ideal DRAM,
-    ``dram.ideal_dram_params``, whose channels stream at their peak and answer in ``dram_latency_cycles``).
+    over channels. ``dram`` is the ``(geometry, timing)`` of ``dram_setup.make_dram_params`` (None: an ideal DRAM,
+    ``dram_setup.ideal_dram_params``, whose channels stream at their peak and answer in ``dram_latency_cycles``).
     """
     positive = {"sector_bytes": sector_bytes, "line_bytes": line_bytes, "l2_slices": l2_slices,
                 "dram_channels": dram_channels, "mshrs_per_sm": mshrs_per_sm, "clock_mhz": clock_mhz,
