@@ -34,8 +34,9 @@ SCHEDULER_POLICIES = ("gto", "lrr", "two_level", "oldest_first")
 """Warp-scheduler policies the engine implements (gpusim/engine/sm/schedulers.py, same order): greedy-then-oldest,
 loose round-robin, two-level, oldest-first."""
 INT_TO_FP32_PIPES = ("sfu", "alu", "fma")
-DRAM_REFRESH_MODES = ("per_bank", "all_bank")
 """Pipes an int32 -> fp32 conversion may issue to (gpusim.arch.isa.PIPE_NAMES)."""
+DRAM_REFRESH_MODES = ("per_bank", "all_bank")
+"""DRAM refresh modes (engine/memory/dram.py): the banks of a channel in turn, or a whole channel at once."""
 
 TABLES = ("chip", "limits", "pipes", "memory", "launch", "host")
 """The TOML tables a config file groups its fields in, in order."""
@@ -223,9 +224,10 @@ class GPUConfig:
                                       "burst times")
     dram_twtr_ns: float = _spec("memory", "ns", "bus turnaround write to read (tWTR)", minimum=0)
     dram_trtw_ns: float = _spec("memory", "ns", "bus turnaround read to write (tRTW)", minimum=0)
-    dram_trefi_ns: float = _spec("memory", "ns", "refresh interval of each bank (tREFI; 0: no refresh)",
-                                 minimum=0)
-    dram_trfc_ns: float = _spec("memory", "ns", "one bank's refresh (per-bank tRFC)", minimum=0)
+    dram_trefi_ns: float = _spec("memory", "ns", "refresh interval of each bank, or of each channel under "
+                                 "all-bank refresh (tREFI; 0: no refresh)", minimum=0)
+    dram_trfc_ns: float = _spec("memory", "ns", "one refresh (tRFC: per-bank or all-bank, as dram_refresh "
+                                "says)", minimum=0)
     dram_refresh: str = _spec("memory", "", "refresh mode: per_bank (banks in turn, hidden by the scheduler) or "
                               "all_bank (a whole channel at once, its bus idle for dram_trfc_ns)", minimum=None)
     dram_queue_depth: int = _spec("memory", "requests", "scheduler window per channel (FR-FCFS)")
