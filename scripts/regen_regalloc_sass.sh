@@ -21,7 +21,8 @@ cd "$(dirname "$0")/.."
 out=tests/data/regalloc_sass
 mkdir -p "$out"
 work="$(mktemp -d)"
-for ptx in tests/corpus/gaussian.ptx tests/corpus_llm/layernorm.ptx tests/data/frontend_ptx/numba_map_add10.ptx; do
+for ptx in tests/corpus/gaussian.ptx tests/corpus_llm/layernorm.ptx tests/data/frontend_ptx/numba_map_add10.ptx \
+        tests/data/frontend_ptx/triton_matmul_kernel_fp32_fp32_fp32_i32_i32_i32_i32_i32_i32.ptx tests/corpus/reduction.ptx; do
     name="$(basename "$ptx" .ptx)"
     # ptxas reads PTX ISA 9.0 at most; numba's NVVM writes 9.5 for code that uses nothing newer
     grep -v '^// gpusim: regs=' "$ptx" | sed 's/^\.version 9\.[1-9]/.version 9.0/' > "$work/$name.ptx"

@@ -213,17 +213,23 @@ def test_loops_with_recomputed_store_addresses_stay_rolled(kernel):
 
 
 def test_if_conversion_guards_the_tree_step_as_ptxas_does():
-    """reduce_shared's `if (tid < s)` body: ptxas's SASS runs its LDS, FADD and STS as @!P1 instructions."""
-    sass = [i for i in load_listing(SASS / "reduce_shared.sass")["reduce_shared"].instrs
-            if i.base in ("LDS", "STS", "FADD") and i.guard]
-    assert len(sass) == 4
+    """reduce_shared's `if (tid < s)` body: ptxas's SASS runs its LDS, FADD and STS as @!P1 instructions;
+    its bounds-checked load `if (i < n) x = in[i]` (cvta.to.global, mul.wide, add, ld.global) is an @!P0
+    LDG; the `if (tid == 0)` store before the return keeps its branch (@P0 EXIT)."""
+    listing = load_listing(SASS / "reduce_shared.sass")["reduce_shared"].instrs
+    assert len([i for i in listing if i.base in ("LDS", "STS", "FADD") and i.guard]) == 4
+    assert [i.base for i in listing if i.base in ("LDG", "STG") and i.guard] == ["LDG"]
     made = _kernel_program("reduce_shared")
     guarded = [pc for pc in range(made.n_inst) if made.code[pc, L.F_GUARD] >= 0 and
                made.code[pc, L.F_OP] in (c.OP_LD, c.OP_ST, c.OP_ADD) and made.code[pc, L.F_SPACE] != L.SP_GLOBAL]
     assert len(guarded) >= 4
+    memory = [(int(made.code[pc, L.F_OP]), made.code[pc, L.F_GUARD] >= 0) for pc in range(made.n_inst)
+              if made.code[pc, L.F_SPACE] == L.SP_GLOBAL and made.code[pc, L.F_OP] in (c.OP_LD, c.OP_ST)]
+    assert memory == [(c.OP_LD, True), (c.OP_ST, False)]
+    assert not any(made.code[pc, L.F_OP] == c.OP_CVTA for pc in range(made.n_inst))
     plain = _kernel_program("reduce_shared", mode="none")
     bras = lambda p: int(sum(p.code[:, L.F_OP] == c.OP_BRA))   # noqa: E731
-    assert bras(made) == bras(plain) - 1
+    assert bras(made) == bras(plain) - 2
 
 
 # ------------------------------------------------------------------ scheduling rules

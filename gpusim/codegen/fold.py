@@ -52,7 +52,8 @@ def fold_kernel(kernel) -> int:
     dead: set[int] = set()
     for inst in list(_all_insts(kernel)):
         row = inst.row
-        if row[L.F_GUARD] >= 0 or row[L.F_NDST] != 1 or row[L.F_NSRC] != 1 or row[L.F_VEC] != 1:
+        cvta = int(row[L.F_OP]) == c.OP_CVTA
+        if (row[L.F_GUARD] >= 0 and not cvta) or row[L.F_NDST] != 1 or row[L.F_NSRC] != 1 or row[L.F_VEC] != 1:
             continue
         d = int(row[L.F_DST0])
         if d < 0 or defs.get(d) != 1:

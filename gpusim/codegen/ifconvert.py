@@ -11,7 +11,12 @@ most :data:`MAX_INSTRUCTIONS` instructions, ends by falling through into ``L``, 
 already guarded, none that is a control transfer, barrier, fence or warp-synchronous operation, and none
 that writes ``p``: the branch is removed and each of those instructions is guarded by the opposite of
 the branch's condition. Threshold: ptxas's SASS of the shipped programs converts bodies of up to 6 PTX
-instructions (reduce_shared's) and keeps a branch around longer ones; 8 is used here.
+instructions (reduce_shared's) and keeps a branch around longer ones; 8 is used here. A bounds-checked
+load (``if (i < n) x = in[i]``: ``cvta.to.global``, ``mul.wide``, ``add``, ``ld.global``) is converted too:
+``@!P0 LDC.64``, ``@!P0 IMAD.WIDE.U32``, ``@!P0 LDG.E`` in the same listing and in
+tests/corpus/reduction.ptx's ``reduce1`` and ``reduce5``. A body whose join is the kernel's return keeps
+its branch: ptxas exits the threads that skip it (reduce_shared's ``if (tid == 0) out[...] = ...``:
+``@P0 EXIT`` and an unguarded STG).
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from gpusim.codegen import deps
 from gpusim.codegen.ir import branch_targets, ends_in_transfer
 
 MAX_INSTRUCTIONS = 8
-_PREDICABLE_SPECIAL = (c.OP_LD, c.OP_ST, c.OP_ATOM, c.OP_RED)
+_PREDICABLE_SPECIAL = (c.OP_LD, c.OP_ST, c.OP_ATOM, c.OP_RED, c.OP_CVTA)
+"""Besides ALU operations: memory operations and ``cvta`` (``cvta.to.global`` is no SASS instruction at all:
+the address is already global; ``gpusim.codegen.fold`` removes it)."""
 
 
 def _predicable(inst, pred: int) -> bool:
@@ -47,6 +54,8 @@ def if_convert(kernel) -> int:
             continue
         if targets.get(id(body), 0) or ends_in_transfer(body) or not 0 < len(body.insts) <= MAX_INSTRUCTIONS:
             continue
+        if join.insts and all(inst.op in (c.OP_RET, c.OP_EXIT) for inst in join.insts):
+            continue       # ptxas exits the threads that skip the body instead (@P0 EXIT)
         pred = int(branch[L.F_GUARD])
         if not all(_predicable(inst, pred) for inst in body.insts):
             continue

@@ -50,7 +50,8 @@ TITLE = "One LLM decode step: memory, compute or overhead; graphs and fusion"
 
 PROGRAM = PROGRAMS_DIR / "llm" / "decode.ptx"
 DEFAULT_CONFIG = "h100-sxm"
-GEMV_COLUMNS, GEMV_SLICES, GEMV_BATCH = 32, 8, 4  # decode.cu's #defines
+GEMV_COLUMNS, GEMV_SLICES, GEMV_BATCH = 64, 8, 4  # decode.cu's #defines
+GEMV_THREADS = 32  # threads per k-slice: two adjacent columns each
 PROBE_SMS = 16  # the bandwidth probe's slice of the chip
 PROBE_TILES_PER_SM = 4  # GEMV column tiles per SM in the probe: enough weight loads in flight (Little's law)
 REGIMES = ("memory", "compute", "latency", "launch")
@@ -166,7 +167,7 @@ class DecodeStep:
     def _gemv(self, stream: Any, y: Any, x: Any, w: Any, residual: Any, k_dim: int,
               n_dim: int, act: int) -> None:
         grid = ((n_dim + GEMV_COLUMNS - 1) // GEMV_COLUMNS, (self.batch + GEMV_BATCH - 1) // GEMV_BATCH)
-        stream.launch(self.kernels["gemv"], grid, (GEMV_COLUMNS, GEMV_SLICES),
+        stream.launch(self.kernels["gemv"], grid, (GEMV_THREADS, GEMV_SLICES),
                       [y, x, w, residual, np.int32(k_dim), np.int32(n_dim), np.int32(self.batch),
                        np.int32(act)])
 
@@ -274,7 +275,7 @@ def probe_weight_bandwidth(gpu: Any, module: Any, k_dim: int = 1024) -> dict:
     w = gpu.to_device((rng.standard_normal((k_dim, n_dim)) / math.sqrt(k_dim)).astype(np.float16))
     x = gpu.to_device(rng.standard_normal(k_dim).astype(np.float32))
     y = gpu.zeros(n_dim, np.float32)
-    run = gpu.launch(module["gemv"], grid=(n_dim // GEMV_COLUMNS, 1), block=(GEMV_COLUMNS, GEMV_SLICES),
+    run = gpu.launch(module["gemv"], grid=(n_dim // GEMV_COLUMNS, 1), block=(GEMV_THREADS, GEMV_SLICES),
                      args=[y, x, w, 0, np.int32(k_dim), np.int32(n_dim), np.int32(1), np.int32(0)])
     weight_bytes = k_dim * n_dim * 2
     metrics = run.metrics

@@ -1,15 +1,16 @@
 // Kernels of one transformer decode step (lab `llm-step`): fp16 weights and KV cache, fp32 activations.
 //   rmsnorm    out[b,:] = x[b,:] / sqrt(mean(x[b,:]^2) + eps) * weight          one block per batch row
 //   gemv       y[b,n] = act(sum_k x[b,k] * W[k,n]) (+ residual[b,n])             W row-major [K][N]
-//              block (32 columns, 8 k-slices), 4 batch rows per block; act 1 = SiLU; residual may be null
-//              (a k-slice takes 8 consecutive k per step: 8 weight loads and 8 float4 x loads in flight)
+//              block (32 threads x 2 columns, 8 k-slices), 4 batch rows per block; act 1 = SiLU; residual
+//              may be null (a k-slice takes 8 consecutive k per step: 8 __half2 weight loads and 8 float4
+//              x loads)
 //   attention  appends this token's k,v to the cache at `pos`, then softmax(q.K / sqrt(d)) V over 0..pos
 //              one block per (head, batch row); K cache [b][h][d][max_seq], V cache [b][h][max_seq][d]
 //   add        out = a + b;   silu  out = x / (1 + exp(-x))                      elementwise
 // Build: nvcc -ptx -O3 -arch=sm_80 -lineinfo decode.cu -o decode.ptx
 #include <cuda_fp16.h>
 
-#define GEMV_COLUMNS 32
+#define GEMV_COLUMNS 64     // columns per block: 32 threads x 2 adjacent columns
 #define GEMV_SLICES 8
 #define GEMV_BATCH 4
 #define GEMV_UNROLL 8
@@ -45,28 +46,32 @@ extern "C" __global__ void rmsnorm(float* out, const float* x, const __half* wei
 extern "C" __global__ void gemv(float* y, const float* x, const __half* w, const float* residual,
                                 int k_dim, int n_dim, int batch, int act)
 {
-    // Each k-slice (threadIdx.y) takes GEMV_UNROLL consecutive k per step, so a step loads GEMV_UNROLL
-    // weights (one per row) and each batch row's GEMV_UNROLL x values as two float4: 16 loads, all issued
-    // before the first FFMA as ptxas schedules them, GEMV_UNROLL weight loads in flight per warp. Batch rows
-    // past the end read the last row (always valid) and are never stored, so the loop has no branches. The
-    // float4 path needs 16-byte aligned rows (k_dim % 4 == 0); the scalar loop after it does the rest.
+    // Each thread takes two adjacent columns: one __half2 of weights per row, so a warp reads 128 bytes of
+    // a row per load. Each k-slice (threadIdx.y) takes GEMV_UNROLL consecutive k per step: GEMV_UNROLL
+    // weight loads and each batch row's GEMV_UNROLL x values as two float4. ptxas does not issue all of a
+    // step's weight loads before the first FFMA (its sm_90 SASS: 2 to 4, with the first float4 loads), so
+    // each weight load in flight should carry as many bytes as it can. Batch rows past the end read the last
+    // row (always valid) and are never stored, so the loop has no branches. The vector path needs 16-byte
+    // aligned x rows (k_dim % 4 == 0) and 4-byte aligned weight pairs (n_dim even); the scalar loop after
+    // it does the rest.
     __shared__ float partial[GEMV_SLICES][GEMV_BATCH][GEMV_COLUMNS];
-    int n = blockIdx.x * GEMV_COLUMNS + threadIdx.x;
+    int n = blockIdx.x * GEMV_COLUMNS + 2 * threadIdx.x;
     int b0 = blockIdx.y * GEMV_BATCH;
-    int column = n < n_dim ? n : n_dim - 1;
     const float* rows[GEMV_BATCH];
 #pragma unroll
     for (int b = 0; b < GEMV_BATCH; ++b) rows[b] = x + (size_t)min(b0 + b, batch - 1) * k_dim;
-    float acc[GEMV_BATCH];
+    float acc[GEMV_BATCH][2];
 #pragma unroll
-    for (int b = 0; b < GEMV_BATCH; ++b) acc[b] = 0.0f;
+    for (int b = 0; b < GEMV_BATCH; ++b) acc[b][0] = acc[b][1] = 0.0f;
     int step = GEMV_UNROLL * GEMV_SLICES;
-    int vector_end = (k_dim & 3) == 0 ? k_dim / step * step : 0;
+    int vector_end = (k_dim & 3) == 0 && (n_dim & 1) == 0 ? k_dim / step * step : 0;
+    int column = n < n_dim ? n : n_dim - 2;
     for (int k0 = threadIdx.y * GEMV_UNROLL; k0 < vector_end; k0 += step) {
-        __half raw[GEMV_UNROLL];
+        __half2 raw[GEMV_UNROLL];
         float4 xv[GEMV_BATCH][GEMV_UNROLL / 4];
 #pragma unroll
-        for (int u = 0; u < GEMV_UNROLL; ++u) raw[u] = w[(size_t)(k0 + u) * n_dim + column];
+        for (int u = 0; u < GEMV_UNROLL; ++u)
+            raw[u] = *reinterpret_cast<const __half2*>(w + (size_t)(k0 + u) * n_dim + column);
 #pragma unroll
         for (int b = 0; b < GEMV_BATCH; ++b) {
 #pragma unroll
@@ -74,33 +79,47 @@ extern "C" __global__ void gemv(float* y, const float* x, const __half* w, const
         }
 #pragma unroll
         for (int q = 0; q < GEMV_UNROLL / 4; ++q) {
-            float w0 = __half2float(raw[4 * q]), w1 = __half2float(raw[4 * q + 1]);
-            float w2 = __half2float(raw[4 * q + 2]), w3 = __half2float(raw[4 * q + 3]);
+            float2 w0 = __half22float2(raw[4 * q]), w1 = __half22float2(raw[4 * q + 1]);
+            float2 w2 = __half22float2(raw[4 * q + 2]), w3 = __half22float2(raw[4 * q + 3]);
 #pragma unroll
             for (int b = 0; b < GEMV_BATCH; ++b) {
-                acc[b] += xv[b][q].x * w0;
-                acc[b] += xv[b][q].y * w1;
-                acc[b] += xv[b][q].z * w2;
-                acc[b] += xv[b][q].w * w3;
+                acc[b][0] += xv[b][q].x * w0.x;
+                acc[b][1] += xv[b][q].x * w0.y;
+                acc[b][0] += xv[b][q].y * w1.x;
+                acc[b][1] += xv[b][q].y * w1.y;
+                acc[b][0] += xv[b][q].z * w2.x;
+                acc[b][1] += xv[b][q].z * w2.y;
+                acc[b][0] += xv[b][q].w * w3.x;
+                acc[b][1] += xv[b][q].w * w3.y;
             }
         }
     }
+    int c0 = min(n, n_dim - 1), c1 = min(n + 1, n_dim - 1);
     for (int k = vector_end + threadIdx.y; k < k_dim; k += GEMV_SLICES) {
-        float wv = __half2float(w[(size_t)k * n_dim + column]);
-#pragma unroll
-        for (int b = 0; b < GEMV_BATCH; ++b) acc[b] += rows[b][k] * wv;
-    }
-#pragma unroll
-    for (int b = 0; b < GEMV_BATCH; ++b) partial[threadIdx.y][b][threadIdx.x] = acc[b];
-    __syncthreads();
-    if (threadIdx.y == 0 && n < n_dim) {
+        float w0 = __half2float(w[(size_t)k * n_dim + c0]), w1 = __half2float(w[(size_t)k * n_dim + c1]);
 #pragma unroll
         for (int b = 0; b < GEMV_BATCH; ++b) {
-            if (b0 + b < batch) {
+            acc[b][0] += rows[b][k] * w0;
+            acc[b][1] += rows[b][k] * w1;
+        }
+    }
+#pragma unroll
+    for (int b = 0; b < GEMV_BATCH; ++b) {
+        partial[threadIdx.y][b][2 * threadIdx.x] = acc[b][0];
+        partial[threadIdx.y][b][2 * threadIdx.x + 1] = acc[b][1];
+    }
+    __syncthreads();
+    if (threadIdx.y == 0) {
+#pragma unroll
+        for (int b = 0; b < GEMV_BATCH; ++b) {
+            if (b0 + b >= batch) continue;
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {
+                if (n + j >= n_dim) continue;
                 float sum = 0.0f;
-                for (int s = 0; s < GEMV_SLICES; ++s) sum += partial[s][b][threadIdx.x];
+                for (int s = 0; s < GEMV_SLICES; ++s) sum += partial[s][b][2 * threadIdx.x + j];
                 if (act == 1) sum = silu_of(sum);
-                size_t at = (size_t)(b0 + b) * n_dim + n;
+                size_t at = (size_t)(b0 + b) * n_dim + n + j;
                 if (residual != 0) sum = sum + residual[at];
                 y[at] = sum;
             }
