@@ -239,9 +239,9 @@ def _schedule(segment: list, config, limits: Pressure | None) -> tuple[list, int
         own = deps.latency(segment[i].row, config)
         height[i] = max([own] + [lat + height[j] for j, lat in graph[0][i]])
     order, peak = _list(segment, config, graph, height, limits, False)
-    for reserve in (False, True):
+    for enabling, reserve in ((True, False), (False, True)):
         if limits is not None and peak > limits.budget:
-            other, other_peak = _list(segment, config, graph, height, limits, not reserve, reserve)
+            other, other_peak = _list(segment, config, graph, height, limits, enabling, reserve)
             if other_peak < peak:
                 order, peak = other, other_peak
     return [segment[i] for i in order], peak
