@@ -3,7 +3,8 @@ known answers that follow from each policy's definition.
 
 The kernel ``ROLES`` gives the two warps of a block different work on one scheduler (the config is cut to
 one sub-partition per SM): warp 0 runs a chain of dependent FFMAs (each waits ``fp32_latency_cycles`` for
-the previous one), warp 1 a burst of independent FFMAs (always ready). With one sub-partition the FFMA
+the previous one), warp 1 a burst of independent FFMAs (always ready; each adds its own constant, so code
+generation's common-subexpression pass keeps them all). With one sub-partition the FFMA
 pipe takes a warp-instruction every cycle (``fp32_lanes_per_sm`` >= 32), so the only thing that can delay
 warp 0 is its scheduler choosing warp 1 over it.
 """
@@ -34,7 +35,7 @@ ROLES = f"""
  mov.f32 %f1, 0f3F800000;
  mov.f32 %f2, 0f3F000000;
  @%p1 bra $L_chain;
-{chr(10).join(f" fma.rn.f32 %f{3 + i}, %f2, %f2, %f2;" for i in range(BURST))}
+{chr(10).join(f" fma.rn.f32 %f{3 + i}, %f2, %f2, 0f{0x3F800000 + i:08X};" for i in range(BURST))}
 {chr(10).join(f" add.f32 %f1, %f1, %f{3 + i};" for i in range(BURST))}
  bra.uni $L_done;
 $L_chain:
@@ -116,8 +117,9 @@ def test_every_policy_runs_the_same_instructions_with_the_same_results(policy: s
     for _ in range(CHAIN):
         chain = np.float32(chain * np.float32(0.5) + np.float32(0.5))
     burst = np.float32(1.0)
-    for _ in range(BURST):
-        burst = np.float32(burst + np.float32(0.75))
+    for i in range(BURST):     # each burst FFMA: 0.5 * 0.5 + its own constant (the bits 0x3F800000 + i)
+        constant = np.array([0x3F800000 + i], np.uint32).view(np.float32)[0]
+        burst = np.float32(burst + np.float32(np.float32(0.25) + constant))
     assert (got[:32] == chain).all() and (got[32:] == burst).all()
     assert run.stalls["selected"] == run.metrics["smsp__inst_executed.sum"]
 

@@ -11,8 +11,11 @@ modelled):
    trip, which ptxas keeps rolled), the original loop kept for the remaining trips;
 3. ``fold``: immediates into operands, ``cvta.to.global`` removed;
 4. ``address``: ``mul.wide``/``shl`` + ``add`` into one IMAD.WIDE/LEA-like instruction, constant
-   offsets into the load's or store's address;
-5. ``predicates``: a comparison and the predicate logic after it in one ISETP-like instruction;
+   offsets into the load's or store's address (also out of a scaled base: ``(x + K) * 4`` read as ``[x * 4
+   + 4K]``);
+5. ``cse``: a value computed again in the same block (an unrolled copy's loop-invariant address part) is
+   computed once; ``predicates``: a comparison and the predicate logic after it in one ISETP-like
+   instruction;
 6. ``vectorize``: adjacent shared/global loads whose alignment is proven (``knownbits``) into one vector
    load (LDS.64/LDS.128, LDG.E.64/.128);
 7. ``expand``: 64-bit integer arithmetic, 64-bit multiplies and 32-bit div/rem take the SASS
@@ -40,7 +43,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpusim.codegen.address import fold_addresses
+from gpusim.codegen.address import fold_addresses, reassociate_bases
+from gpusim.codegen.cse import eliminate_common
 from gpusim.codegen.deps import unmodelled_ops
 from gpusim.codegen.expand import add_prologue, expand_kernel
 from gpusim.codegen.fold import fold_kernel
@@ -110,9 +114,11 @@ def _generate(program, config, mode: str):
     kernel = decode(program)
     converted = if_convert(kernel)
     merge_straight_line(kernel)
-    unrolled = unroll_loops(kernel)
+    unrolled = unroll_loops(kernel, cc=(config.cc_major, config.cc_minor))
     folded = fold_kernel(kernel)
     addressed = fold_addresses(kernel)
+    addressed += reassociate_bases(kernel)
+    common = eliminate_common(kernel)
     combined = combine_predicates(kernel)
     vectorized = vectorize_shared_loads(kernel)
     expanded = expand_kernel(kernel) + add_prologue(kernel)
@@ -123,6 +129,7 @@ def _generate(program, config, mode: str):
                          f"unroll: {unrolled} counted loops unrolled x4",
                          f"fold: {folded} instructions folded into operands",
                          f"address: {addressed} address instructions folded",
+                         f"cse: {common} recomputed values removed",
                          f"predicates: {combined} predicate operations folded into comparisons",
                          f"vectorize: {vectorized} loads merged into vector loads (LDS.64/.128, LDG.E.64/.128)",
                          f"expand: {expanded} companion instructions (multi-instruction SASS forms)",

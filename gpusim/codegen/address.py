@@ -153,3 +153,105 @@ def _fold_offset(row, d: int, users: list, operands: list) -> bool:
         user.row[L.F_ABASE] = regs[0][1]
         user.row[L.F_AOFF] = int(user.row[L.F_AOFF]) + imms[0][1]
     return True
+
+
+def reassociate_bases(kernel) -> int:
+    """``t = x + K; d = t * s + c`` (or ``d = t << k``; or ``t = x * m + K``, then ``d = x * (m s) + c``) with
+    ``d`` read only as memory bases: ``d = x * s + c`` and each access's offset grows by ``K * s``, as ptxas
+    addresses the SGEMM ladder's unrolled rows off one register (``[R85.X4+0x1210]``) instead of one per row;
+    :mod:`gpusim.codegen.cse` then merges the copies' now equal bases. ``x``, ``t`` and ``d`` are written once
+    (so each holds one value), the definitions are unguarded, and the base's width is the address's (two's
+    complement: ``(x + K) s + c = x s + c + K s`` modulo the width the engine adds the offset in). Returns the
+    number of definitions of ``t`` left without readers and removed."""
+    defs = definitions(kernel)
+    readers = _readers(kernel)
+    writer = {int(inst.row[L.F_DST0]): inst for block in kernel.blocks for inst in block.insts
+              if inst.row[L.F_NDST] == 1 and inst.row[L.F_DST0] >= 0}
+    dropped: set[int] = set()
+    for d, inst in list(writer.items()):
+        row = inst.row
+        scale = _scaled(row)
+        users = readers.get(d, [])
+        if scale is None or defs.get(d) != 1 or not users or not all(_base_only(u.row, d, row) for u in users):
+            continue
+        t = scale[0]
+        add = writer.get(t)
+        if add is None or defs.get(t) != 1 or id(add) in dropped:
+            continue
+        linear = _plus_constant(add.row, defs)
+        if linear is None or linear[1] != 1 and int(row[L.F_OP]) != c.OP_MAD:
+            continue
+        x, multiple, k = linear
+        shift = k * scale[1]
+        if any(not -MAX_ADDRESS_OFFSET <= int(u.row[L.F_AOFF]) + shift < MAX_ADDRESS_OFFSET for u in users):
+            continue
+        row[L.F_SK0 + 1] = x
+        if multiple != 1:
+            row[L.F_SK0 + 3] = _wrap(scale[1] * multiple, 8 * c.TYPE_BYTES[int(row[L.F_TY])])
+        for u in users:
+            u.row[L.F_AOFF] = int(u.row[L.F_AOFF]) + shift
+        readers.setdefault(x, []).append(inst)
+        readers[t] = [r for r in readers.get(t, []) if r is not inst]
+        if not readers[t]:
+            dropped.add(id(add))
+    for block in kernel.blocks:
+        block.insts = [i for i in block.insts if id(i) not in dropped]
+    return len(dropped)
+
+
+def _scaled(row) -> tuple[int, int] | None:
+    """(t, s) when ``row`` is an unguarded ``mad.lo d, t, s, c`` (``s`` an immediate, ``c`` an immediate or
+    a register) or ``shl d, t, k`` (``s = 2**k``) of an integer type, ``t`` a register."""
+    op, ty = int(row[L.F_OP]), int(row[L.F_TY])
+    if row[L.F_GUARD] >= 0 or c.TYPE_FLOAT[ty] or c.TYPE_BYTES[ty] not in (4, 8) or int(row[L.F_MODS]) & c.MOD_SAT:
+        return None
+    srcs = deps.sources(row)
+    if op == c.OP_MAD and _mul_kind(row) == c.MUL_LO and len(srcs) == 3 and srcs[0][0] == L.SK_REG and \
+            srcs[1][0] == L.SK_IMM and srcs[2][0] in (L.SK_REG, L.SK_IMM) and srcs[2] != srcs[0]:
+        return srcs[0][1], srcs[1][1]
+    if op == c.OP_SHL and len(srcs) == 2 and srcs[0][0] == L.SK_REG and srcs[1][0] == L.SK_IMM and \
+            0 <= srcs[1][1] < 8 * c.TYPE_BYTES[ty] - 1:
+        return srcs[0][1], 1 << srcs[1][1]
+    return None
+
+
+def _base_only(user, d: int, definition) -> bool:
+    """``user`` reads ``d`` only as the base of a memory access whose address has ``d``'s width."""
+    if int(user[L.F_OP]) not in _MEM or user[L.F_ABASE] != d or user[L.F_GUARD] == d or \
+            d in {v for k, v in deps.sources(user) if k in (L.SK_REG, L.SK_REGNEG)}:
+        return False
+    addr32 = (int(user[L.F_MODS]) & L.MEM_ADDR32) != 0
+    return c.TYPE_BYTES[int(definition[L.F_TY])] == (4 if addr32 else 8)
+
+
+def _plus_constant(row, defs: dict) -> tuple[int, int, int] | None:
+    """(x, m, K) when ``row`` is an unguarded integer ``add t, x, K`` (either order; m = 1) or ``mad.lo t, x,
+    m, K`` (m and K immediates), with ``x`` a register written once."""
+    ty = int(row[L.F_TY])
+    op = int(row[L.F_OP])
+    if op not in (c.OP_ADD, c.OP_MAD) or row[L.F_GUARD] >= 0 or c.TYPE_FLOAT[ty] or \
+            int(row[L.F_MODS]) & c.MOD_SAT:
+        return None
+    srcs = deps.sources(row)
+    bits = 8 * c.TYPE_BYTES[ty]
+    if op == c.OP_MAD:
+        if _mul_kind(row) != c.MUL_LO or len(srcs) != 3 or srcs[0][0] != L.SK_REG or \
+                srcs[1][0] != L.SK_IMM or srcs[2][0] != L.SK_IMM or defs.get(srcs[0][1]) != 1:
+            return None
+        return srcs[0][1], _signed(srcs[1][1], bits), _signed(srcs[2][1], bits)
+    regs = [v for kind, v in srcs if kind == L.SK_REG]
+    imms = [v for kind, v in srcs if kind == L.SK_IMM]
+    if len(srcs) != 2 or len(regs) != 1 or len(imms) != 1 or defs.get(regs[0]) != 1:
+        return None
+    return regs[0], 1, _signed(imms[0], bits)
+
+
+def _signed(value: int, bits: int) -> int:
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def _wrap(value: int, bits: int) -> int:
+    """``value`` as an immediate field of a ``bits``-wide type (its bits, as a signed 64-bit field)."""
+    value &= (1 << bits) - 1
+    return value - (1 << 64) if value >= 1 << 63 else value

@@ -18,7 +18,7 @@ _FENCE_OPS = frozenset((c.OP_ATOM, c.OP_RED, c.OP_BAR, c.OP_MEMBAR, c.OP_NANOSLE
                         c.OP_PREFETCH))
 _TIMERS = frozenset((L.SR_CLOCK, L.SR_CLOCK64, L.SR_CLOCK_HI, L.SR_GLOBALTIMER, L.SR_GLOBALTIMER_LO,
                      L.SR_GLOBALTIMER_HI, L.SR_SMID, L.SR_WARPID))
-_MEMORY_OPS = frozenset((c.OP_LD, c.OP_ST, c.OP_ATOM, c.OP_RED, c.OP_PREFETCH))
+MEMORY_OPS = frozenset((c.OP_LD, c.OP_ST, c.OP_ATOM, c.OP_RED, c.OP_PREFETCH))
 
 
 _PASS_OPS = frozenset((c.OP_LD, c.OP_ST, c.OP_CVTA, c.OP_NOP)) | _FENCE_OPS
@@ -48,7 +48,7 @@ def reads(row) -> set[int]:
     out = {value for kind, value in sources(row) if kind in (L.SK_REG, L.SK_REGNEG)}
     if row[L.F_GUARD] >= 0:
         out.add(int(row[L.F_GUARD]))
-    if int(row[L.F_OP]) in _MEMORY_OPS and row[L.F_ABASE] >= 0:
+    if int(row[L.F_OP]) in MEMORY_OPS and row[L.F_ABASE] >= 0:
         out.add(int(row[L.F_ABASE]))
     return out
 

@@ -26,6 +26,7 @@ global address is its own generic address in gpusim (``gpusim.arch.layout``).
 from __future__ import annotations
 
 from gpusim.arch import codes as c
+from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.codegen import deps
 from gpusim.ptx.lower import _source_type
@@ -48,6 +49,85 @@ def _all_insts(kernel):
 
 def fold_kernel(kernel) -> int:
     """Fold immediates and cvta.to.global in place; returns the number of instructions removed."""
+    removed = _fold_once(kernel)
+    while _evaluate_constants(kernel):
+        removed += _fold_once(kernel)
+    return removed
+
+
+_EVALUATED = (c.OP_ADD, c.OP_SUB, c.OP_MUL, c.OP_MAD, c.OP_SHL, c.OP_SHR, c.OP_AND, c.OP_OR, c.OP_XOR)
+
+
+def _value(op: int, srcs: list[int], bits: int, signed: bool) -> int | None:
+    """``op`` on immediate operands in a ``bits``-wide integer type (multiplies: the low half), or None."""
+    mask = (1 << bits) - 1
+    a = [v & mask for v in srcs]
+    if op == c.OP_ADD:
+        return a[0] + a[1]
+    if op == c.OP_SUB:
+        return a[0] - a[1]
+    if op == c.OP_MUL:
+        return a[0] * a[1]
+    if op == c.OP_MAD:
+        return a[0] * a[1] + a[2]
+    if op == c.OP_AND:
+        return a[0] & a[1]
+    if op == c.OP_OR:
+        return a[0] | a[1]
+    if op == c.OP_XOR:
+        return a[0] ^ a[1]
+    if op in (c.OP_SHL, c.OP_SHR) and 0 <= a[1] < bits:
+        if op == c.OP_SHL:
+            return a[0] << a[1]
+        value = a[0] - (1 << bits) if signed and a[0] >> (bits - 1) else a[0]
+        return value >> a[1]
+    return None
+
+
+def _evaluate_constants(kernel) -> int:
+    """Integer arithmetic on immediates only, as ptxas evaluates it at compile time (the unrolled copies' ``k *
+    133`` with ``k`` a constant): an unguarded ``add``/``sub``/``mul.lo``/``mad.lo``/shift/logic instruction
+    whose operands are all immediates becomes ``mov`` of its value, and ``mad.lo d, imm, imm, r`` becomes ``add
+    d, r, imm * imm``. Returns the number of instructions rewritten."""
+    changed = 0
+    for inst in _all_insts(kernel):
+        row = inst.row
+        op = int(row[L.F_OP])
+        ty = int(row[L.F_TY])
+        if op not in _EVALUATED or row[L.F_GUARD] >= 0 or row[L.F_NDST] != 1 or row[L.F_VEC] != 1 or \
+                c.TYPE_FLOAT[ty] or ty == c.T_PRED or int(row[L.F_MODS]) & c.MOD_SAT or \
+                op in (c.OP_MUL, c.OP_MAD) and c.mods_mul(int(row[L.F_MODS])) != c.MUL_LO:
+            continue
+        srcs = deps.sources(row)
+        bits = 8 * c.TYPE_BYTES[ty]
+        if all(kind == L.SK_IMM for kind, _ in srcs):
+            value = _value(op, [v for _, v in srcs], bits, bool(c.TYPE_SIGNED[ty]))
+            if value is None:
+                continue
+            row[L.F_OP] = c.OP_MOV
+            row[L.F_NSRC] = 1
+            row[L.F_MODS] = 0
+            row[L.F_SK0], row[L.F_SK0 + 1] = L.SK_IMM, _immediate(value, bits)
+        elif op == c.OP_MAD and len(srcs) == 3 and srcs[0][0] == srcs[1][0] == L.SK_IMM and srcs[2][0] == L.SK_REG:
+            row[L.F_OP] = c.OP_ADD
+            row[L.F_NSRC] = 2
+            row[L.F_MODS] = 0
+            row[L.F_SK0], row[L.F_SK0 + 1] = L.SK_REG, srcs[2][1]
+            row[L.F_SK0 + 2], row[L.F_SK0 + 3] = L.SK_IMM, _immediate(srcs[0][1] * srcs[1][1], bits)
+        else:
+            continue
+        row[L.F_ISA] = isa.isa_row(int(row[L.F_OP]), ty)
+        changed += 1
+    return changed
+
+
+def _immediate(value: int, bits: int) -> int:
+    """``value`` as an immediate of a ``bits``-wide type (its bits, as a signed 64-bit field)."""
+    value &= (1 << bits) - 1
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _fold_once(kernel) -> int:
     defs = definitions(kernel)
     dead: set[int] = set()
     for inst in list(_all_insts(kernel)):
@@ -94,6 +174,27 @@ def _copy_is_free(kernel, inst, d: int, s: int) -> bool:
 _WARP_32 = (c.OP_SHFL, c.OP_VOTE)   # every source 32 bits wide (value, lane/offset, clamp, member mask)
 
 
+def immediate_slots(row, reg: int, width: int) -> tuple[list[int], bool]:
+    """The source slots of ``row`` where an immediate of ``width`` bytes can replace a read of ``reg`` (an
+    ALU, shuffle or vote operand of that width), and whether ``row`` reads ``reg`` anywhere else too."""
+    op = int(row[L.F_OP])
+    alu = c.OP_MOV <= op <= c.OP_LAST_ALU
+    if not (alu or op in _WARP_32) or row[L.F_GUARD] == reg or row[L.F_VEC] != 1 or \
+            (deps.is_load(row) or deps.is_store(row)):
+        return [], reg in deps.reads(row)
+    slots, other = [], False
+    for i in range(int(row[L.F_NSRC])):
+        kind = int(row[L.F_SK0 + 2 * i])
+        if int(row[L.F_SK0 + 2 * i + 1]) != reg:
+            continue
+        src_type = _source_type(op, i, int(row[L.F_TY]), int(row[L.F_TY2])) if alu else c.T_B32
+        if kind == L.SK_REG and c.TYPE_BYTES[src_type] == width and src_type != c.T_PRED:
+            slots.append(i)
+        elif kind in (L.SK_REG, L.SK_REGNEG):
+            other = True
+    return slots, other
+
+
 def _substitute_immediate(kernel, reg: int, value: int, width: int) -> bool:
     """Replace reads of ``reg`` by the immediate where an ALU operand of that width reads it; True when no
     read of ``reg`` is left."""
@@ -102,22 +203,11 @@ def _substitute_immediate(kernel, reg: int, value: int, width: int) -> bool:
         row = inst.row
         if reg not in deps.reads(row):
             continue
-        op = int(row[L.F_OP])
-        alu = c.OP_MOV <= op <= c.OP_LAST_ALU
-        if not (alu or op in _WARP_32) or row[L.F_GUARD] == reg or row[L.F_VEC] != 1 or \
-                (deps.is_load(row) or deps.is_store(row)):
-            left = True
-            continue
-        for i in range(int(row[L.F_NSRC])):
-            kind = int(row[L.F_SK0 + 2 * i])
-            if int(row[L.F_SK0 + 2 * i + 1]) != reg:
-                continue
-            src_type = _source_type(op, i, int(row[L.F_TY]), int(row[L.F_TY2])) if alu else c.T_B32
-            if kind == L.SK_REG and c.TYPE_BYTES[src_type] == width and src_type != c.T_PRED:
-                row[L.F_SK0 + 2 * i] = L.SK_IMM
-                row[L.F_SK0 + 2 * i + 1] = value
-            elif kind in (L.SK_REG, L.SK_REGNEG):
-                left = True
+        slots, other = immediate_slots(row, reg, width)
+        for i in slots:
+            row[L.F_SK0 + 2 * i] = L.SK_IMM
+            row[L.F_SK0 + 2 * i + 1] = value
+        left = left or other
     return not left
 
 

@@ -56,6 +56,7 @@ from gpusim.arch import codes as c
 from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.codegen import deps
+from gpusim.codegen.fold import immediate_slots
 from gpusim.codegen.ir import Block
 from gpusim.ptx.lower import MAX_ADDRESS_OFFSET
 
@@ -64,16 +65,17 @@ _COUNTED = (c.CMP_LT, c.CMP_LE, c.CMP_LO, c.CMP_LS)
 _MEM = (c.OP_LD, c.OP_ST, c.OP_ATOM, c.OP_RED, c.OP_PREFETCH)
 
 
-def unroll_loops(kernel, factor: int = FACTOR) -> int:
-    """Unroll in place: small constant-trip loops fully (each named in ``kernel.notes``), other counted
-    loops ``factor`` times; returns the number of loops unrolled ``factor`` times."""
+def unroll_loops(kernel, factor: int = FACTOR, cc: tuple[int, int] = (8, 6)) -> int:
+    """Unroll in place: small constant-trip loops fully (each named in ``kernel.notes``; ptxas's rule for
+    compute capability ``cc``), other counted loops ``factor`` times; returns the number of loops unrolled
+    ``factor`` times."""
     nounroll = set(kernel.program.directives.get("nounroll_at", []))
     done = 0
     b = 0
     while b < len(kernel.blocks):
         block = kernel.blocks[b]
         full = constant_loop(kernel, b, nounroll)
-        if full is not None and full_unroll_fits(full["trips"], full["body"], full["nested"]):
+        if full is not None and full_unroll_fits(full["trips"], full["body"], full["nested"], cc):
             kernel.blocks[b] = _fully_unrolled(kernel, block, full)
             kernel.notes.append(f"unroll: the loop at PTX line {block.insts[0].line} ({full['trips']} constant "
                                 f"trips of {full['body']} instructions) unrolled fully")
@@ -320,6 +322,7 @@ def constant_loop(kernel, b: int, nounroll=()) -> dict | None:
     if trips is None:
         return None
     plan["trips"] = trips
+    plan["init"] = init
     plan["inductions"] = _inductions(kernel, block, plan)
     if any(abs(step) * trips >= MAX_ADDRESS_OFFSET for _, step in plan["inductions"].values()):
         return None
@@ -337,20 +340,25 @@ def constant_loop(kernel, b: int, nounroll=()) -> dict | None:
 TOP_LEVEL = (1.4, 2100.0)
 """A loop not inside another is unrolled fully when ``trips * body ** 1.4 <= 2100``."""
 NESTED = (1.6, 10500.0)
-"""An innermost loop inside another is unrolled fully when ``trips * body ** 1.6 <= 10500``."""
+"""Before sm_90, an innermost loop inside another is unrolled fully when ``trips * body ** 1.6 <= 10500``."""
+NESTED_FROM = (9, 0)
+"""From this compute capability on, ptxas unrolls a nested loop as it unrolls a top-level one."""
 
 
-def full_unroll_fits(trips: int, body: int, nested: bool) -> bool:
-    """ptxas's choice to unroll a constant-trip loop of ``trips`` copies of ``body`` instructions fully, as
-    fitted to its sm_86 SASS (CUDA 13.0) for the sweep in tests/data/unroll/sweep.csv
-    (scripts/unroll_sweep.py) and the SGEMM ladder's loops: at equal unrolled size ptxas prefers many
-    trips of a small body, and unrolls an inner loop of a nest further than a top-level one. The
-    top-level rule classifies all 90 top-level sweep loops as ptxas did; the nested rule 83 of 90 (the
-    other 7 ptxas unrolls and gpusim keeps rolled) and 10 of the 11 constant loops of the SGEMM ladder
-    (step 9's 16-trip k loop of 82 instructions ptxas unrolls and gpusim keeps rolled)."""
+def full_unroll_fits(trips: int, body: int, nested: bool, cc: tuple[int, int] = (8, 6)) -> bool:
+    """ptxas's choice to unroll a constant-trip loop of ``trips`` copies of ``body`` instructions fully on a GPU
+    of compute capability ``cc``, as fitted to its SASS (CUDA 13.0) for the sweep in tests/data/unroll/
+    (scripts/unroll_sweep.py: ``sweep.csv`` for sm_86, ``sweep.sm_90.csv``) and the SGEMM ladder's loops: at
+    equal unrolled size ptxas prefers many trips of a small body. For sm_86 (and sm_80, whose verdicts on
+    the sweep are sm_86's) it unrolls an inner loop of a nest further than a top-level one; for sm_90 it
+    does not (the SGEMM ladder's 8-trip k loops of steps 7 and 8, nested, are unrolled in its sm_86 SASS
+    and kept rolled in its sm_90 SASS). The top-level rule classifies all 90 top-level sweep loops as ptxas
+    did on both; on sm_90 it classifies all 90 nested ones too; the sm_86 nested rule 83 of 90 (the other 7
+    ptxas unrolls and gpusim keeps rolled) and 10 of the 11 constant loops of the SGEMM ladder (step 9's
+    16-trip k loop of 82 instructions ptxas unrolls and gpusim keeps rolled)."""
     if trips > MAX_FULL_TRIPS:
         return False
-    power, budget = NESTED if nested else TOP_LEVEL
+    power, budget = NESTED if nested and tuple(cc) < NESTED_FROM else TOP_LEVEL
     return trips * body ** power <= budget
 
 
@@ -420,12 +428,18 @@ def _fully_unrolled(kernel, block, plan) -> Block:
     temps = _temporaries(kernel, block, set(inductions) | {plan["i"]})
     names = kernel.program.reg_names + kernel.extra_regs
     skip = {plan["setp"], len(insts) - 1} | {at for at, _ in inductions.values()}
+    counter = _constant_counter(kernel, block, plan)
+    if counter is not None:
+        skip.add(plan["i_add"])
     out = Block()
     kept = [k for k in range(len(insts)) if k not in skip]
     for j in range(plan["trips"]):
-        _emit_copy(kernel, insts, kept, j, temps, names, inductions, out)
-    for r, (at, step) in sorted(inductions.items(), key=lambda item: item[1][0]):
-        if r in plan["fresh"]:
+        _emit_copy(kernel, insts, kept, j, temps, names, inductions, out, counter)
+    stepped = dict(inductions)
+    if counter is not None:
+        stepped[plan["i"]] = (plan["i_add"], plan["step"])
+    for r, (at, step) in sorted(stepped.items(), key=lambda item: item[1][0]):
+        if r in plan["fresh"] or r == plan["i"] and counter is not None and counter["fresh"]:
             continue
         row = insts[at].row.copy()
         for s in range(int(row[L.F_NSRC])):
@@ -435,10 +449,36 @@ def _fully_unrolled(kernel, block, plan) -> Block:
     return out
 
 
-def _emit_copy(kernel, insts: list, kept: list[int], j: int, temps, names, inductions: dict, out) -> None:
+def _constant_counter(kernel, block, plan) -> dict | None:
+    """How copies read the counter ``i`` of a fully unrolled loop as an immediate, as ptxas's copies do
+    (``k * 133`` of copy 3 is the constant 399, which then folds into an address offset): when every read of
+    ``i`` in the body, besides its compare and its own add, is an ALU operand of ``i``'s width. Then each copy
+    reads ``init + j * step`` (``+ step`` after the add), the adds go, and one add of ``trips`` steps ends
+    the loop unless ``i`` is read nowhere else (``fresh``). None when some read needs the register."""
+    i, at = plan["i"], plan["i_add"]
+    if i in plan["inductions"]:
+        return None
+    width = c.TYPE_BYTES[int(block.insts[at].row[L.F_TY])]
+    reads = 0
+    for k, inst in enumerate(block.insts[:-1]):
+        if k in (plan["setp"], at) or i not in deps.reads(inst.row):
+            continue
+        slots, other = immediate_slots(inst.row, i, width)
+        if other or not slots:
+            return None
+        reads += 1
+    if reads == 0:
+        return None
+    return {"reg": i, "at": at, "init": plan["init"], "step": plan["step"], "width": width,
+            "fresh": _reads_anywhere(kernel, i, outside=block) == 0}
+
+
+def _emit_copy(kernel, insts: list, kept: list[int], j: int, temps, names, inductions: dict, out,
+               counter: dict | None = None) -> None:
     """Append copy ``j`` of the loop body's instructions ``kept`` to ``out``: copies after the first write
-    fresh names for the body's temporaries, and memory offsets off an induction pointer move by ``j`` steps
-    (one more for an access after the pointer's own step)."""
+    fresh names for the body's temporaries, memory offsets off an induction pointer move by ``j`` steps
+    (one more for an access after the pointer's own step), and a ``counter`` read as an immediate (see
+    :func:`_constant_counter`) is that copy's value."""
     mapping = {} if j == 0 else {r: _new_reg(kernel, f"{names[r]}$u{j}") for r in sorted(temps)}
     for k in kept:
         inst = insts[k]
@@ -447,5 +487,10 @@ def _emit_copy(kernel, insts: list, kept: list[int], j: int, temps, names, induc
         if int(row[L.F_OP]) in _MEM and base in inductions:
             at, step = inductions[base]
             row[L.F_AOFF] = int(row[L.F_AOFF]) + (j + (1 if k > at else 0)) * step
+        if counter is not None and counter["reg"] in deps.reads(row):
+            value = counter["init"] + (j + (1 if k > counter["at"] else 0)) * counter["step"]
+            for s in immediate_slots(row, counter["reg"], counter["width"])[0]:
+                row[L.F_SK0 + 2 * s] = L.SK_IMM
+                row[L.F_SK0 + 2 * s + 1] = _imm(value, counter["width"])
         _rename(row, mapping)
         out.insts.append(_clone(inst, row))

@@ -127,6 +127,8 @@ class Program:
     # cooperative groups (gpusim.ptx.lower_cg): reserved shared memory inside shared_static_bytes that the
     # occupancy does not count again; the first line reading the grid barrier and the barrier's address
     reserved_shared_bytes: int = 0
+    dynamic_shared: bool = False
+    """The kernel declares ``extern`` (dynamic) shared memory, whose size only the launch gives."""
     grid_sync_line: int | None = None
     grid_barrier: int | None = None
     # code generation (gpusim.codegen): the mode that made ``code``, the lowered pc each row came from
@@ -340,6 +342,7 @@ def lower_function(module: ast.Module, func: ast.Function, symbols: dict) -> Pro
         call_recursive=linked is not None and linked.recursive,
         has_printf=linked is not None and any(site.kind == "printf" for site in linked.calls.values()),
         reserved_shared_bytes=RESERVED_SMEM_BYTES if reserved else 0,
+        dynamic_shared=bool(shared.extern_vars),
         grid_sync_line=grid_sync_line(func),
     )
 
