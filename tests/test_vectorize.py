@@ -94,6 +94,15 @@ def test_the_sgemm_ladder_listing_has_the_vector_loads_the_issue_names():
 
 
 _HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n"
+_STORE_F2 = """    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd2, %rd2, %rd3;
+    st.global.f32 [%rd2], %f2;
+    ret;
+}
+"""
+"""The kernels' last lines: thread tid stores %f2 to out[tid]."""
 _MASKED = _HEADER + """    .reg .b32 %r<8>;
     .reg .f32 %f<8>;
     .reg .b64 %rd<3>;
@@ -120,6 +129,20 @@ _MASKED = _HEADER + """    .reg .b32 %r<8>;
 """
 
 
+def _same_in_both_modes(text: str, config: str, threads: int, timing: bool = False, **gpu_options):
+    """Run the one-block kernel ``k(out)`` of ``text`` as written and as gpusim's code generation makes it;
+    assert the outputs are bit-identical; return the generated kernel."""
+    results, made = [], None
+    for mode in ("none", "ptxas"):
+        gpu = GPU(config, sms=1, codegen=mode, **gpu_options)
+        made = gpu.load_ptx(text, "k.ptx")["k"]
+        out = gpu.zeros(threads, np.float32)
+        gpu.launch(made, grid=1, block=threads, args=[out], timing=timing)
+        results.append(out.get())
+    np.testing.assert_array_equal(results[0], results[1])
+    return made
+
+
 @pytest.mark.parametrize("op, mask, width", [("and", "-128", 4), ("and", "-8", 2), ("and", "-4", 1),
                                              ("or", "0", 1), ("or", "16", 1), ("and", "1073741760", 4)])
 def test_alignment_follows_masks(op, mask, width):
@@ -131,14 +154,7 @@ def test_alignment_follows_masks(op, mask, width):
     code = made.program.code
     shared = code[(code[:, L.F_OP] == c.OP_LD) & (code[:, L.F_SPACE] == L.SP_SHARED)]
     assert sorted(int(v) for v in shared[:, L.F_VEC]) == [width] * (4 // width)
-    results = []
-    for mode in ("none", "ptxas"):
-        gpu = GPU("h100-sxm", sms=1, codegen=mode)
-        kernel = gpu.load_ptx(text, "masked.ptx")["k"]
-        out = gpu.zeros(64, np.float32)
-        gpu.launch(kernel, grid=1, block=64, args=[out], timing=False)
-        results.append(out.get())
-    np.testing.assert_array_equal(results[0], results[1])
+    _same_in_both_modes(text, "h100-sxm", 64)
 
 
 _CONSTANT_LOOP = _HEADER + """    .reg .pred %p<3>;
@@ -169,14 +185,7 @@ $L_loop:
     add.s32 %r7, %r7, STEP;
     setp.CMP.s32 %p1, %r7, BOUND;
     @%p1 bra $L_loop;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mul.wide.u32 %rd3, %r1, 4;
-    add.s64 %rd2, %rd2, %rd3;
-    st.global.f32 [%rd2], %f2;
-    ret;
-}
-"""
+""" + _STORE_F2
 
 
 @pytest.mark.parametrize("start, step, cmp, bound, trips", [
@@ -188,21 +197,12 @@ def test_constant_loops_unroll_fully_and_stay_exact(start, step, cmp, bound, tri
     (offsets 0, 4 | 8, 12 ...); the counter still feeds arithmetic. Results bit-identical to the PTX."""
     text = _CONSTANT_LOOP.replace("START", str(start)).replace("STEP", str(step)).replace("CMP", cmp) \
         .replace("BOUND", str(bound))
-    results = []
-    for mode in ("none", "ptxas"):
-        gpu = GPU("h100-sxm", sms=1, codegen=mode)
-        kernel = gpu.load_ptx(text, "loop.ptx")["k"]
-        out = gpu.zeros(256, np.float32)
-        gpu.launch(kernel, grid=1, block=256, args=[out], timing=False)
-        results.append(out.get())
-        if mode == "ptxas":
-            code = kernel.program.code
-            back = [pc for pc in range(len(code)) if code[pc, L.F_OP] == c.OP_BRA and code[pc, L.F_TARGET] <= pc]
-            assert back == []
-            loads = code[(code[:, L.F_OP] == c.OP_LD) & (code[:, L.F_SPACE] == L.SP_SHARED)]
-            assert sum(int(v) for v in loads[:, L.F_VEC]) == 2 * trips
-            assert len(loads) == trips // 2 + trips % 2
-    np.testing.assert_array_equal(results[0], results[1])
+    code = _same_in_both_modes(text, "h100-sxm", 256).program.code
+    back = [pc for pc in range(len(code)) if code[pc, L.F_OP] == c.OP_BRA and code[pc, L.F_TARGET] <= pc]
+    assert back == []
+    loads = code[(code[:, L.F_OP] == c.OP_LD) & (code[:, L.F_SPACE] == L.SP_SHARED)]
+    assert sum(int(v) for v in loads[:, L.F_VEC]) == 2 * trips
+    assert len(loads) == trips // 2 + trips % 2
 
 
 SWEEP_CONFIGS = {"sm_86": "a6000", "sm_90": "h100-sxm"}
@@ -316,12 +316,7 @@ def test_unrolled_copies_read_the_counter_as_a_constant():
     assert sorted(np.int32(np.uint32(v & 0xFFFFFFFF)) for v in converted) == [start + j * step for j in range(trips)]
 
 
-_PADDED_ROWS = """.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 out)
-{
-    .reg .pred %p<3>;
+_PADDED_ROWS = _HEADER + """    .reg .pred %p<3>;
     .reg .b32 %r<16>;
     .reg .f32 %f<16>;
     .reg .b64 %rd<4>;
@@ -363,14 +358,7 @@ $L_k:
     add.s32 %r7, %r7, 1;
     setp.lt.s32 %p1, %r7, 4;
     @%p1 bra $L_k;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mul.wide.u32 %rd3, %r1, 4;
-    add.s64 %rd2, %rd2, %rd3;
-    st.global.f32 [%rd2], %f2;
-    ret;
-}
-"""
+""" + _STORE_F2
 
 
 def _shared_load_shapes(program) -> list[tuple[int, tuple[bool, ...]]]:
@@ -402,14 +390,8 @@ def test_padded_rows_take_16_byte_loads_by_their_residue():
     # [R85.X4+0x1000], [R85.X4+0x1210], ...): the copies' (x + 133 k) * 4 reassociated, then merged
     assert len(set(rows[:, L.F_ABASE].tolist())) == 1
     assert sorted(rows[:, L.F_AOFF].tolist()) == [0, 16, 528, 544, 560, 1064, 1072, 1088, 1596, 1600, 1616]
-    results = []
-    for mode in ("none", "ptxas"):      # memcheck: an over-fetched word past the declared bytes would raise
-        gpu = GPU("a6000", sms=1, codegen=mode, sanitize="memcheck")
-        kernel = gpu.load_ptx(text, "padded.ptx")["k"]
-        out = gpu.zeros(256, np.float32)
-        gpu.launch(kernel, grid=1, block=256, args=[out], timing=True)
-        results.append(out.get())
-    np.testing.assert_array_equal(results[0], results[1])
+    # memcheck: an over-fetched word past the declared bytes would raise
+    _same_in_both_modes(text, "a6000", 256, timing=True, sanitize="memcheck")
     dynamic = _PADDED_ROWS.replace("DECL", ".extern .shared .align 16 .b8 bs[];")
     program = GPU("a6000", codegen="ptxas").load_ptx(dynamic, "padded_dynamic.ptx")["k"].program
     assert all(all(lanes) for _, lanes in _shared_load_shapes(program))
