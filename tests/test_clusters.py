@@ -355,3 +355,30 @@ def test_dsm_throughput_bounded_by_the_port(gpu, mod):
     assert floor <= spent <= 2 * floor, (spent, floor)
     want = ((np.arange(1024)[:, None] + 32 * np.arange(16)[None, :]) % 1024).sum(axis=1)
     np.testing.assert_array_equal(sink.to_host()[:1024], want)
+
+
+@pytest.mark.parametrize("timing", [False, True])
+def test_getctarank_names_the_cta_an_address_belongs_to(gpu, timing):
+    """tests/data/hopper/cluster_rank.cu (nvcc 13, cooperative_groups): cluster.query_shared_rank (getctarank.u64
+    on a generic address) of the peer's variable that cluster.map_shared_rank (mapa) gave is the peer's rank,
+    (r + 1) mod 4; of the CTA's own variable, its own rank r (PTX ISA, getctarank)."""
+    module = gpu.load(PTX.with_name("cluster_rank.ptx"))
+    out = gpu.zeros(8 * 3, np.uint32)
+    gpu.launch(module["_Z7rank_ofPj"], (8,), (32,), [out], cluster=(4, 1, 1), timing=timing)
+    got = out.to_host().reshape(8, 3)
+    ranks = np.arange(8) % 4
+    np.testing.assert_array_equal(got[:, 2], ranks)
+    np.testing.assert_array_equal(got[:, 0], (ranks + 1) % 4)
+    np.testing.assert_array_equal(got[:, 1], ranks)
+
+
+def test_getctarank_of_a_global_address_is_an_error(gpu):
+    """getctarank of a generic address outside the shared window (a global pointer) is the ISA's undefined case:
+    a ClusterAccessError, as mapa's."""
+    text = _DIRECTIVES_PTX.replace("  mapa.u64 %rd2, %rd1, 0;\n  st.global.u64 [%rd1], %rd2;",
+                                   "  getctarank.u64 %rd2, %rd1;\n  st.global.u64 [%rd1], %rd2;")
+    assert text != _DIRECTIVES_PTX
+    module = gpu.load_ptx(text, "directives.ptx")
+    with pytest.raises(ClusterAccessError, match="not a shared-memory address"):
+        gpu.launch(module["mapa_global"], (2,), (32,), [gpu.zeros(4, np.uint64)], cluster=(2, 1, 1),
+                   timing=False)

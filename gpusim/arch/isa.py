@@ -272,7 +272,8 @@ TENSOR_FORMS = TENSOR_FORMS + tuple(
 HOPPER_FORMS: tuple[Form, ...] = (
     # setmaxnreg and griddepcontrol (gpusim.ptx.lower_launch_control): checked, then issued as no-ops
     *(Form(name=name, op=c.OP_NOP, types="any", pipe=PIPE_NONE, latency=None, dep=DEP_FIXED)
-      for name in ("setmaxnreg.inc", "setmaxnreg.dec", "griddepcontrol.launch_dependents", "griddepcontrol.wait")),
+      for name in ("setmaxnreg.inc", "setmaxnreg.dec", "griddepcontrol.launch_dependents", "griddepcontrol.wait",
+                   "discard.L2", "applypriority.L2")),    # gpusim.ptx.lower_cache_policy: L2 hints, no-ops here
     Form(name="mbarrier", op=c.OP_MBARRIER, types="any", pipe=PIPE_MIO, latency=None, dep=DEP_SHORT),
     Form(name="mbarrier.pending_count", op=c.OP_MBARRIER, types="any", pipe=PIPE_ALU,
          latency="int32_latency_cycles", dep=DEP_FIXED),

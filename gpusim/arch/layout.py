@@ -64,13 +64,16 @@ TC_READ = 2048        # cp.async.bulk.wait_group.read
 # address in F_ABASE/F_AOFF; sources: count / txCount / state / parity (then the suspend hint, unused)
 MB_INIT, MB_ARRIVE, MB_ARRIVE_DROP, MB_EXPECT_TX, MB_COMPLETE_TX = 1, 2, 3, 4, 5
 MB_TEST_WAIT, MB_TRY_WAIT, MB_INVAL, MB_PENDING_COUNT = 6, 7, 8, 9
+MB_CP_ARRIVE = 10     # cp.async.mbarrier.arrive: an arrive-on once the thread's prior cp.async copies have landed
 MBF_EXPECT_TX = 1     # arrive.expect_tx / arrive_drop.expect_tx: source 0 is txCount, the arrival count 1
 MBF_PARITY = 2        # test_wait/try_wait.parity: source 0 is the phase parity, not a state token
 MBF_NO_COMPLETE = 4   # arrive.noComplete: completing the phase is an error
 MBF_COUNT = 8         # arrive with an explicit count (source 0, or source 1 after txCount)
+MBF_NOINC = 16        # cp.async.mbarrier.arrive.noinc: the pending count is not raised first
 # barrier.cluster (OP_BARRIER_CLUSTER): F_AUX the operation; F_SIZE the hidden per-thread register counting the
 # thread's arrivals (gpusim.engine.semantics.cluster_ops)
 CLUSTER_BAR_ARRIVE, CLUSTER_BAR_WAIT = 1, 2
+MAPA_GETCTARANK = 1   # an OP_MAPA row's F_AUX: getctarank (the rank an address names), not mapa
 # bulk copies (OP_BULK_COPY): destination address in F_ABASE/F_AOFF (space F_SPACE), source address in
 # source 0 + F_TC_SRC_OFFSET, size in source 1, the mbarrier (global->shared) in source 2 + F_BULK_MBAR_OFFSET
 BULK_G2S, BULK_S2G, BULK_S2C, BULK_MULTICAST = 1, 2, 3, 4   # S2C, MULTICAST: clusters (semantics/hopper.py)
@@ -79,6 +82,7 @@ BULK_G2S, BULK_S2G, BULK_S2C, BULK_MULTICAST = 1, 2, 3, 4   # S2C, MULTICAST: cl
 # tensor map's generic address, sources 1..rank the coordinates, source rank + 1 + F_BULK_MBAR_OFFSET the
 # mbarrier (loads)
 TMA_LOAD, TMA_STORE, TMA_REDUCE, TMA_PREFETCH = 1, 2, 3, 4
+BULK_CP_ARRIVE = 5    # a bulk_tx row's kind (TB_KIND) for cp.async.mbarrier.arrive: BT_BYTES arrivals, not bytes
 TMA_RED_ADD, TMA_RED_MIN, TMA_RED_MAX, TMA_RED_INC, TMA_RED_DEC, TMA_RED_AND, TMA_RED_OR, TMA_RED_XOR = (
     1, 2, 3, 4, 5, 6, 7, 8)
 TMA_TYPE_SHIFT = 8    # F_TC_FLAGS bits 8..: the reduction's element type (T_* code), from the instruction's type

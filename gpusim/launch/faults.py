@@ -149,6 +149,10 @@ _ASYNC_RULES = {
     S.ASYNC_TMAP_RANK: ("rank", "cp.async.bulk.tensor: the instruction's dimensionality differs from the tensor "
                         "map's rank {x} (map at {a})"),
     S.ASYNC_TMA_ALIGN: ("alignment", "cp.async.bulk.tensor: shared address {a} is not 128-byte aligned"),
+    S.ASYNC_LATE_ARRIVAL: ("arrivals", "the arrival of a cp.async.mbarrier.arrive, made when its copies landed "
+                           "(found here, at the next mbarrier operation of the block), is more than the phase's "
+                           "pending arrivals on the mbarrier at shared address {a}: more arrivals than "
+                           "mbarrier.init counted (.noinc counts against them)?"),
     S.ASYNC_TMA_SLOTS: ("in flight", "cp.async.bulk.tensor: more than {x} tensor/bulk copies in flight in one "
                         "block"),
 }

@@ -27,6 +27,7 @@ from gpusim.errors import GpusimError, PTXSyntaxError, UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.calls import Linked, link_calls, lower_call_row
 from gpusim.ptx.cfg import reconvergence_points
+from gpusim.ptx.lower_cache_policy import CACHE_POLICY_OPCODES, lower_cache_policy
 from gpusim.ptx.lower_cg import (
     GRID_BARRIER_BYTES,
     GRID_BARRIER_SYMBOL,
@@ -76,7 +77,7 @@ SUPPORTED_OPCODES = sorted(set(_ALU_OPS) | {
     "barrier", "membar", "fence", "nanosleep", "trap", "shfl", "vote", "activemask", "match", "redux",
     "mma", "ldmatrix", "stmatrix", "cp.async", "wmma", "wgmma", "mbarrier", "cp.async.bulk", "elect",
     "cp.async.bulk.tensor", "cp.reduce.async.bulk.tensor", "cp.async.bulk.prefetch.tensor",
-    *LAUNCH_CONTROL_OPCODES})
+    *LAUNCH_CONTROL_OPCODES, *CACHE_POLICY_OPCODES})
 
 # the type of each source operand, when it differs from the instruction type
 _U32_SOURCES = {  # op -> indices of sources that are u32 whatever the instruction type
@@ -400,6 +401,8 @@ def _lower_instruction(fl: _FunctionLowering, ins: ast.Instruction, label_pc: di
             lower_hopper(fl, ins, b)
         elif op in LAUNCH_CONTROL_OPCODES:
             lower_launch_control(fl, ins, b)
+        elif op in CACHE_POLICY_OPCODES:
+            lower_cache_policy(fl, ins, b)
         elif op in TEXTURE_OPCODES:
             raise _err(ins, f"'{op}{''.join(ins.mods)}' is not supported: gpusim models texture fetches (tex, "
                        "tld4) on texture objects, not texture queries or surfaces (see docs/kernels.md)",

@@ -1,8 +1,10 @@
-"""Lowering of the thread-block cluster instructions: ``mapa`` and ``barrier.cluster.arrive`` / ``.wait``
-(what the engine does: ``gpusim.engine.semantics.cluster_ops``; docs/kernels.md, "Clusters").
+"""Lowering of the thread-block cluster instructions: ``mapa``, ``getctarank`` and ``barrier.cluster.arrive`` /
+``.wait`` (what the engine does: ``gpusim.engine.semantics.cluster_ops``; docs/kernels.md, "Clusters").
 
 * ``mapa{.shared::cluster}.u32|.u64 d, a, rank``: the shared::cluster form maps a shared address to CTA
   ``rank``'s copy; without a state space ``a`` and ``d`` are generic addresses.
+* ``getctarank{.shared::cluster}.u32|.u64 d, a``: the rank of the CTA whose shared memory ``a`` names (an
+  OP_MAPA row with F_AUX = MAPA_GETCTARANK); without a state space ``a`` is a generic address.
 * ``barrier.cluster.arrive{.release|.relaxed}{.aligned}`` and ``barrier.cluster.wait{.acquire}{.aligned}``: the
   thread's arrivals are counted in a hidden register (one per kernel, ``HIDDEN_REG``), named in F_SIZE.
 
@@ -19,7 +21,7 @@ from gpusim.ptx import ast
 from gpusim.ptx.lower_common import _err, _expect_operands, _Row
 from gpusim.ptx.lower_hopper import _require_sm
 
-CLUSTER_OPCODES = ("mapa",)
+CLUSTER_OPCODES = ("mapa", "getctarank")
 HIDDEN_REG = "%__gpusim_cluster_arrivals"
 _ARRIVE_MODS = {".release", ".relaxed", ".aligned"}
 _WAIT_MODS = {".acquire", ".aligned"}
@@ -33,20 +35,23 @@ def lower_cluster(fl, ins: ast.Instruction, b: _Row) -> None:
     """Lower one ``mapa`` or ``barrier.cluster`` instruction into ``b``."""
     row = b.row
     mods = list(ins.mods)
-    if ins.opcode == "mapa":
-        _require_sm(fl, ins, 90, "mapa")
+    if ins.opcode in ("mapa", "getctarank"):
+        rank_of = ins.opcode == "getctarank"
+        _require_sm(fl, ins, 90, ins.opcode)
         space = L.SP_GENERIC
         if mods and mods[0] == ".shared::cluster":
             space = L.SP_SHARED
             mods.pop(0)
         if mods not in ([".u32"], [".u64"]):
-            raise _err(ins, f"'mapa{''.join(ins.mods)}': the forms are mapa{{.shared::cluster}}.u32|.u64 d, a, rank",
-                       unsupported=True)
-        _expect_operands(ins, 3)
+            raise _err(ins, f"'{ins.opcode}{''.join(ins.mods)}': the forms are {ins.opcode}{{.shared::cluster}}"
+                       f".u32|.u64 d, a{'' if rank_of else ', rank'}", unsupported=True)
+        _expect_operands(ins, 2 if rank_of else 3)
         ty = c.T_U32 if mods == [".u32"] else c.T_U64
         b.set_dsts(fl.dst(ins, ins.operands[0]))
         b.add_src(fl.src(ins, ins.operands[1], ty))
-        b.add_src(fl.src(ins, ins.operands[2], c.T_U32))
+        if not rank_of:
+            b.add_src(fl.src(ins, ins.operands[2], c.T_U32))
+        row[L.F_AUX] = L.MAPA_GETCTARANK if rank_of else 0
         row[L.F_OP] = c.OP_MAPA
         row[L.F_TY] = ty
         row[L.F_SPACE] = space

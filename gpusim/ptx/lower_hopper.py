@@ -1,6 +1,7 @@
-"""Lowering of the first Hopper instructions (issue 25): ``mbarrier.*``, ``cp.async.bulk`` (1D, global->shared
-completing bytes on an mbarrier, also ``.multicast::cluster`` to the CTAs of a ctaMask, shared->global in bulk
-groups, shared::cta->shared::cluster to another CTA of the cluster, and the groups' commit/wait), ``elect.sync``.
+"""Lowering of the first Hopper instructions (issue 25): ``mbarrier.*`` (with sm_80's ``cp.async.mbarrier.arrive``),
+``cp.async.bulk`` (1D, global->shared completing bytes on an mbarrier, also ``.multicast::cluster`` to the CTAs of
+a ctaMask, shared->global in bulk groups, shared::cta->shared::cluster to another CTA of the cluster, and the
+groups' commit/wait), ``elect.sync``.
 
 Each becomes one code row (columns in ``gpusim.arch.layout``: ``MB_*``, ``MBF_*``, ``BULK_*``); what the engine
 does with them is ``gpusim.engine.semantics.mbarrier``, their timing ``gpusim.engine.sm.async_timing`` and
@@ -132,6 +133,41 @@ def _lower_mbarrier(fl, ins: ast.Instruction, b: _Row) -> None:
         flags |= L.MBF_COUNT
     for operand in operands:
         b.add_src(fl.src(ins, operand, c.T_B64 if op in (L.MB_TEST_WAIT, L.MB_TRY_WAIT) else c.T_U32))
+    row[L.F_TC_FLAGS] = flags
+    row[L.F_ABASE] = base
+    row[L.F_AOFF] = offset
+    row[L.F_SPACE] = space if sym_space is None else L.SP_SHARED
+    row[L.F_SIZE] = 8
+    if base >= 0 and fl.reg_bits(base) == 32:
+        row[L.F_MODS] |= L.MEM_ADDR32
+    row[L.F_ISA] = isa.isa_row(c.OP_MBARRIER, c.T_NONE, "mbarrier")
+
+
+def lower_cp_async_arrive(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
+    """``cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]`` (sm_80; ``rest``: the modifiers after
+    ``.mbarrier.arrive``): an mbarrier row (``MB_CP_ARRIVE``) whose arrive-on happens once the executing thread's
+    prior ``cp.async`` copies have landed; without ``.noinc`` the pending count is raised by one at issue, so
+    the asynchronous arrival leaves it where it was (PTX ISA, cp.async.mbarrier.arrive)."""
+    row = b.row
+    flags = 0
+    space = L.SP_GENERIC
+    for mod in rest:
+        if mod == ".noinc" and not flags:
+            flags = L.MBF_NOINC
+        elif mod in (".shared", ".shared::cta"):
+            space = L.SP_SHARED
+        elif mod != ".b64":
+            raise _err(ins, f"'cp{''.join(ins.mods)}': gpusim models cp.async.mbarrier.arrive{{.noinc}}"
+                       "{.shared{::cta}}.b64 [addr]", unsupported=True)
+    _expect_operands(ins, 1)
+    if not isinstance(ins.operands[0], ast.Address):
+        raise _err(ins, "cp.async.mbarrier.arrive needs the mbarrier's address [addr]")
+    base, offset, sym_space = fl.address(ins, ins.operands[0])
+    if sym_space is not None and sym_space != L.SP_SHARED:
+        raise _err(ins, "an mbarrier object lives in shared memory")
+    row[L.F_OP] = c.OP_MBARRIER
+    row[L.F_AUX] = L.MB_CP_ARRIVE
+    row[L.F_TY] = c.T_B64
     row[L.F_TC_FLAGS] = flags
     row[L.F_ABASE] = base
     row[L.F_AOFF] = offset

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from gpusim.arch import codes as c
 from gpusim.arch import isa
 from gpusim.arch import layout as L
@@ -43,6 +45,13 @@ def _lower_memory(fl: OperandLowering, ins: ast.Instruction, b: _Row, m: _Mods, 
     row[L.F_SIZE] = c.TYPE_BYTES[ty]
     operands = ins.operands
     space = m.space
+    if ".L2::cache_hint" in ins.mods:       # a trailing 64-bit cache policy (createpolicy): checked, no effect
+        if not operands or not isinstance(operands[-1], (ast.Reg, ast.Imm)):
+            raise _err(ins, f"'{op}' with .L2::cache_hint takes the 64-bit cache policy (createpolicy's) as its "
+                       "last operand")
+        fl.src(ins, operands[-1], c.T_B64)
+        ins = dataclasses.replace(ins, operands=operands[:-1])
+        operands = ins.operands
     if op in ("ld", "ldu"):
         _expect_operands(ins, 2)
         row[L.F_OP] = c.OP_LD

@@ -16,7 +16,7 @@ from gpusim.arch import layout as L
 from gpusim.errors import UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.lower_common import OperandLowering, _err, _expect_operands, _reg_vector, _Row
-from gpusim.ptx.lower_hopper import lower_bulk
+from gpusim.ptx.lower_hopper import lower_bulk, lower_cp_async_arrive
 from gpusim.ptx.lower_tma import lower_tensor_copy
 from gpusim.ptx.lower_wgmma import lower_wgmma
 
@@ -220,6 +220,9 @@ def _lower_cp_async(fl, ins: ast.Instruction, b: _Row) -> None:
         lower_bulk(fl, ins, b, rest[1:])
         return
     _require_sm(fl, ins, 80, "cp.async")
+    if rest[:2] == [".mbarrier", ".arrive"]:
+        lower_cp_async_arrive(fl, ins, b, rest[2:])
+        return
     if rest == [".commit_group"]:
         _expect_operands(ins, 0)
         row[L.F_OP] = c.OP_CP_COMMIT

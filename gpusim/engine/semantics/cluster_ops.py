@@ -6,6 +6,12 @@ mapa
     CTA ``rank``; the generic form takes and gives generic addresses of the shared window. A rank outside the
     cluster (or, generic, an address outside the shared window) is the ISA's undefined behaviour: ERR_CLUSTER.
 
+getctarank
+    ``getctarank.shared::cluster d, a`` (a row of OP_MAPA with F_AUX = MAPA_GETCTARANK) inverts it: the rank of
+    the CTA whose shared memory ``a`` names -- ``(a >> 24) - 1`` for a mapped address, the thread's own rank for
+    an address of its own window; the generic form takes a generic address of the shared window. An address
+    outside the window, or naming a rank past the cluster, is ERR_CLUSTER.
+
 barrier.cluster
     Each thread counts its arrivals in a hidden register (row column F_SIZE names it, zeroed when its block
     starts). ``arrive`` adds one; ``wait`` completes for a thread once every thread of the cluster that has not
@@ -30,8 +36,10 @@ from gpusim.engine.semantics.cluster import (
     CLERR_RANK,
     CTA_WINDOW,
     OFFSET_MASK,
+    RANK_SHIFT,
     cluster_size,
     rank_slots,
+    warp_rank,
 )
 from gpusim.engine.semantics.operands import read_src
 from gpusim.engine.semantics.simt import STATUS_OK, fail
@@ -56,12 +64,19 @@ def exec_mapa(m, row, pc, w, mask):
     for lane in range(32):
         if (mask >> lane) & 1:
             a = np.int64(read_src(m, row, 0, w, lane))
-            rank = np.int64(read_src(m, row, 1, w, lane) & U32_MASK)
+            rank = np.int64(read_src(m, row, 1, w, lane) & U32_MASK) if row[L.F_NSRC] > 1 else np.int64(0)
             shared = a
             if generic:
                 if not L.SHARED_WINDOW <= a < L.SHARED_WINDOW + L.WINDOW_BYTES:
                     return _cluster_fail(m, CLERR_NOT_SHARED, rank, pc, w, lane, a)
                 shared = a - L.SHARED_WINDOW
+            if row[L.F_AUX] == L.MAPA_GETCTARANK:
+                rank = (shared >> RANK_SHIFT) - 1 if shared >= CTA_WINDOW else np.int64(warp_rank(m, w))
+                if rank >= size:
+                    return _cluster_fail(m, CLERR_RANK, rank, pc, w, lane, a)
+                if d >= 0:
+                    m.regs[w, d, lane] = np.uint64(rank)
+                continue
             if rank >= size:
                 return _cluster_fail(m, CLERR_RANK, rank, pc, w, lane, a)
             out = ((rank + 1) * CTA_WINDOW) | (shared & OFFSET_MASK)

@@ -17,6 +17,13 @@ The mbarrier object
     ``try_wait`` returns at once, like ``test_wait`` (a thread spinning on it issues as a loop does; the
     hardware's bounded suspension is not modelled). Lanes act one after another in lane order.
 
+cp.async.mbarrier.arrive
+    An arrive-on once the thread's earlier ``cp.async`` copies are complete; without ``.noinc`` the pending
+    count is raised by one at issue. The functional loop's copies have landed at issue, so the arrival is made
+    at once; the timed loop books a ``bulk_tx`` row of kind ``BULK_CP_ARRIVE`` (its arrivals in BT_BYTES, one
+    row per instruction and word) that ``sm/async_timing.py`` gives the cycle the warp's last copy lands, and
+    ``apply_landed`` makes the arrivals then.
+
 Bulk copies
     The bytes move at issue (as ``cp.async``'s do). In the functional loop a global->shared copy's
     complete-tx is applied at once; in the timed loop (``launch[L_TIMED]``) the copy is recorded in
@@ -106,9 +113,42 @@ def complete_tx(m, bslot, offset, nbytes):
 
 
 @compiled_only
+def async_arrive(m, bslot, offset, count):
+    """``count`` arrive-on operations, one after another, on the mbarrier at shared ``offset`` (cp.async.mbarrier
+    .arrive's, once the copies have landed); returns -1 when the word is not an mbarrier, -2 when an arrival
+    finds no pending count left, else 0."""
+    for _ in range(count):
+        word = m.shared64[bslot, offset >> 3]
+        if (word & VALID) == 0:
+            return -1
+        phase, pending, expected, tx = unpack(word)
+        if pending < 1:
+            return -2
+        phase, pending, expected, tx = settle(phase, pending - 1, expected, tx)
+        m.shared64[bslot, offset >> 3] = pack(phase, pending, expected, tx)
+    return 0
+
+
+@compiled_only
+def _book_arrival(m, bslot, offset):
+    """Timed loop: one more arrival for the warp's instruction on the mbarrier at ``offset``: a row of
+    ``bulk_tx`` (kind BULK_CP_ARRIVE, BT_BYTES its arrivals) that the timing model gives the cycle the warp's
+    cp.async copies land; the lanes of one instruction naming one word share a row. 0, or -1 when no row frees."""
+    table = m.bulk_tx[bslot]
+    for i in range(table.shape[0]):
+        if table[i, S.BT_STATE] == S.BTS_UNTIMED and table[i, TB_KIND] == L.BULK_CP_ARRIVE and \
+                table[i, S.BT_MBAR] == offset:
+            table[i, S.BT_BYTES] += 1
+            return 0
+    return 0 if book_bulk(m, bslot, offset, 1, 0, L.BULK_CP_ARRIVE) >= 0 else -1
+
+
+@compiled_only
 def apply_landed(m, bslot, now):
     """Timed loop: apply, in the order they land, the complete-tx of every bulk copy of block slot ``bslot``
-    that has landed by cycle ``now``; returns -1 when one names a word that is no longer an mbarrier."""
+    that has landed by cycle ``now`` (and the arrivals of cp.async.mbarrier.arrive); returns 0, or, when one
+    fails, ``-(4 * (offset + 1) + code)``: code 1 when the word at shared ``offset`` is no longer an mbarrier,
+    2 when an arrival finds no pending count left (``landed_failure`` decodes it)."""
     table = m.bulk_tx[bslot]
     while True:
         best = -1
@@ -119,9 +159,21 @@ def apply_landed(m, bslot, now):
         if best < 0:
             return 0
         table[best, S.BT_STATE] = S.BTS_FREE
-        if table[best, S.BT_MBAR] >= 0 and complete_tx(m, bslot, table[best, S.BT_MBAR],
-                                                       table[best, S.BT_BYTES]) < 0:
-            return -1
+        offset = table[best, S.BT_MBAR]
+        if table[best, TB_KIND] == L.BULK_CP_ARRIVE:
+            status = async_arrive(m, bslot, offset, table[best, S.BT_BYTES])
+            if status < 0:
+                return -(4 * (offset + 1) - status)
+        elif offset >= 0 and complete_tx(m, bslot, offset, table[best, S.BT_BYTES]) < 0:
+            return -(4 * (offset + 1) + 1)
+
+
+@compiled_only
+def landed_failure(m, status, pc, w):
+    """The error of a failed ``apply_landed`` (its ``status`` < 0), reported at the instruction that applied it."""
+    code = (-status) % 4
+    offset = (-status) // 4 - 1
+    return _async_fail(m, S.ASYNC_LATE_ARRIVAL if code == 2 else S.ASYNC_UNINIT, 1, pc, w, 0, offset)
 
 
 @compiled_only
@@ -186,6 +238,18 @@ def _mbarrier_lane(m, row, pc, w, lane, bslot, offset):
         if d0 >= 0:
             m.regs[w, d0, lane] = np.uint64(1) if parity != (word >> np.uint64(63)) else np.uint64(0)
         return STATUS_OK
+    if op == L.MB_CP_ARRIVE:
+        phase, pending, expected, tx = unpack(word)
+        if not row[L.F_TC_FLAGS] & L.MBF_NOINC:       # raised now, lowered by the arrival: a net zero
+            if pending + 1 > COUNT_MASK:
+                return _async_fail(m, S.ASYNC_TX_RANGE, pending + 1, pc, w, lane, offset)
+            m.shared64[bslot, offset >> 3] = pack(phase, pending + 1, expected, tx)
+        if m.launch[S.L_TIMED] != 0:                  # the copies land later: the timing model says when
+            if _book_arrival(m, bslot, offset) < 0:
+                return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, offset)
+        elif async_arrive(m, bslot, offset, 1) < 0:   # the functional loop's copies have landed at issue
+            return _async_fail(m, S.ASYNC_UNDERFLOW, 1, pc, w, lane, offset)
+        return STATUS_OK
     if op == L.MB_ARRIVE or op == L.MB_ARRIVE_DROP:
         new, token, sub = _arrive(m, row, word, lane, w)
         if sub != 0:
@@ -233,8 +297,9 @@ def exec_mbarrier(m, row, pc, w, mask):
                 m.regs[w, d0, lane] = read_src(m, row, 0, w, lane) & np.uint64(COUNT_MASK)
         return STATUS_OK
     bslot = m.warp_bslot[w]
-    if m.launch[S.L_TIMED] != 0 and apply_landed(m, bslot, m.clock[0]) < 0:
-        return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, 0, 0)
+    landed = apply_landed(m, bslot, m.clock[0]) if m.launch[S.L_TIMED] != 0 else 0
+    if landed < 0:
+        return landed_failure(m, landed, pc, w)
     space = row[L.F_SPACE]
     for lane in range(32):
         if (mask >> lane) & 1:
@@ -251,13 +316,19 @@ def exec_mbarrier(m, row, pc, w, mask):
                 rspace, offset = resolve(m, space, address, 8, 8, False)
             if rspace < 0:
                 return fail(m, error_kind(offset), pc, w, lane, address)
-            if rspace != L.SP_SHARED:
+            if rspace != L.SP_SHARED or (op == L.MB_CP_ARRIVE and target != bslot):   # cp.async's: its own CTA's
                 return _async_fail(m, S.ASYNC_BULK_SPACE, address, pc, w, lane, address)
             m.lane_addr[lane] = offset
             if _mbarrier_lane(m, row, pc, w, lane, target, offset) != STATUS_OK:
                 return STATUS_ERROR
     req = m.mem_req
     req[S.MR_SPACE] = L.SP_SHARED
+    if op == L.MB_CP_ARRIVE:          # its arrivals are timed with the warp's cp.async copies (async_timing)
+        req[S.MR_KIND] = S.MK_BULK if mask != 0 and m.launch[S.L_TIMED] != 0 else 0
+        req[S.MR_MASK] = mask
+        req[S.MR_BAR_ID] = bslot
+        req[S.MR_BAR_COUNT] = 0
+        return STATUS_OK
     req[S.MR_SIZE] = 8
     req[S.MR_VEC] = 1
     req[S.MR_KIND] = S.MK_ATOMIC if mask != 0 else 0

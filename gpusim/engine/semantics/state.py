@@ -92,10 +92,10 @@ ERROR_KINDS = Kinds("error-kinds", "err[E_KIND]", "ERR_", "error kinds (gpusim.l
     Kind("ASYNC", 13, "an mbarrier or bulk-copy rule broken (E_SUB: ASYNC_*, E_EXTRA: the value)"),
     Kind("CLUSTER", 14, "a DSM access the ISA leaves undefined (E_SUB: cluster.CLERR_*, E_EXTRA: the rank)"),
 ))
-# E_SUB of ERR_ASYNC (semantics/mbarrier.py): which rule of the PTX ISA was broken
-ASYNC_UNINIT, ASYNC_UNDERFLOW, ASYNC_TX_RANGE, ASYNC_INIT_COUNT = 1, 2, 3, 4
+ASYNC_UNINIT, ASYNC_UNDERFLOW, ASYNC_TX_RANGE, ASYNC_INIT_COUNT = 1, 2, 3, 4   # E_SUB of ERR_ASYNC: the rule broken
 ASYNC_BULK_ALIGN, ASYNC_BULK_SIZE, ASYNC_NO_COMPLETE, ASYNC_BULK_SPACE = 5, 6, 7, 8
 ASYNC_TMAP, ASYNC_TMAP_RANK, ASYNC_TMA_ALIGN, ASYNC_TMA_SLOTS = 9, 10, 11, 12   # TMA (semantics/tma.py)
+ASYNC_LATE_ARRIVAL = 13   # an arrival of cp.async.mbarrier.arrive (when its copies land) found none pending
 # E_SUB of ERR_SYNC: which member-mask rule was broken
 SYNC_NOT_MEMBER, SYNC_INACTIVE_MEMBER, SYNC_MASK_MISMATCH = 1, 2, 3
 SYNC_NEVER_ARRIVES = 4    # ITS: every group of the warp is blocked at a warp-synchronous instruction

@@ -71,6 +71,17 @@ def async_copy_groups(cp_state, req, w, cycle):
 
 
 @compiled_only
+def _copies_landed(cp_state, w):
+    """The cycle the last of warp ``w``'s cp.async copies so far lands: its open group and every committed one
+    (cp.async.mbarrier.arrive tracks all prior copies of the thread, committed or not)."""
+    last = max(cp_state[w, T.CP_OPEN], cp_state[w, T.CP_FLOOR])
+    count = cp_state[w, T.CP_COUNT]
+    for i in range(max(0, count - T.CP_RING), count):
+        last = max(last, cp_state[w, T.CP_RING0 + i % T.CP_RING])
+    return last
+
+
+@compiled_only
 def _bulk_one(mp, ms, sm, cycle, gaddr, nbytes, load):
     """``(done, moved)``: the cycle one bulk copy of ``nbytes`` at heap offset ``gaddr`` has moved through the
     memory system, and the cycle its shared-memory side has been written (a load) or read (a store)."""
@@ -113,6 +124,10 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
     table = mp.bulk_tx[mp.mem_req[S.MR_BAR_ID]]
     for i in range(table.shape[0]):
         if table[i, S.BT_STATE] != S.BTS_UNTIMED:
+            continue
+        if table[i, TB_KIND] == L.BULK_CP_ARRIVE:    # cp.async.mbarrier.arrive: when the warp's copies land
+            table[i, S.BT_READY] = max(cycle, _copies_landed(mp.cp_state, w))
+            table[i, S.BT_STATE] = S.BTS_TIMED
             continue
         load = table[i, S.BT_MBAR] >= 0
         if table[i, TB_KIND] != 0:       # a TMA tensor copy (tma_timing.py)
