@@ -134,9 +134,14 @@ def _lower_mbarrier(fl, ins: ast.Instruction, b: _Row) -> None:
     for operand in operands:
         b.add_src(fl.src(ins, operand, c.T_B64 if op in (L.MB_TEST_WAIT, L.MB_TRY_WAIT) else c.T_U32))
     row[L.F_TC_FLAGS] = flags
+    _mbarrier_row(fl, row, base, offset, space if sym_space is None else L.SP_SHARED)
+
+
+def _mbarrier_row(fl, row, base: int, offset: int, space: int) -> None:
+    """The address columns and form of an mbarrier row (the 8-byte object at ``[base + offset]`` in ``space``)."""
     row[L.F_ABASE] = base
     row[L.F_AOFF] = offset
-    row[L.F_SPACE] = space if sym_space is None else L.SP_SHARED
+    row[L.F_SPACE] = space
     row[L.F_SIZE] = 8
     if base >= 0 and fl.reg_bits(base) == 32:
         row[L.F_MODS] |= L.MEM_ADDR32
@@ -169,13 +174,7 @@ def lower_cp_async_arrive(fl, ins: ast.Instruction, b: _Row, rest: list[str]) ->
     row[L.F_AUX] = L.MB_CP_ARRIVE
     row[L.F_TY] = c.T_B64
     row[L.F_TC_FLAGS] = flags
-    row[L.F_ABASE] = base
-    row[L.F_AOFF] = offset
-    row[L.F_SPACE] = space if sym_space is None else L.SP_SHARED
-    row[L.F_SIZE] = 8
-    if base >= 0 and fl.reg_bits(base) == 32:
-        row[L.F_MODS] |= L.MEM_ADDR32
-    row[L.F_ISA] = isa.isa_row(c.OP_MBARRIER, c.T_NONE, "mbarrier")
+    _mbarrier_row(fl, row, base, offset, space if sym_space is None else L.SP_SHARED)
 
 
 def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
