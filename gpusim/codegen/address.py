@@ -28,7 +28,7 @@ from gpusim.arch import codes as c
 from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.codegen import deps
-from gpusim.codegen.fold import definitions
+from gpusim.codegen.fold import definitions, immediate_field
 from gpusim.ptx.lower import MAX_ADDRESS_OFFSET
 
 _MEM = (c.OP_LD, c.OP_ST, c.OP_ATOM, c.OP_RED, c.OP_PREFETCH)
@@ -187,7 +187,7 @@ def reassociate_bases(kernel) -> int:
             continue
         row[L.F_SK0 + 1] = x
         if multiple != 1:
-            row[L.F_SK0 + 3] = _wrap(scale[1] * multiple, 8 * c.TYPE_BYTES[int(row[L.F_TY])])
+            row[L.F_SK0 + 3] = immediate_field(scale[1] * multiple, 8 * c.TYPE_BYTES[int(row[L.F_TY])])
         for u in users:
             u.row[L.F_AOFF] = int(u.row[L.F_AOFF]) + shift
         readers.setdefault(x, []).append(inst)
@@ -249,9 +249,3 @@ def _plus_constant(row, defs: dict) -> tuple[int, int, int] | None:
 def _signed(value: int, bits: int) -> int:
     value &= (1 << bits) - 1
     return value - (1 << bits) if value >> (bits - 1) else value
-
-
-def _wrap(value: int, bits: int) -> int:
-    """``value`` as an immediate field of a ``bits``-wide type (its bits, as a signed 64-bit field)."""
-    value &= (1 << bits) - 1
-    return value - (1 << 64) if value >= 1 << 63 else value

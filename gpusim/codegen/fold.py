@@ -107,13 +107,13 @@ def _evaluate_constants(kernel) -> int:
             row[L.F_OP] = c.OP_MOV
             row[L.F_NSRC] = 1
             row[L.F_MODS] = 0
-            row[L.F_SK0], row[L.F_SK0 + 1] = L.SK_IMM, _immediate(value, bits)
+            row[L.F_SK0], row[L.F_SK0 + 1] = L.SK_IMM, immediate_field(value, bits)
         elif op == c.OP_MAD and len(srcs) == 3 and srcs[0][0] == srcs[1][0] == L.SK_IMM and srcs[2][0] == L.SK_REG:
             row[L.F_OP] = c.OP_ADD
             row[L.F_NSRC] = 2
             row[L.F_MODS] = 0
             row[L.F_SK0], row[L.F_SK0 + 1] = L.SK_REG, srcs[2][1]
-            row[L.F_SK0 + 2], row[L.F_SK0 + 3] = L.SK_IMM, _immediate(srcs[0][1] * srcs[1][1], bits)
+            row[L.F_SK0 + 2], row[L.F_SK0 + 3] = L.SK_IMM, immediate_field(srcs[0][1] * srcs[1][1], bits)
         else:
             continue
         row[L.F_ISA] = isa.isa_row(int(row[L.F_OP]), ty)
@@ -121,8 +121,9 @@ def _evaluate_constants(kernel) -> int:
     return changed
 
 
-def _immediate(value: int, bits: int) -> int:
-    """``value`` as an immediate of a ``bits``-wide type (its bits, as a signed 64-bit field)."""
+def immediate_field(value: int, bits: int) -> int:
+    """``value`` as the immediate field of a ``bits``-wide type: its low ``bits`` bits, stored as a signed
+    64-bit field (the code rows' int64 columns)."""
     value &= (1 << bits) - 1
     return value - (1 << 64) if value >= 1 << 63 else value
 

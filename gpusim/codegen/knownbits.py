@@ -35,18 +35,9 @@ from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.codegen import deps
 
-CAP = 1 << 20
-"""The alignment of a value known to be 0 (larger than any access size)."""
-
 _ALL = (1 << 64) - 1
 _UNKNOWN = (0, 0)
 """(known mask, known values): nothing known."""
-
-
-def lowbit(value: int) -> int:
-    """The largest power of two dividing ``value`` (capped at :data:`CAP`; 0 is :data:`CAP`)."""
-    value &= _ALL
-    return CAP if value == 0 else min(value & -value, CAP)
 
 
 def _exact(value: int) -> tuple[int, int]:
@@ -92,8 +83,8 @@ def _multiply(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
 
 
 class Alignment:
-    """Known low bits of every register of ``kernel``: :meth:`residue` and :meth:`reg` (1 when nothing is
-    known)."""
+    """Known low bits of every register of ``kernel``: :meth:`fact` and :meth:`residue` (None when the low bits
+    are not known)."""
 
     def __init__(self, kernel):
         self.defs: dict[int, list] = {}
@@ -141,10 +132,6 @@ class Alignment:
         known, value = self.fact(r)
         bits = modulus.bit_length() - 1
         return value & (modulus - 1) if _low_run(known) >= bits else None
-
-    def reg(self, r: int) -> int:
-        """The largest power of two known to divide register ``r`` (:data:`CAP` for a value known to be 0)."""
-        return min(1 << _zeros(self.fact(r)), CAP)
 
     def _source(self, kind: int, value: int) -> tuple[int, int] | None:
         if kind == L.SK_IMM:

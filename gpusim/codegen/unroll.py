@@ -56,7 +56,7 @@ from gpusim.arch import codes as c
 from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.codegen import deps
-from gpusim.codegen.fold import immediate_slots
+from gpusim.codegen.fold import immediate_field, immediate_slots
 from gpusim.codegen.ir import Block
 from gpusim.ptx.lower import MAX_ADDRESS_OFFSET
 
@@ -232,11 +232,6 @@ def _rename(row, mapping: dict[int, int]) -> None:
         row[L.F_ABASE] = mapping.get(int(row[L.F_ABASE]), int(row[L.F_ABASE]))
 
 
-def _imm(value: int, width: int) -> int:
-    bits = value & ((1 << (8 * width)) - 1)
-    return bits - (1 << 64) if bits >= 1 << 63 else bits
-
-
 def _clone(inst, row):
     return dataclasses.replace(inst, row=row)
 
@@ -259,7 +254,7 @@ def _unrolled(kernel, block, b, plan, factor):
         add = i_add.row.copy()
         add[L.F_DST0] = t
         add[L.F_SK0], add[L.F_SK0 + 1] = L.SK_REG, i
-        add[L.F_SK0 + 2], add[L.F_SK0 + 3] = L.SK_IMM, _imm((factor - 1) * plan["step"], width)
+        add[L.F_SK0 + 2], add[L.F_SK0 + 3] = L.SK_IMM, immediate_field((factor - 1) * plan["step"], 8 * width)
         add[L.F_NSRC] = 2
         add[L.F_ISA] = isa.isa_row(c.OP_ADD, int(add[L.F_TY]))
         cmp = setp_inst.row.copy()
@@ -281,7 +276,7 @@ def _unrolled(kernel, block, b, plan, factor):
         row = insts[at].row.copy()
         for s in range(int(row[L.F_NSRC])):
             if int(row[L.F_SK0 + 2 * s]) == L.SK_IMM:
-                row[L.F_SK0 + 2 * s + 1] = _imm(factor * step, c.TYPE_BYTES[int(row[L.F_TY])])
+                row[L.F_SK0 + 2 * s + 1] = immediate_field(factor * step, 8 * c.TYPE_BYTES[int(row[L.F_TY])])
         main.insts.append(_clone(insts[at], row))
     if i not in inductions:       # i also feeds other arithmetic: its add stayed in every copy
         pass
@@ -444,7 +439,7 @@ def _fully_unrolled(kernel, block, plan) -> Block:
         row = insts[at].row.copy()
         for s in range(int(row[L.F_NSRC])):
             if int(row[L.F_SK0 + 2 * s]) == L.SK_IMM:
-                row[L.F_SK0 + 2 * s + 1] = _imm(plan["trips"] * step, c.TYPE_BYTES[int(row[L.F_TY])])
+                row[L.F_SK0 + 2 * s + 1] = immediate_field(plan["trips"] * step, 8 * c.TYPE_BYTES[int(row[L.F_TY])])
         out.insts.append(_clone(insts[at], row))
     return out
 
@@ -491,6 +486,6 @@ def _emit_copy(kernel, insts: list, kept: list[int], j: int, temps, names, induc
             value = counter["init"] + (j + (1 if k > counter["at"] else 0)) * counter["step"]
             for s in immediate_slots(row, counter["reg"], counter["width"])[0]:
                 row[L.F_SK0 + 2 * s] = L.SK_IMM
-                row[L.F_SK0 + 2 * s + 1] = _imm(value, counter["width"])
+                row[L.F_SK0 + 2 * s + 1] = immediate_field(value, 8 * counter["width"])
         _rename(row, mapping)
         out.insts.append(_clone(inst, row))

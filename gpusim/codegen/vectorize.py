@@ -90,8 +90,7 @@ def _shapes(row, align: Alignment, overfetch: bool) -> list[tuple[int | None, ..
         residue = 0 if base < 0 else align.residue(base, nbytes)
         if residue is not None and (residue + offset) % nbytes == 0:
             out.append(tuple(range(width)))
-        if width == 4 and overfetch and int(row[L.F_SPACE]) == L.SP_SHARED:
-            residue = 0 if base < 0 else align.residue(base, 16)
+        if width == 4 and overfetch and int(row[L.F_SPACE]) == L.SP_SHARED:   # nbytes is 16: the same residue
             if residue is not None and (residue + offset) % 16 == 0:
                 out.append((0, 1, 2, None))
             elif residue is not None and (residue + offset) % 16 == 4:

@@ -25,6 +25,7 @@ from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.ptx import ast
 from gpusim.ptx.lower_common import _err, _expect_operands, _Row
+from gpusim.ptx.lower_hopper import _require_sm
 
 CACHE_POLICY_OPCODES = ("createpolicy", "discard", "applypriority")
 PRIMARY = (".L2::evict_last", ".L2::evict_normal", ".L2::evict_first", ".L2::evict_unchanged")
@@ -34,17 +35,10 @@ LINE = 128
 """discard and applypriority act on one 128-byte L2 line (PTX ISA: the size operand is 128)."""
 
 
-def _sm(fl) -> int:
-    target = getattr(getattr(fl, "module", None), "target", None) or "sm_90"
-    digits = "".join(ch for ch in target.split(",")[0] if ch.isdigit())
-    return int(digits) if digits else 90
-
-
 def lower_cache_policy(fl, ins: ast.Instruction, b: _Row) -> None:
     """Lower one ``createpolicy``, ``discard`` or ``applypriority`` instruction into ``b``."""
     name = f"{ins.opcode}{''.join(ins.mods)}"
-    if _sm(fl) < 80:
-        raise _err(ins, f"{name} needs sm_80 or later", unsupported=True)
+    _require_sm(fl, ins, 80, name)
     if ins.opcode == "createpolicy":
         _lower_createpolicy(fl, ins, b, name)
         return

@@ -322,13 +322,10 @@ def exec_mbarrier(m, row, pc, w, mask):
             if _mbarrier_lane(m, row, pc, w, lane, target, offset) != STATUS_OK:
                 return STATUS_ERROR
     req = m.mem_req
-    req[S.MR_SPACE] = L.SP_SHARED
     if op == L.MB_CP_ARRIVE:          # its arrivals are timed with the warp's cp.async copies (async_timing)
-        req[S.MR_KIND] = S.MK_BULK if mask != 0 and m.launch[S.L_TIMED] != 0 else 0
-        req[S.MR_MASK] = mask
-        req[S.MR_BAR_ID] = bslot
-        req[S.MR_BAR_COUNT] = 0
+        _bulk_request(m, mask, bslot)
         return STATUS_OK
+    req[S.MR_SPACE] = L.SP_SHARED
     req[S.MR_SIZE] = 8
     req[S.MR_VEC] = 1
     req[S.MR_KIND] = S.MK_ATOMIC if mask != 0 else 0
@@ -425,13 +422,21 @@ def exec_bulk_copy(m, row, pc, w, mask):
             continue
         if timed and book_bulk(m, bslot, mbar, size, soff if g2s else doff, 0) < 0:
             return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar)
+    _bulk_request(m, mask, bslot)
+    return STATUS_OK
+
+
+@compiled_only
+def _bulk_request(m, mask, bslot):
+    """The request of an instruction whose ``bulk_tx`` rows of block slot ``bslot`` the timed loop times next
+    (a bulk copy's, cp.async.mbarrier.arrive's): MK_BULK for the timing model when timed, a shared-memory
+    access for the functional loop's turns either way."""
     req = m.mem_req
-    req[S.MR_SPACE] = L.SP_SHARED         # a shared-memory access for the functional loop's turns
-    req[S.MR_KIND] = S.MK_BULK if mask != 0 and timed else 0
+    req[S.MR_SPACE] = L.SP_SHARED
+    req[S.MR_KIND] = S.MK_BULK if mask != 0 and m.launch[S.L_TIMED] != 0 else 0
     req[S.MR_MASK] = mask
     req[S.MR_BAR_ID] = bslot
     req[S.MR_BAR_COUNT] = 0           # not a multicast (semantics/hopper.py)
-    return STATUS_OK
 
 
 @compiled_only
