@@ -260,3 +260,9 @@ OP_FIRST_HOPPER = 113
 OP_LAST_HOPPER = 118
 # ---------------------------------------------------------------- added by the conformance corpus (dp2a)
 MOD_DP2A_HI = 1 << 31    # dp2a.hi: bytes 2-3 of b (else .lo: bytes 0-1)
+# ---------------------------------------------------------------- szext and bmsk (PTX ISA 7.6, sm_70): bfe and bfi rows
+# szext.mode.{u,s}32 d, a, b is bfe d, a, 0, N and bmsk.mode.b32 d, a, b is bfi d, 0xFFFFFFFF, 0, a, N (ones inserted
+# at a), with the position and width operands taken modulo 32 (.wrap) or clamped to 32 (.clamp) first
+MOD_SZEXT = 1 << 30      # on OP_BFE rows (bfind's MOD_SHIFTAMT bit: flags are per operation)
+MOD_BMSK = 1 << 30       # on OP_BFI rows
+MOD_BITS_CLAMP = 1 << 20  # with MOD_SZEXT / MOD_BMSK: .clamp (else .wrap); shf's MOD_SHF_CLAMP bit

@@ -14,6 +14,14 @@ cores by gpusim.labs.tensor_gemm on a slice of ``sms`` SMs, in three phases:
 * **prefill, f16 accumulate**: the same prompt through the layer in FP16 with f16 accumulators
   (gemm_f16_mma_256x256): two accumulators per register let a 256 x 256 tile fit, 128 FLOPs per L2 byte, and
   the tensor pipe runs near the rate mma.sync attains, with the L2 close behind it;
+* **prefill, wgmma** (Hopper configs only): a prompt through a layer at the size a 7B-class model has
+  (``wgmma_rows`` x ``wgmma_k`` = 4096 x 4096, ``wgmma_prompt`` = 1024 tokens) on the whole chip
+  (``wgmma_sms``: 0) by programs/gemm_hopper.cu's persistent kernel (wgmma m64n256k16 fed by TMA, 2 x 2
+  clusters multicasting each K slice, bf16 output through TMA stores): 1/(1/4096 + 1/4096 + 1/1024) = 683 FLOP
+  per compulsory DRAM byte, twice the dense ridge, and 64 K slices per tile against one pipeline fill and one
+  epilogue: the tensor roof. The 8-SM slice cannot show it: its L2 share (3 MB) holds only a small layer's
+  activations, so the layer it can run is near the ridge (294 FLOP per compulsory byte at 2048 x 1024 x 512)
+  and each tile's 16 K slices are short against its fill and its epilogue;
 * **decode**: one token through the BF16 weights (gemm_bf16_mma_4stage, 128 x 128 tiles: a wider token tile
   would spend more cycles on the zero columns than on the bytes). 1 FLOP per weight byte, ~240x left of the
   ridge: the weights stream from DRAM near its sustained peak and the tensor cores idle.
@@ -81,38 +89,51 @@ def _measure(layer: LayerGemm, tokens: int, roofs: Any) -> dict:
     }
 
 
-def _wgmma_lesson(phases: dict, cfg: Any, k: int) -> str:
+def _wgmma_lesson(phases: dict, cfg: Any) -> str:
     """The wgmma phase's sentence (Hopper configs only)."""
     if "prefill-wgmma" not in phases:
         return (f" {cfg.name} has no wgmma or no room for 4-CTA clusters: the prefill-wgmma phase (Hopper) does "
                 "not run.")
     wg = phases["prefill-wgmma"]
     kind = gemm_type(wg["kind"])
-    return (f" On Hopper the same prompt through programs/gemm_hopper.cu's persistent kernel ({wg['tile']} tiles "
-            f"of wgmma m64n256k16 fed by TMA, each slice multicast across a 2 x 2 cluster: "
-            f"{kind.flop_per_l2_byte * 2:.0f} FLOP per L2 byte, twice the tile's own) reaches "
-            f"{wg['pct_of_dense']:.0f}% of the dense peak, {wg['pct_of_mma_sync']:.0f}% of the mma.sync rate, "
-            f"with the tensor pipe busy {wg['tensor_pct']:.0f}% of the time and the L2 at {wg['l2_pct']:.0f}% "
-            f"(report: {wg['verdict']}, {wg['limiter']}). On this slice each tile's {k // 64} K slices are short "
-            f"against its epilogue, whose bf16 stores all SMs make at once at the L2's store rate (the whole chip at "
-            f"4096^3, with 64 slices per tile: docs/tensor-cores.md)")
+    ridge = roofline(cfg).ridge_point(kind.dense, "dram_sustained")
+    return (f" On Hopper, a prompt at the size people run it ({wg['tokens']} tokens through a {wg['rows']} x "
+            f"{wg['k']} layer, {wg['sms']} SMs) through programs/gemm_hopper.cu's persistent kernel ({wg['tile']} "
+            f"tiles of wgmma m64n256k16 fed by TMA, each slice multicast across a 2 x 2 cluster: "
+            f"{kind.flop_per_l2_byte * 2:.0f} FLOP per L2 byte, twice the tile's own) does "
+            f"{wg['intensity']:.0f} FLOP per DRAM byte, {wg['intensity'] / ridge:.1f}x the {ridge:.0f} FLOP/B "
+            f"dense ridge (sustained DRAM), and reaches {wg['pct_of_dense']:.0f}% of the dense peak with the "
+            f"tensor pipe busy {wg['tensor_pct']:.0f}% of the time, the L2 at {wg['l2_pct']:.0f}% and DRAM at "
+            f"{wg['dram_pct']:.0f}% (report: {wg['verdict']}, {wg['limiter']}): prefill at the tensor roof. Each "
+            f"tile's {wg['k'] // 64} K slices keep the tensor pipe busy between one pipeline fill and one epilogue; "
+            f"the slice above cannot show it, as its L2 share holds only a small layer's activations and a small "
+            f"layer sits near the ridge")
 
 
 def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool = True, *, sms: int = 8,
-        rows: int = 2048, k: int = 1024, prompt: int = 512) -> LabResult:
+        rows: int = 2048, k: int = 1024, prompt: int = 512, wgmma_rows: int = 4096, wgmma_k: int = 4096,
+        wgmma_prompt: int = 1024, wgmma_sms: int = 0) -> LabResult:
     """A ``prompt``-token prefill (fp32, then f16 accumulation) and a one-token decode step through the same
-    ``rows`` x ``k`` layer."""
+    ``rows`` x ``k`` layer on ``sms`` SMs; on Hopper a ``wgmma_prompt``-token prefill through a ``wgmma_rows`` x
+    ``wgmma_k`` layer on ``wgmma_sms`` SMs (0: the whole chip)."""
     from gpusim.api.gpu import GPU
 
     gpu = GPU(config or DEFAULT_CONFIG, sms=sms)
     cfg = gpu.config
     roofs = roofline(cfg)
-    hopper = int(cfg.wgmma_n8_interval_cycles) > 0 and gpu.max_active_clusters((2, 2, 1)) > 0
+    hopper_gpu = GPU(config or DEFAULT_CONFIG, sms=wgmma_sms or cfg.chip_sms)
+    hopper = int(cfg.wgmma_n8_interval_cycles) > 0 and hopper_gpu.max_active_clusters((2, 2, 1)) > 0
     labels = tuple(label for label in PHASE_LABELS if hopper or label not in HOPPER_PHASES)
-    layers = {kind: layer_gemm(gpu, kind, rows, k) for kind in dict.fromkeys(PHASE_KINDS[label] for label in labels)}
+    layers = {PHASE_KINDS[label]: (layer_gemm(hopper_gpu, PHASE_KINDS[label], wgmma_rows, wgmma_k)
+                                   if label in HOPPER_PHASES else layer_gemm(gpu, PHASE_KINDS[label], rows, k))
+              for label in labels}
+    tokens = {label: 1 if label == "decode" else wgmma_prompt if label in HOPPER_PHASES else prompt
+              for label in labels}
     phases = {}
     for label in progress_items(labels, NAME, progress):
-        phases[label] = _measure(layers[PHASE_KINDS[label]], 1 if label == "decode" else prompt, roofs)
+        layer = layers[PHASE_KINDS[label]]
+        phases[label] = _measure(layer, tokens[label], roofline(layer.gpu.config))
+        phases[label].update(sms=layer.gpu.config.sms, rows=layer.rows, k=layer.k)
     ridge = roofs.ridge_point("mma_sync_bf16", "dram_sustained")
     dense_ridge = roofs.ridge_point("tensor_bf16", "dram")
     mma_pct_of_dense = 100.0 * roofs.peak_flops["mma_sync_bf16"] / roofs.peak_flops["tensor_bf16"]
@@ -121,14 +142,18 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
               "weight_bytes": weight_bytes, "phases": phases, "mma_sync_ridge": ridge,
               "dense_ridge": dense_ridge, "mma_sync_pct_of_dense": mma_pct_of_dense}
     table = format_table(
-        ["phase", "tile", "acc", "tokens", "FLOP/weight B", "FLOP/DRAM B", "step us", "TFLOP/s", "% of mma.sync",
-         "% of dense", "tensor %", "L2 %", "DRAM %", "roofline", "report verdict"],
-        [[label, p["tile"], p["accumulate"], p["tokens"], p["flop_per_weight_byte"], p["intensity"],
-          p["seconds"] * 1e6, p["flops_per_s"] / 1e12, p["pct_of_mma_sync"], p["pct_of_dense"], p["tensor_pct"],
-          p["l2_pct"], p["dram_pct"], p["roofline_side"], f"{p['verdict']} ({p['limiter']})"]
+        ["phase", "layer", "SMs", "tile", "acc", "tokens", "FLOP/weight B", "FLOP/DRAM B", "step us", "TFLOP/s",
+         "% of mma.sync", "% of dense", "tensor %", "L2 %", "DRAM %", "roofline", "report verdict"],
+        [[label, f"{p['rows']}x{p['k']}", p["sms"], p["tile"], p["accumulate"], p["tokens"],
+          p["flop_per_weight_byte"], p["intensity"], p["seconds"] * 1e6, p["flops_per_s"] / 1e12,
+          p["pct_of_mma_sync"], p["pct_of_dense"], p["tensor_pct"], p["l2_pct"], p["dram_pct"],
+          p["roofline_side"], f"{p['verdict']} ({p['limiter']})"]
          for label, p in phases.items()])
-    table += (f"\n\n{rows} x {k} 16-bit weights ({weight_bytes / 1e6:.1f} MB) on {sms} SMs of {cfg.name}; "
-              f"mma.sync ridge {ridge:.0f} FLOP/B (vs sustained DRAM), dense BF16 ridge {dense_ridge:.0f}\n"
+    table += (f"\n\n{rows} x {k} 16-bit weights ({weight_bytes / 1e6:.1f} MB) on {sms} SMs of {cfg.name}"
+              + (f" (prefill-wgmma: {wgmma_rows} x {wgmma_k}, {2 * wgmma_rows * wgmma_k / 1e6:.1f} MB, on "
+                 f"{phases['prefill-wgmma']['sms']} SMs)" if "prefill-wgmma" in phases else "")
+              + f"; mma.sync ridge {ridge:.0f} FLOP/B (vs sustained DRAM), dense BF16 ridge {dense_ridge:.0f} "
+              f"({roofs.ridge_point('tensor_bf16', 'dram_sustained'):.0f} vs sustained DRAM)\n"
               + "\n".join(f"{label}: {p['reason']}" for label, p in phases.items()))
     l2_rate = cfg.l2_bytes_per_cycle * cfg.clock_hz
     for label in PHASE_LABELS[:2]:
@@ -164,7 +189,7 @@ def run(config: Any = None, plot_dir: str | Path | None = None, progress: bool =
         f"cores idle, and the report says {decode['verdict']} ({decode['limiter']}). Decode is fixed with bytes "
         f"(batching, quantization), prefill with FLOPs and on-chip reuse: Hopper's TMA multicast and wgmma's "
         f"larger tiles take the L2 out of the way. " + WGMMA_NOTE.format(pct=mma_pct_of_dense) + "."
-        + _wgmma_lesson(phases, cfg, k)
+        + _wgmma_lesson(phases, cfg)
     )
     figures = []
     plt = pyplot()

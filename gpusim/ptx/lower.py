@@ -71,6 +71,7 @@ _ALU_OPS = {
     "testp": c.OP_TESTP, "copysign": c.OP_COPYSIGN, "lop3": c.OP_LOP3, "shf": c.OP_SHF,
     "mul24": c.OP_MUL24, "mad24": c.OP_MAD24, "sad": c.OP_SAD, "bfind": c.OP_BFIND, "fns": c.OP_FNS,
     "dp4a": c.OP_DP4A, "dp2a": c.OP_DP2A,   # conformance corpus: integer dot products
+    "szext": c.OP_BFE, "bmsk": c.OP_BFI,    # PTX ISA 7.6: bfe / bfi rows flagged MOD_SZEXT / MOD_BMSK
 }
 SUPPORTED_OPCODES = sorted(set(_ALU_OPS) | {
     "ld", "ldu", "st", "atom", "red", "cvta", "prefetch", "prefetchu", "bra", "ret", "exit", "bar",
@@ -451,6 +452,9 @@ def _lower_alu(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods, o
         direction = _take(words, {".l": 1, ".r": 2}, ins, "direction", required=True)
         mode = _take(words, {".wrap": 1, ".clamp": 2}, ins, "mode", required=True)
         mods |= (c.MOD_SHF_RIGHT if direction == 2 else 0) | (c.MOD_SHF_CLAMP if mode == 2 else 0)
+    if ins.opcode in _BIT_MASK_OPS:
+        _lower_bit_mask(fl, ins, b, m, op, mods)
+        return
     if ".cc" in words:
         raise _err(ins, "carry-chain arithmetic (.cc / addc / subc) is not supported", unsupported=True)
     _reject_leftovers(ins, words)
@@ -501,6 +505,36 @@ def _lower_alu(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods, o
                                _cvt_variant(op, ty, ty2, c.mods_rounding(mods)))
     if op in (c.OP_SETP, c.OP_SET):
         row[L.F_ISA] = isa.isa_row(op, ty if op == c.OP_SETP else ty2)
+
+
+_BIT_MASK_OPS = {"szext": (c.T_U32, c.T_S32), "bmsk": (c.T_B32,)}   # opcode -> the types it takes
+
+
+def _lower_bit_mask(fl: _FunctionLowering, ins: ast.Instruction, b: _Row, m: _Mods, op: int, mods: int) -> None:
+    """szext.mode.{u32,s32} d, a, b: a bfe row (d, a, 0, b) flagged MOD_SZEXT; bmsk.mode.b32 d, a, b: a bfi
+    row (d, 0xFFFFFFFF, 0, a, b) flagged MOD_BMSK (PTX ISA 7.6, sm_70): the engine wraps or clamps the width
+    (and bmsk's position) before the bit-field operation, which gives the ISA's results for every operand."""
+    mode = _take(m.words, {".wrap": 1, ".clamp": 2}, ins, "mode", required=True)
+    _reject_leftovers(ins, m.words)
+    ty = _one_type(ins, m)
+    allowed = _BIT_MASK_OPS[ins.opcode]
+    if ty not in allowed:
+        names = " or ".join("." + c.TYPE_NAMES[t] for t in allowed)
+        raise _err(ins, f"'{ins.opcode}' takes {names}, found {''.join(ins.mods)}")
+    _expect_operands(ins, 3)
+    row = b.row
+    row[L.F_OP] = op
+    row[L.F_TY] = ty
+    row[L.F_MODS] = mods | (c.MOD_SZEXT if op == c.OP_BFE else c.MOD_BMSK) | (c.MOD_BITS_CLAMP if mode == 2 else 0)
+    b.set_dsts(fl.dst(ins, ins.operands[0]))
+    width = fl.src(ins, ins.operands[2], c.T_U32)
+    if op == c.OP_BFE:
+        sources = [fl.src(ins, ins.operands[1], ty), (L.SK_IMM, 0), width]
+    else:
+        sources = [(L.SK_IMM, 0xFFFFFFFF), (L.SK_IMM, 0), fl.src(ins, ins.operands[1], c.T_U32), width]
+    for source in sources:
+        b.add_src(source)
+    row[L.F_ISA] = isa.isa_row(op, ty)
 
 
 _HALF_TYPES = (c.T_F16, c.T_BF16, c.T_F16X2, c.T_BF16X2)

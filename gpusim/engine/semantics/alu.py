@@ -15,7 +15,8 @@ manipulation), ``alu_float`` (floating point), ``alu_convert`` (cvt) and
   the caller for ``!p``); setp compares type ``ty``, set compares ``ty2`` and
   writes ``ty`` (1.0f for f32, all ones for integers).
 * selp: ``c`` is the predicate. slct: ``c`` has type ``ty2`` (s32 or f32).
-* bfe: b = pos, c = len. bfi: a = source field, b = base, c = pos, d = len.
+* bfe: b = pos, c = len. bfi: a = source field, b = base, c = pos, d = len. szext and bmsk are bfe and
+  bfi rows flagged MOD_SZEXT / MOD_BMSK, whose position and length first wrap modulo 32 or clamp to 32.
 * prmt: c = selector. lop3: d = immLut. shf: c = shift amount. fns: a = mask,
   b = base, c = offset. mad/mad24/sad: c = addend.
 * cvt: ``ty`` is the destination type, ``ty2`` the source type.
@@ -45,6 +46,8 @@ from gpusim.arch.codes import (
     CMP_NAN,
     CMP_NE,
     CMP_NUM,
+    MOD_BITS_CLAMP,
+    MOD_BMSK,
     MOD_BOOL_MASK,
     MOD_BOOL_SHIFT,
     MOD_CMP_MASK,
@@ -54,6 +57,7 @@ from gpusim.arch.codes import (
     MOD_MUL_MASK,
     MOD_MUL_SHIFT,
     MOD_SHIFTAMT,
+    MOD_SZEXT,
     MUL_WIDE,
     OP_ABS,
     OP_ADD,
@@ -270,8 +274,13 @@ def integer_op(op, ty, mods, a, b, c, d):
     if op == OP_BREV:
         return bit_reverse(a, width)
     if op == OP_BFE:
+        if (mods & MOD_SZEXT) != 0:
+            c = wrap_or_clamp_bits(c, mods)
         return bit_field_extract(a, b, c, ty)
     if op == OP_BFI:
+        if (mods & MOD_BMSK) != 0:
+            c = wrap_or_clamp_bits(c, mods)
+            d = wrap_or_clamp_bits(d, mods)
         return bit_field_insert(a, b, c, d, width)
     if op == OP_PRMT:
         return permute_bytes(a, b, c, prmt_mode(mods))
@@ -282,6 +291,15 @@ def integer_op(op, ty, mods, a, b, c, d):
     if op == OP_FNS:
         return find_nth_set(a, b, c)
     return a
+
+
+@compiled_only
+def wrap_or_clamp_bits(value, mods):
+    """szext's width, bmsk's position and width: modulo 32 (.wrap) or at most 32 (.clamp), PTX ISA 7.6."""
+    value = value & LOW32
+    if (mods & MOD_BITS_CLAMP) != 0:
+        return min(value, np.uint64(32))
+    return value & np.uint64(31)
 
 
 @engine_jit
