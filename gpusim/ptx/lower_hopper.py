@@ -1,7 +1,8 @@
 """Lowering of the first Hopper instructions (issue 25): ``mbarrier.*`` (with sm_80's ``cp.async.mbarrier.arrive``),
 ``cp.async.bulk`` (1D, global->shared completing bytes on an mbarrier, also ``.multicast::cluster`` to the CTAs of
 a ctaMask, shared->global in bulk groups, shared::cta->shared::cluster to another CTA of the cluster, and the
-groups' commit/wait), ``elect.sync``.
+groups' commit/wait), ``cp.reduce.async.bulk`` (shared->global in bulk groups, each element combined with
+memory's), ``elect.sync``.
 
 Each becomes one code row (columns in ``gpusim.arch.layout``: ``MB_*``, ``MBF_*``, ``BULK_*``); what the engine
 does with them is ``gpusim.engine.semantics.mbarrier``, their timing ``gpusim.engine.sm.async_timing`` and
@@ -248,3 +249,40 @@ def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     if direction == L.BULK_MULTICAST:
         b.add_src(fl.src(ins, ins.operands[4], c.T_U16))          # ctaMask: a bit per destination CTA rank
     row[L.F_ISA] = isa.isa_row(c.OP_BULK_COPY, c.T_NONE, "cp.async.bulk")
+
+
+_REDUCE_OPS = {".add": L.TMA_RED_ADD, ".min": L.TMA_RED_MIN, ".max": L.TMA_RED_MAX, ".inc": L.TMA_RED_INC,
+               ".dec": L.TMA_RED_DEC, ".and": L.TMA_RED_AND, ".or": L.TMA_RED_OR, ".xor": L.TMA_RED_XOR}
+_REDUCE_TYPES = {   # the PTX ISA's operation x type pairs of cp.reduce.async.bulk.global.shared::cta.bulk_group
+    ".and": (".b32", ".b64"), ".or": (".b32", ".b64"), ".xor": (".b32", ".b64"),
+    ".inc": (".u32",), ".dec": (".u32",),
+    ".min": (".u32", ".s32", ".u64", ".s64", ".f16", ".bf16"),
+    ".max": (".u32", ".s32", ".u64", ".s64", ".f16", ".bf16"),
+    ".add": (".u32", ".s32", ".u64", ".f32", ".f64", ".f16", ".bf16"),   # f16, bf16: .add.noftz
+}
+
+
+def lower_bulk_reduce(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
+    """``cp.reduce.async.bulk.global.shared::cta.bulk_group.OP.TYPE [dst], [src], size``: ``rest`` is the
+    modifiers after ``.reduce.async.bulk`` (cache hints removed). A shared->global bulk copy (a bulk group's)
+    whose elements combine with the global ones (F_TC_FLAGS: TMA_RED_*, F_TY: the element type); the
+    shared::cluster form (with an mbarrier) is not modelled."""
+    name = f"cp{''.join(ins.mods)}"
+    ops = [w for w in rest if w in _REDUCE_OPS]
+    types = [w for w in rest if w[1:] in c.TYPE_CODES]
+    words = [w for w in rest if w not in ops and w not in types and w != ".noftz"]
+    if words != [".global", ".shared::cta", ".bulk_group"]:
+        raise _err(ins, f"'{name}': gpusim models cp.reduce.async.bulk.global.shared::cta.bulk_group.OP.TYPE (the "
+                   "shared::cluster form with an mbarrier is not modelled; tensor forms: cp.reduce.async.bulk"
+                   ".tensor)", unsupported=True)
+    if len(ops) != 1 or len(types) != 1:
+        raise _err(ins, f"'{name}' needs one operation ({' '.join(_REDUCE_OPS)}) and one type")
+    op, ty = ops[0], types[0]
+    if ty not in _REDUCE_TYPES[op]:
+        raise _err(ins, f"'{name}': {op} takes {' '.join(_REDUCE_TYPES[op])}, not {ty}")
+    half = ty in (".f16", ".bf16")
+    if (".noftz" in rest) != (half and op == ".add"):
+        raise _err(ins, f"'{name}': .noftz goes with .add of .f16 or .bf16 (and only there)")
+    lower_bulk(fl, ins, b, words)
+    b.row[L.F_TC_FLAGS] = _REDUCE_OPS[op]
+    b.row[L.F_TY] = c.TYPE_CODES[ty[1:]]

@@ -16,7 +16,7 @@ from gpusim.arch import layout as L
 from gpusim.errors import UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.lower_common import OperandLowering, _err, _expect_operands, _reg_vector, _Row
-from gpusim.ptx.lower_hopper import lower_bulk, lower_cp_async_arrive
+from gpusim.ptx.lower_hopper import lower_bulk, lower_bulk_reduce, lower_cp_async_arrive
 from gpusim.ptx.lower_tma import lower_tensor_copy
 from gpusim.ptx.lower_wgmma import lower_wgmma
 
@@ -203,12 +203,15 @@ def _lower_ldmatrix(fl, ins: ast.Instruction, b: _Row, store: bool) -> None:
 def _lower_cp_async(fl, ins: ast.Instruction, b: _Row) -> None:
     row = b.row
     mods = [m for m in ins.mods if not m.startswith(".L2::") and m != ".L1::no_allocate"]
-    if mods[:3] == [".reduce", ".async", ".bulk"] and ".tensor" in mods:
-        lower_tensor_copy(fl, ins, b, mods[3:], reduce=True)
+    if mods[:3] == [".reduce", ".async", ".bulk"]:
+        if ".tensor" in mods:
+            lower_tensor_copy(fl, ins, b, mods[3:], reduce=True)
+        else:
+            lower_bulk_reduce(fl, ins, b, mods[3:])
         return
     if not mods or mods[0] != ".async":
         raise _err(ins, f"'cp{''.join(ins.mods)}' is not supported (only cp.async, cp.async.bulk and "
-                   "cp.reduce.async.bulk.tensor)", unsupported=True)
+                   "cp.reduce.async.bulk)", unsupported=True)
     rest = mods[1:]
     if rest[:1] == [".bulk"] and (".tensor" in rest or ".prefetch" in rest):
         if ".tensor" not in rest:

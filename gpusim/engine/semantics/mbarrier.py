@@ -51,6 +51,7 @@ from gpusim.engine.semantics.cluster import (
 )
 from gpusim.engine.semantics.memops import error_kind, resolve, resolve_noting
 from gpusim.engine.semantics.operands import read_src
+from gpusim.engine.semantics.reduce_ops import reduce_into_heap
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, fail
 from gpusim.engine.semantics.warpops import _members
 
@@ -412,6 +413,8 @@ def exec_bulk_copy(m, row, pc, w, mask):
                 return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, mbar)
             for i in range(size):
                 m.shared8[bslot, doff + i] = m.mem8[soff + i]
+        elif row[L.F_TC_FLAGS] != 0:       # cp.reduce.async.bulk: TMA_RED_* of F_TY elements
+            reduce_into_heap(m, bslot, doff, soff, size, row[L.F_TC_FLAGS], row[L.F_TY])
         else:
             for i in range(size):
                 m.mem8[doff + i] = m.shared8[bslot, soff + i]

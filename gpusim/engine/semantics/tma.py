@@ -27,18 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpusim.arch import codes as c
 from gpusim.arch import layout as L
 from gpusim.arch import tensor_map_layout as TM
-from gpusim.engine.bits import bits_from_f64
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.alu_convert import float_to_float
-from gpusim.engine.semantics.alu_float import load_float
 from gpusim.engine.semantics.cluster import OFFSET_MASK, rank_slots
 from gpusim.engine.semantics.mbarrier import VALID, _address, _async_fail, book_bulk, complete_tx, multicast_targets
 from gpusim.engine.semantics.memops import error_kind, resolve
 from gpusim.engine.semantics.operands import read_src
+from gpusim.engine.semantics.reduce_ops import combine
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, fail
 
 WORDS = 32
@@ -100,44 +97,6 @@ def _geometry(m, row, w, lane, g):
 
 
 @compiled_only
-def _combine(old, new, op, ty, elem):
-    """``op`` (TMA_RED_*) of two raw element values of type ``ty`` (``elem`` bytes)."""
-    bits = np.uint64(8 * elem)
-    mask = np.uint64(0xFFFFFFFFFFFFFFFF) if elem == 8 else (np.uint64(1) << bits) - np.uint64(1)
-    if op == L.TMA_RED_AND:
-        return old & new
-    if op == L.TMA_RED_OR:
-        return old | new
-    if op == L.TMA_RED_XOR:
-        return old ^ new
-    if ty == c.T_F16 or ty == c.T_BF16 or ty == c.T_F32 or ty == c.T_F64:
-        a = load_float(old, ty, False)
-        b = load_float(new, ty, False)
-        if op == L.TMA_RED_ADD:
-            v = a + b
-        elif op == L.TMA_RED_MIN:
-            v = b if (b < a or a != a) else a
-        else:
-            v = b if (b > a or a != a) else a
-        return float_to_float(bits_from_f64(v), ty, c.T_F64, c.RND_RN) & mask
-    if op == L.TMA_RED_ADD:
-        return (old + new) & mask
-    if op == L.TMA_RED_INC:
-        return np.uint64(0) if old >= new else (old + np.uint64(1)) & mask
-    if op == L.TMA_RED_DEC:
-        return new if (old == 0 or old > new) else old - np.uint64(1)
-    signed = ty == c.T_S8 or ty == c.T_S16 or ty == c.T_S32 or ty == c.T_S64
-    sa, sb = np.int64(old), np.int64(new)
-    if signed and elem < 8:
-        shift = np.int64(64 - 8 * elem)
-        sa, sb = (sa << shift) >> shift, (sb << shift) >> shift
-    less = sb < sa if signed else new < old
-    if op == L.TMA_RED_MIN:
-        return new if less else old
-    return old if less or old == new else new
-
-
-@compiled_only
 def _element_bytes(m, bslot, kind, s, goff, elem, fill, inb, red, ty):
     """Move one element between shared offset ``s`` and heap offset ``goff``."""
     if kind == L.TMA_LOAD:
@@ -157,7 +116,7 @@ def _element_bytes(m, bslot, kind, s, goff, elem, fill, inb, red, ty):
     for b in range(elem):
         old |= np.uint64(m.mem8[goff + b]) << np.uint64(8 * b)
         new |= np.uint64(m.shared8[bslot, s + b]) << np.uint64(8 * b)
-    value = _combine(old, new, red, ty, elem)
+    value = combine(old, new, red, ty, elem)
     for b in range(elem):
         m.mem8[goff + b] = np.uint8((value >> np.uint64(8 * b)) & np.uint64(255))
         m.valid[goff + b] = 2
