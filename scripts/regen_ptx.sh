@@ -24,7 +24,7 @@ cd "$(dirname "$0")/../programs"
 # write_ptxas_regs): registers per thread set the occupancy, which the timing depends on, differ per
 # architecture, and gpusim's own estimate is only an estimate.
 declare -A ARCH_OF=([gemm_bf16_mma.cu]=sm_90 [gemm_wgmma.cu]=sm_90a [gemm_hopper.cu]=sm_90a
-                    [labs/attention_hopper.cu]=sm_90a)
+                    [labs/attention_hopper.cu]=sm_90a [labs/decode_hopper.cu]=sm_90a)
 
 if ! command -v "$NVCC" >/dev/null 2>&1; then
     echo "regen_ptx.sh: '$NVCC' not found; the committed .ptx files are up to date as shipped" >&2

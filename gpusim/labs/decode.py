@@ -45,7 +45,19 @@ from gpusim.analytic.compare import compare
 from gpusim.analytic.models import roofline
 from gpusim.arch.config import WARP_SIZE
 from gpusim.errors import LaunchError
-from gpusim.labs.decode_tensor import QUANTIZED, TENSOR_BATCHES, tensor_lesson, tensor_sweep, tensor_table
+from gpusim.labs.decode_tensor import (
+    HOPPER_SIZE,
+    HOPPER_SMS,
+    QUANTIZED,
+    TENSOR_BATCHES,
+    has_hopper_sweep,
+    hopper_lesson,
+    hopper_sweep,
+    hopper_table,
+    tensor_lesson,
+    tensor_sweep,
+    tensor_table,
+)
 from gpusim.labs.support import LAB_PROGRAMS_DIR, LabResult, format_table, progress_items, pyplot, save
 from gpusim.labs.tensor_gemm import TYPES, check_shape
 
@@ -181,10 +193,14 @@ def run(
     model_params: float = MODEL_PARAMS,
     math: str = "tensor",
     tensor_sms: int = 4,
+    hopper_sms: int = HOPPER_SMS,
+    hopper_rows: int = HOPPER_SIZE,
+    hopper_k: int = HOPPER_SIZE,
 ) -> LabResult:
     """Batch-1 GEMV (fp16, int8), the tokens/s extrapolation and the batch sweep (``math``: on tensor cores
-    in BF16/INT8/FP8, or in FP32 on the CUDA cores). Unset sizes (None) and batches (()) take the defaults
-    of ``math``."""
+    in BF16/INT8/FP8, or in FP32 on the CUDA cores; on tensor cores of a Hopper config also the sweep through
+    wgmma kernels on ``hopper_sms`` SMs, a ``hopper_rows`` x ``hopper_k`` layer; ``hopper_sms=0`` skips it).
+    Unset sizes (None) and batches (()) take the defaults of ``math``."""
     from gpusim.api.gpu import GPU
 
     if math not in MATH:
@@ -216,7 +232,10 @@ def run(
     rng = np.random.default_rng(0)
     chip_scale = cfg.chip_sms / cfg.sms
 
-    steps = ["fp16 batch 1", "int8 batch 1"] + [f"batch {b}" for b in batches] + (list(QUANTIZED) if tensor else [])
+    hopper_gpu = GPU(config or DEFAULT_CONFIG, sms=hopper_sms) if tensor and hopper_sms else None
+    hopper = hopper_gpu is not None and has_hopper_sweep(hopper_gpu)
+    steps = ["fp16 batch 1", "int8 batch 1"] + [f"batch {b}" for b in batches] + (list(QUANTIZED) if tensor else []) \
+        + ([f"wgmma batch {b}" for b in batches] if hopper else [])
     bar = progress_items(steps, NAME, progress)
     next(bar)
     weights = rng.standard_normal((gemv_rows, gemv_k)).astype(np.float16)
@@ -255,12 +274,16 @@ def run(
         tensor_gpu = GPU(config or DEFAULT_CONFIG, sms=tensor_sms)  # an L2 that holds the activations
         sweep = tensor_sweep(tensor_gpu, roofline(tensor_gpu.config), sweep_rows, sweep_k, tuple(batches), bar)
         values = {**gemv_values, **sweep, "tensor_sms": tensor_sms}
+        if hopper:
+            values["hopper"] = hopper_sweep(hopper_gpu, hopper_rows, hopper_k, tuple(batches), bar)
         figures = []
         plt = pyplot()
         if plot_dir is not None and plt is not None:
             figures.append(_plot(plt, plot_dir, values, cfg.name, sms))
-        return LabResult(NAME, TITLE, gemv_table + tensor_table(values),
-                         _gemv_lesson(values, model_params) + " " + tensor_lesson(values), values, figures)
+        return LabResult(NAME, TITLE, gemv_table + tensor_table(values)
+                         + (hopper_table(values["hopper"]) if hopper else ""),
+                         _gemv_lesson(values, model_params) + " " + tensor_lesson(values)
+                         + (hopper_lesson(values["hopper"]) if hopper else ""), values, figures)
     sweep_weights = rng.standard_normal((sweep_rows, sweep_k)).astype(np.float16)
     points = []
     for batch in batches:

@@ -17,6 +17,15 @@ FLOPs per cycle, so their ridge, in sequences, stays where BF16's is (the lab ru
 The GEMM's plateau is bound by the configured L2 bandwidth (gpusim.labs.tensor_gemm.l2_cap_flops), so
 its own ridge, plateau / sustained DRAM, is lower still; the measured knee is compared with that one.
 
+On Hopper configs a second sweep runs the batch through kernels that reach the dense peak's neighbourhood
+(``hopper_sweep``), on a ``hopper_sms`` slice (16) with a 7B-class 4096 x 4096 layer: up to 256 sequences
+programs/labs/decode_hopper.cu (wgmma m64nNk16 with the token tile as narrow as the batch, TMA-fed, one CTA
+per 128 weight rows), past that programs/gemm_hopper.cu's persistent 2 x 2-cluster kernel (256 x 512
+super-tiles, TMA multicast) -- the kernel a library picks for each shape. Its plateau is near the dense peak,
+so its measured knee falls near the dense ridge the seeds quote (~300 sequences). The slice has 16 SMs so that
+its L2 share (6 MB) holds the 4 MB of activations at batch 512 and the layer's weights (32 MB) are many
+times the activations and outputs.
+
 Simplifications: activations have the weights' type; the GEMM writes fp32 (int32) outputs, whose bytes add to
 the DRAM traffic at large batches (the table's DRAM/weights column); a 128-sequence tile computes 128
 columns, so batches under 128 cost 128 sequences' FLOPs (still left of the ridge).
@@ -28,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from gpusim.labs.tensor_gemm import TYPES, LayerGemm, l2_cap_flops
+from gpusim.analytic.models import roofline
+from gpusim.labs.tensor_gemm import TYPES, LayerGemm, NarrowHopperGemm, l2_cap_flops, layer_gemm
 
 TENSOR_BATCHES = (1, 4, 16, 64, 128, 256, 512)
 QUANTIZED = ("int8", "fp8")
@@ -98,6 +108,83 @@ def tensor_sweep(gpu: Any, roofs: Any, rows: int, k: int, batches: tuple, bar: A
         }
     out["config"] = cfg.name
     return out
+
+
+HOPPER_SMS = 16
+HOPPER_SIZE = 4096
+NARROW_MAX_TOKENS = 256
+"""Batches up to this run decode_hopper.cu's narrow tiles; larger ones the persistent 2 x 2-cluster kernel."""
+
+
+def has_hopper_sweep(gpu: Any) -> bool:
+    """Whether ``gpu`` has wgmma and room for 2 x 2 clusters (the Hopper sweep's kernels)."""
+    return int(gpu.config.wgmma_n8_interval_cycles) > 0 and gpu.max_active_clusters((2, 2, 1)) > 0
+
+
+def hopper_sweep(gpu: Any, rows: int, k: int, batches: tuple, bar: Any) -> dict:
+    """The BF16 sweep over ``batches`` on Hopper's kernels (narrow wgmma tiles up to NARROW_MAX_TOKENS, the
+    persistent cluster kernel past it), its knee against the dense ridge and the ridge of the rate it reaches."""
+    roofs = roofline(gpu.config)
+    narrow = NarrowHopperGemm(gpu, rows, k)
+    wide: LayerGemm | None = None
+    points = []
+    for batch in (int(b) for b in batches):
+        next(bar, None)
+        layer: LayerGemm = narrow
+        if batch > NARROW_MAX_TOKENS:
+            layer = wide = wide or layer_gemm(gpu, "bf16-wgmma", rows, k)
+        result, correct = layer.run(batch)
+        flops = layer.flops(batch)
+        points.append({
+            "batch": batch, "kernel": layer.kernel_name, "correct": correct, "seconds": result.seconds,
+            "tokens_per_s": batch / result.seconds, "flops_per_s": flops / result.seconds,
+            "flop_per_weight_byte": flops / layer.weight_bytes,
+            "roof_flops_per_s": roofs.attainable(flops / layer.weight_bytes, "tensor_bf16", "dram_sustained"),
+            "dram_bytes_per_weight_byte": result.metrics["dram__bytes_read.sum"] / layer.weight_bytes,
+            "pct_of_dense": 100.0 * flops / result.seconds / roofs.peak_flops["tensor_bf16"],
+            "tensor_pct": result.metrics["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"],
+        })
+    for point in points:
+        point["time_vs_first"] = point["seconds"] / points[0]["seconds"]
+    ridge = roofs.ridge_point("tensor_bf16", "dram_sustained")
+    knee, plateau, bandwidth = knee_of(points, ridge)
+    reached = plateau / roofs.bandwidth_bytes_per_s["dram_sustained"]
+    return {
+        "points": points, "sms": gpu.config.sms, "rows": rows, "k": k, "dense_ridge_sustained": ridge,
+        "dense_ridge": roofs.ridge_point("tensor_bf16", "dram"), "knee": knee, "plateau_flops": plateau,
+        "measured_bandwidth": bandwidth, "plateau_pct_of_dense": 100.0 * plateau / roofs.peak_flops["tensor_bf16"],
+        "reached_ridge": reached, "knee_vs_reached_ridge": knee / reached,
+    }
+
+
+def hopper_table(hopper: dict) -> str:
+    """The Hopper sweep's table and its ridges."""
+    from gpusim.labs.support import format_table
+
+    table = format_table(
+        ["batch", "kernel", "FLOP/weight B", "step us", "time x", "tokens/s", "TFLOP/s", "roof TFLOP/s",
+         "% of dense", "tensor %", "DRAM/weights"],
+        [[p["batch"], p["kernel"], p["flop_per_weight_byte"], p["seconds"] * 1e6, p["time_vs_first"],
+          p["tokens_per_s"], p["flops_per_s"] / 1e12, p["roof_flops_per_s"] / 1e12, p["pct_of_dense"],
+          p["tensor_pct"], p["dram_bytes_per_weight_byte"]] for p in hopper["points"]])
+    return (f"\n\nHopper: {hopper['rows']} x {hopper['k']} BF16 weights on {hopper['sms']} SMs, wgmma kernels "
+            f"(decode_hopper_nN up to {NARROW_MAX_TOKENS} sequences, the persistent 2 x 2-cluster GEMM past it)\n"
+            + table
+            + f"\n\ndense ridge {hopper['dense_ridge']:.0f} sequences (peak DRAM), "
+            f"{hopper['dense_ridge_sustained']:.0f} (sustained). Measured knee {hopper['knee']:.0f} = plateau "
+            f"{hopper['plateau_flops'] / 1e12:.2f} TFLOP/s ({hopper['plateau_pct_of_dense']:.0f}% of dense) / "
+            f"{hopper['measured_bandwidth'] / 1e9:.1f} GB/s of weights; the rate these kernels reach / sustained "
+            f"DRAM = {hopper['reached_ridge']:.0f}: the knee is {hopper['knee_vs_reached_ridge']:.2f}x that")
+
+
+def hopper_lesson(hopper: dict) -> str:
+    """The Hopper sweep's sentence."""
+    return (f" On Hopper, kernels written for it -- wgmma with the token tile as narrow as the batch, then the "
+            f"persistent TMA-multicast GEMM -- reach {hopper['plateau_pct_of_dense']:.0f}% of the dense peak, and "
+            f"the knee of a {hopper['rows']} x {hopper['k']} layer's sweep moves to {hopper['knee']:.0f} "
+            f"sequences, {hopper['knee_vs_reached_ridge']:.2f}x the ridge of the rate they reach and near the "
+            f"dense ridge ({hopper['dense_ridge']:.0f} against peak DRAM): about 300 sequences make decode "
+            f"compute-bound.")
 
 
 def tensor_table(values: dict) -> str:

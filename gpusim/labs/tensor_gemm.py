@@ -131,6 +131,24 @@ HOPPER_TYPES = {
 }
 """Kinds that run on Hopper's wgmma with TMA tensor maps and clusters (gpusim.labs.tensor_gemm.HopperLayerGemm)."""
 
+NARROW_PROGRAM = PROGRAMS_DIR / "labs" / "decode_hopper.ptx"
+NARROW_TOKENS = (64, 128, 256)
+"""programs/labs/decode_hopper.cu's token tiles (wgmma m64nNk16, N = BN): decode_hopper_n64, _n128, _n256."""
+
+
+def narrow_shared_bytes(tokens_tile: int) -> int:
+    """decode_hopper.cu's Tile<BN>::SMEM_BYTES: as many stages of (128 + BN) x 128 B as 200 KB holds (at most
+    8), the 1024-byte swizzle alignment and two mbarriers per stage."""
+    stage = (128 + tokens_tile) * 128
+    stages = min(8, 200 * 1024 // stage)
+    return stages * stage + 1024 + 2 * stages * 8
+
+
+NARROW_TYPE = GemmType("bf16-wgmma-narrow", "decode_hopper_n256", 2, "mma_sync_bf16", "tensor_bf16", "bf16",
+                       tile_rows=128, tile_tokens=256, threads=384, shared_bytes=narrow_shared_bytes(256),
+                       program=NARROW_PROGRAM)
+"""The decode kernel of Hopper (gpusim.labs.tensor_gemm.NarrowHopperGemm): a token tile as narrow as the batch."""
+
 
 def l2_cap_flops(config: Any, kind: str = "bf16", k: int | None = None) -> float:
     """The FLOP/s at which a type's block tile fills the L2 bandwidth with its operand loads (and, given ``k``,
@@ -150,7 +168,10 @@ def gemm_type(name: str) -> GemmType:
         return WIDE_TYPES[name]
     if name in HOPPER_TYPES:
         return HOPPER_TYPES[name]
-    raise LaunchError(f"tensor GEMM: unknown type '{name}' (types: {', '.join([*TYPES, *WIDE_TYPES, *HOPPER_TYPES])})")
+    if name == NARROW_TYPE.name:
+        return NARROW_TYPE
+    raise LaunchError(f"tensor GEMM: unknown type '{name}' (types: "
+                      f"{', '.join([*TYPES, *WIDE_TYPES, *HOPPER_TYPES, NARROW_TYPE.name])})")
 
 
 def _bf16_bits(values: np.ndarray) -> np.ndarray:
@@ -280,6 +301,49 @@ class HopperLayerGemm(LayerGemm):
         expected = self.weight_values @ values.T
         # each wgmma (16 elements of K) rounds its fp32 accumulator once, to within u of a sum of at most the
         # products' magnitudes so far (bf16 products are exact in fp32); then one rounding to bf16
+        accumulated = -(-self.k // 16) * FP32_UNIT_ROUNDOFF * (np.abs(self.weight_values) @ np.abs(values).T)
+        bound = accumulated + BF16_UNIT_ROUNDOFF * (np.abs(expected) + accumulated)
+        return run, bool(np.all(np.abs(got - expected) <= bound))
+
+
+class NarrowHopperGemm(LayerGemm):
+    """A decode step's batch through a layer on Hopper: C = W X^T (``rows`` x ``tokens``, bf16) by
+    programs/labs/decode_hopper.cu, whose token tile is the narrowest of NARROW_TOKENS that holds the batch
+    (all of it up to 256 tokens; 256-token tiles past that); W and X as TMA tensor maps (boxes {64, 128} and
+    {64, BN}, 128-byte swizzle), no clusters."""
+
+    def __init__(self, gpu: Any, rows: int, k: int, seed: int = 0) -> None:
+        if int(gpu.config.wgmma_n8_interval_cycles) == 0:
+            raise LaunchError(f"tensor GEMM ({NARROW_TYPE.name}): needs wgmma (Hopper); config '{gpu.config.name}' "
+                              "has none")
+        super().__init__(gpu, NARROW_TYPE.name, rows, k, seed)
+        module = gpu.load(str(NARROW_PROGRAM))
+        self.kernels = {tile: module[f"decode_hopper_n{tile}"] for tile in NARROW_TOKENS}
+        self.w_map = gpu.tensor_map(self.weights, box=[64, 128], swizzle=128)
+
+    @staticmethod
+    def tokens_tile(tokens: int) -> int:
+        """The token tile a batch of ``tokens`` runs with."""
+        return next((tile for tile in NARROW_TOKENS if tokens <= tile), NARROW_TOKENS[-1])
+
+    def run(self, tokens: int, check: bool = True, timing: bool = True) -> tuple[Any, bool]:
+        """As LayerGemm.run; the kernel is decode_hopper_n{tokens_tile(tokens)}; ``timing=False``: the
+        functional path."""
+        check_shape(self.kind, self.rows, self.k, tokens)     # k: X's rows are a multiple of 16 bytes (TMA)
+        tile = self.tokens_tile(tokens)
+        self.kernel_name = f"decode_hopper_n{tile}"
+        bits, values = random_operand(self.kind, (tokens, self.k), self.rng)
+        activations = self.gpu.to_device(bits)
+        out = self.gpu.zeros((self.rows, tokens), np.uint16)
+        run = self.gpu.launch(self.kernels[tile], grid=(-(-tokens // tile), -(-self.rows // 128)), block=384,
+                              shared_bytes=narrow_shared_bytes(tile), cache_control="all", timing=timing,
+                              args=[self.w_map, self.gpu.tensor_map(activations, box=[64, tile], swizzle=128), out,
+                                    np.int32(self.rows), np.int32(tokens), np.int32(self.k)])
+        if not check:
+            return run, True
+        got = _bf16_values(out.get().reshape(self.rows, tokens))
+        expected = self.weight_values @ values.T
+        # as HopperLayerGemm: one fp32 rounding per wgmma (16 elements of K), then one rounding to bf16
         accumulated = -(-self.k // 16) * FP32_UNIT_ROUNDOFF * (np.abs(self.weight_values) @ np.abs(values).T)
         bound = accumulated + BF16_UNIT_ROUNDOFF * (np.abs(expected) + accumulated)
         return run, bool(np.all(np.abs(got - expected) <= bound))
