@@ -261,7 +261,7 @@ PTX_HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.pa
 
 @pytest.mark.parametrize("line,error", [
     ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 24, [%r2];", PTXSyntaxError),
-    ("cp.async.bulk.prefetch.L2.global [%rd1], 64;", UnsupportedPTXError),
+    ("cp.async.bulk.prefetch.L1.global [%rd1], 64;", UnsupportedPTXError),
     ("cp.async.bulk.global.shared::cta.bulk_group [%rd1], [t+8], 32;", PTXSyntaxError),
     ("mbarrier.arrive.foo.shared.b64 %rd2, [%r2];", UnsupportedPTXError),
     ("elect.any %r3, 1;", UnsupportedPTXError),

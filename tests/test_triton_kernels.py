@@ -172,9 +172,12 @@ def test_missing_features_counts_instructions():
           " @%p1 cp.async.bulk.tensor.2d.shared::cluster.global [a], [b];\n" \
           "  ld.global.b32 %r1, [%rd1];\n  mbarrier.try_wait.parity.shared.b64 %p2, [%r2], %r3;\n" \
           "  cp.async.bulk.prefetch.tensor.2d.L2.global.tile [a, {%r1, %r2}];\n" \
-          "  cp.async.bulk.prefetch.L2.global [a], 256;\n  cp.async.bulk.prefetch.L2.global [b], 512;\n"
-    # mbarrier, wgmma and TMA's tensor copies run (issue 25); the non-tensor bulk prefetch does not
-    assert gt.missing_features(ptx) == {"cp.async.bulk.prefetch": 2}
+          "  cp.async.bulk.prefetch.L2.global [a], 256;\n  cp.async.bulk.prefetch.L2.global [b], 512;\n" \
+          "  cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [a], [b], 256;\n" \
+          "  cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32 [a], [b], 16, [c];\n"
+    # mbarrier, wgmma, TMA's tensor copies and the bulk prefetch and global reduction run (issue 25); the bulk
+    # reduction into a cluster's shared memory does not
+    assert gt.missing_features(ptx) == {"cp.reduce.async.bulk.shared": 1}
 
 
 def test_triton_source_lines_in_the_source_view():

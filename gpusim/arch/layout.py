@@ -83,6 +83,8 @@ BULK_G2S, BULK_S2G, BULK_S2C, BULK_MULTICAST = 1, 2, 3, 4   # S2C, MULTICAST: cl
 # mbarrier (loads)
 TMA_LOAD, TMA_STORE, TMA_REDUCE, TMA_PREFETCH = 1, 2, 3, 4
 BULK_CP_ARRIVE = 5    # a bulk_tx row's kind (TB_KIND) for cp.async.mbarrier.arrive: BT_BYTES arrivals, not bytes
+BULK_PREFETCH = 5     # an OP_BULK_COPY row's F_AUX: cp.async.bulk.prefetch.L2.global [src], size (no destination)
+BULK_L2_PREFETCH = 6  # a bulk_tx row's kind (TB_KIND) for it: the sectors read into L2, delivered nowhere
 TMA_RED_ADD, TMA_RED_MIN, TMA_RED_MAX, TMA_RED_INC, TMA_RED_DEC, TMA_RED_AND, TMA_RED_OR, TMA_RED_XOR = (
     1, 2, 3, 4, 5, 6, 7, 8)
 TMA_TYPE_SHIFT = 8    # F_TC_FLAGS bits 8..: the reduction's element type (T_* code), from the instruction's type

@@ -38,12 +38,12 @@ _DTYPES = {
     "int64": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
 }
 # PTX instructions (opcode prefixes) Triton may emit for Hopper's asynchronous copies that gpusim does not model:
-# the non-tensor bulk prefetch and reduction (mma.sync, wgmma, ldmatrix, stmatrix, cp.async, mbarrier, 1D
-# cp.async.bulk, the TMA tensor copies, prefetches and reductions, elect.sync, setmaxnreg run:
-# docs/tensor-cores.md).
-MISSING_FEATURES = {
-    "cp.async.bulk.prefetch": "non-tensor bulk prefetches (cp.async.bulk.prefetch.L2)",
-    "cp.reduce.async.bulk": "non-tensor bulk reductions (cp.reduce.async.bulk)",
+# the bulk reduction into a cluster's shared memory (mma.sync, wgmma, ldmatrix, stmatrix, cp.async, mbarrier, 1D
+# cp.async.bulk, the bulk prefetch and global reduction, the TMA tensor copies, prefetches and reductions,
+# elect.sync, setmaxnreg run: docs/tensor-cores.md).
+MISSING_FEATURES = {   # an opcode as the instruction pattern below reads it (up to the first "::")
+    "cp.reduce.async.bulk.shared": "bulk reductions into a cluster's shared memory (cp.reduce.async.bulk"
+                                   ".shared::cluster)",
 }
 _INSTRUCTION = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w.]*)", re.MULTILINE)
 

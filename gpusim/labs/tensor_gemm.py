@@ -263,6 +263,17 @@ class LayerGemm:
         return run, bool(np.all(np.abs(_bf16_values(got) - expected) <= bound))
 
 
+def _wgmma_bf16_matches(layer: LayerGemm, out: np.ndarray, values: np.ndarray) -> bool:
+    """Whether a wgmma kernel's bf16 output bits ``out`` (rows x tokens) are W X^T within the rigorous bound:
+    each wgmma (16 elements of K) rounds its fp32 accumulator once, to within u of a sum of at most the
+    products' magnitudes so far (bf16 products are exact in fp32); then one rounding to bf16."""
+    got = _bf16_values(out.reshape(layer.rows, values.shape[0]))
+    expected = layer.weight_values @ values.T
+    accumulated = -(-layer.k // 16) * FP32_UNIT_ROUNDOFF * (np.abs(layer.weight_values) @ np.abs(values).T)
+    bound = accumulated + BF16_UNIT_ROUNDOFF * (np.abs(expected) + accumulated)
+    return bool(np.all(np.abs(got - expected) <= bound))
+
+
 class HopperLayerGemm(LayerGemm):
     """A ``HOPPER_TYPES`` layer: C = W X^T (``rows`` x ``tokens``, bf16) by programs/gemm_hopper.cu's
     persistent 2 x 2 cluster kernel, W, X and C passed as TMA tensor maps (A: box {64, 64}, B: box {64, 128}:
@@ -295,15 +306,7 @@ class HopperLayerGemm(LayerGemm):
                               args=[self.a_map, self.gpu.tensor_map(activations, box=[64, 128], swizzle=128),
                                     self.gpu.tensor_map(out, box=[64, 64], swizzle=128), np.int32(self.rows),
                                     np.int32(tokens), np.int32(self.k)])
-        if not check:
-            return run, True
-        got = _bf16_values(out.get().reshape(self.rows, tokens))
-        expected = self.weight_values @ values.T
-        # each wgmma (16 elements of K) rounds its fp32 accumulator once, to within u of a sum of at most the
-        # products' magnitudes so far (bf16 products are exact in fp32); then one rounding to bf16
-        accumulated = -(-self.k // 16) * FP32_UNIT_ROUNDOFF * (np.abs(self.weight_values) @ np.abs(values).T)
-        bound = accumulated + BF16_UNIT_ROUNDOFF * (np.abs(expected) + accumulated)
-        return run, bool(np.all(np.abs(got - expected) <= bound))
+        return run, not check or _wgmma_bf16_matches(self, out.get(), values)
 
 
 class NarrowHopperGemm(LayerGemm):
@@ -339,14 +342,7 @@ class NarrowHopperGemm(LayerGemm):
                               shared_bytes=narrow_shared_bytes(tile), cache_control="all", timing=timing,
                               args=[self.w_map, self.gpu.tensor_map(activations, box=[64, tile], swizzle=128), out,
                                     np.int32(self.rows), np.int32(tokens), np.int32(self.k)])
-        if not check:
-            return run, True
-        got = _bf16_values(out.get().reshape(self.rows, tokens))
-        expected = self.weight_values @ values.T
-        # as HopperLayerGemm: one fp32 rounding per wgmma (16 elements of K), then one rounding to bf16
-        accumulated = -(-self.k // 16) * FP32_UNIT_ROUNDOFF * (np.abs(self.weight_values) @ np.abs(values).T)
-        bound = accumulated + BF16_UNIT_ROUNDOFF * (np.abs(expected) + accumulated)
-        return run, bool(np.all(np.abs(got - expected) <= bound))
+        return run, not check or _wgmma_bf16_matches(self, out.get(), values)
 
 
 def layer_gemm(gpu: Any, kind: str, rows: int, k: int, seed: int = 0) -> LayerGemm:

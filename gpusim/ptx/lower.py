@@ -77,7 +77,8 @@ SUPPORTED_OPCODES = sorted(set(_ALU_OPS) | {
     "ld", "ldu", "st", "atom", "red", "cvta", "prefetch", "prefetchu", "bra", "ret", "exit", "bar",
     "barrier", "membar", "fence", "nanosleep", "trap", "shfl", "vote", "activemask", "match", "redux",
     "mma", "ldmatrix", "stmatrix", "cp.async", "wmma", "wgmma", "mbarrier", "cp.async.bulk", "elect",
-    "cp.async.bulk.tensor", "cp.reduce.async.bulk.tensor", "cp.async.bulk.prefetch.tensor",
+    "cp.async.bulk.tensor", "cp.reduce.async.bulk.tensor", "cp.async.bulk.prefetch.tensor", "cp.reduce.async.bulk",
+    "cp.async.bulk.prefetch",
     *LAUNCH_CONTROL_OPCODES, *CACHE_POLICY_OPCODES})
 
 # the type of each source operand, when it differs from the instruction type

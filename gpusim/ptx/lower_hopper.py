@@ -2,7 +2,7 @@
 ``cp.async.bulk`` (1D, global->shared completing bytes on an mbarrier, also ``.multicast::cluster`` to the CTAs of
 a ctaMask, shared->global in bulk groups, shared::cta->shared::cluster to another CTA of the cluster, and the
 groups' commit/wait), ``cp.reduce.async.bulk`` (shared->global in bulk groups, each element combined with
-memory's), ``elect.sync``.
+memory's), ``cp.async.bulk.prefetch.L2`` (global into L2), ``elect.sync``.
 
 Each becomes one code row (columns in ``gpusim.arch.layout``: ``MB_*``, ``MBF_*``, ``BULK_*``); what the engine
 does with them is ``gpusim.engine.semantics.mbarrier``, their timing ``gpusim.engine.sm.async_timing`` and
@@ -286,3 +286,34 @@ def lower_bulk_reduce(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> Non
     lower_bulk(fl, ins, b, words)
     b.row[L.F_TC_FLAGS] = _REDUCE_OPS[op]
     b.row[L.F_TY] = c.TYPE_CODES[ty[1:]]
+
+
+def lower_bulk_prefetch(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
+    """``cp.async.bulk.prefetch.L2.global [src], size{, policy}`` (sm_90): ``rest`` is the modifiers after
+    ``.async.bulk`` (cache hints removed). An OP_BULK_COPY row with F_AUX = BULK_PREFETCH: the address in source
+    0 + F_TC_SRC_OFFSET, the size in source 1, no destination; the timed loop reads its sectors into L2."""
+    name = f"cp{''.join(ins.mods)}"
+    _require_sm(fl, ins, 90, "cp.async.bulk.prefetch")
+    if rest != [".prefetch", ".L2", ".global"]:
+        raise _err(ins, f"'{name}': gpusim models cp.async.bulk.prefetch.L2.global [src], size (and the tensor form)",
+                   unsupported=True)
+    hint = 1 if ".L2::cache_hint" in ins.mods else 0
+    _expect_operands(ins, 2 + hint)
+    base, offset, sym = fl.address(ins, ins.operands[0])
+    if sym not in (None, L.SP_GLOBAL):
+        raise _err(ins, f"{name}: the source is in global memory")
+    size = ins.operands[1]
+    if isinstance(size, ast.Imm) and (not isinstance(size.value, int) or size.value <= 0
+                                      or size.value % BULK_ALIGN):
+        raise _err(ins, f"{name} prefetches a positive multiple of {BULK_ALIGN} bytes, not {size.value}")
+    if base < 0 and offset % BULK_ALIGN:
+        raise _err(ins, f"{name}: the source address must be {BULK_ALIGN}-byte aligned")
+    row = b.row
+    row[L.F_OP] = c.OP_BULK_COPY
+    row[L.F_AUX] = L.BULK_PREFETCH
+    row[L.F_ABASE] = -1
+    row[L.F_SPACE] = L.SP_GLOBAL
+    b.add_src((L.SK_REG, base) if base >= 0 else (L.SK_IMM, 0))
+    row[L.F_TC_SRC_OFFSET] = offset
+    b.add_src(fl.src(ins, size, c.T_U32))
+    row[L.F_ISA] = isa.isa_row(c.OP_BULK_COPY, c.T_NONE, "cp.async.bulk")

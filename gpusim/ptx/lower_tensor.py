@@ -16,7 +16,7 @@ from gpusim.arch import layout as L
 from gpusim.errors import UnsupportedPTXError
 from gpusim.ptx import ast
 from gpusim.ptx.lower_common import OperandLowering, _err, _expect_operands, _reg_vector, _Row
-from gpusim.ptx.lower_hopper import lower_bulk, lower_bulk_reduce, lower_cp_async_arrive
+from gpusim.ptx.lower_hopper import lower_bulk, lower_bulk_prefetch, lower_bulk_reduce, lower_cp_async_arrive
 from gpusim.ptx.lower_tma import lower_tensor_copy
 from gpusim.ptx.lower_wgmma import lower_wgmma
 
@@ -214,10 +214,10 @@ def _lower_cp_async(fl, ins: ast.Instruction, b: _Row) -> None:
                    "cp.reduce.async.bulk)", unsupported=True)
     rest = mods[1:]
     if rest[:1] == [".bulk"] and (".tensor" in rest or ".prefetch" in rest):
-        if ".tensor" not in rest:
-            raise _err(ins, f"'cp{''.join(ins.mods)}': the non-tensor bulk prefetch is not modelled",
-                       unsupported=True)
-        lower_tensor_copy(fl, ins, b, rest[1:])
+        if ".tensor" in rest:
+            lower_tensor_copy(fl, ins, b, rest[1:])
+        else:
+            lower_bulk_prefetch(fl, ins, b, rest[1:])
         return
     if rest and rest[0] == ".bulk":
         lower_bulk(fl, ins, b, rest[1:])

@@ -2,7 +2,7 @@
 and the cluster bulk copies: the distributed-shared-memory copy and the ``.multicast::cluster`` load
 (``exec_bulk_multicast``: a lane's global bytes land at one CTA-relative offset in every CTA of its ctaMask,
 each completing them on its mbarrier at the same offset; a rank outside the cluster or an exited CTA is
-ERR_CLUSTER).
+ERR_CLUSTER), and ``cp.async.bulk.prefetch.L2.global`` (``exec_bulk_prefetch``: no data moves).
 
 ``cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]`` copies
 ``size`` bytes of the executing CTA's shared memory to ``dst`` in a CTA of the cluster (a ``shared::cluster``
@@ -34,6 +34,7 @@ from gpusim.engine.semantics.mbarrier import (
     _address,
     _async_fail,
     _bulk_check,
+    _bulk_request,
     book_bulk,
     complete_tx,
     exec_bulk_copy,
@@ -107,6 +108,29 @@ def exec_bulk_dsm(m, row, pc, w, mask):
 
 
 @compiled_only
+def exec_bulk_prefetch(m, row, pc, w, mask):
+    """cp.async.bulk.prefetch.L2.global for each lane of ``mask``: the ISA's alignment rules and a range inside
+    global memory; no data moves (a hint); in the timed loop a ``bulk_tx`` row of kind BULK_L2_PREFETCH reads the
+    sectors into L2."""
+    bslot = m.warp_bslot[w]
+    timed = m.launch[S.L_TIMED] != 0
+    for lane in range(32):
+        if not (mask >> lane) & 1:
+            continue
+        src = _address(m, row, w, lane, 0, L.F_TC_SRC_OFFSET)
+        size = np.int64(read_src(m, row, 1, w, lane) & np.uint64(0xFFFFFFFF))
+        if _bulk_check(m, row, pc, w, lane, 0, src, size) != STATUS_OK:
+            return STATUS_ERROR
+        space, offset = resolve(m, L.SP_GLOBAL, src, size, 1, False)
+        if space < 0:
+            return fail(m, error_kind(offset), pc, w, lane, src)
+        if timed and book_bulk(m, bslot, -1, size, offset, L.BULK_L2_PREFETCH) < 0:
+            return _async_fail(m, S.ASYNC_UNINIT, 0, pc, w, lane, src)
+    _bulk_request(m, mask, bslot)
+    return STATUS_OK
+
+
+@compiled_only
 def exec_bulk_multicast(m, row, pc, w, mask):
     """``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster``: each lane's
     global bytes land at the same CTA-relative offset in every CTA its ctaMask names, each completing them on
@@ -170,6 +194,8 @@ def hopper_op(m, row, pc, w, mask, op):
             return exec_bulk_dsm(m, row, pc, w, mask)
         if row[L.F_AUX] == L.BULK_MULTICAST:
             return exec_bulk_multicast(m, row, pc, w, mask)
+        if row[L.F_AUX] == L.BULK_PREFETCH:
+            return exec_bulk_prefetch(m, row, pc, w, mask)
         return exec_bulk_copy(m, row, pc, w, mask)
     if op == c.OP_MAPA:
         return exec_mapa(m, row, pc, w, mask)

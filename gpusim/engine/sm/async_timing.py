@@ -82,9 +82,10 @@ def _copies_landed(cp_state, w):
 
 
 @compiled_only
-def _bulk_one(mp, ms, sm, cycle, gaddr, nbytes, load):
+def _bulk_one(mp, ms, sm, cycle, gaddr, nbytes, load, shared_side=True):
     """``(done, moved)``: the cycle one bulk copy of ``nbytes`` at heap offset ``gaddr`` has moved through the
-    memory system, and the cycle its shared-memory side has been written (a load) or read (a store)."""
+    memory system, and the cycle its shared-memory side has been written (a load) or read (a store);
+    ``shared_side`` False: an L2 prefetch, which has none."""
     prm = mp.prm
     sector = prm[T.TP_SECTOR]
     first = (gaddr + L.GLOBAL_BASE) // sector * sector
@@ -109,6 +110,8 @@ def _bulk_one(mp, ms, sm, cycle, gaddr, nbytes, load):
                                    ms.counters, mp.lane_ops)
         done = max(done, arrived)
         k += n
+    if not shared_side:
+        return done, cycle
     start, _ = server_reserve(mp.shared_path, sm, cycle, nbytes, prm[T.TP_SHARED_BYTES_PER_CYCLE])
     moved = start + nbytes // max(prm[T.TP_SHARED_BYTES_PER_CYCLE], 1)    # its shared-memory side
     return max(done, moved), moved
@@ -128,6 +131,11 @@ def bulk_copy_timing(mp, ms, w, sm, pc, cycle):
         if table[i, TB_KIND] == L.BULK_CP_ARRIVE:    # cp.async.mbarrier.arrive: when the warp's copies land
             table[i, S.BT_READY] = max(cycle, _copies_landed(mp.cp_state, w))
             table[i, S.BT_STATE] = S.BTS_TIMED
+            continue
+        if table[i, TB_KIND] == L.BULK_L2_PREFETCH:  # cp.async.bulk.prefetch.L2: into L2, no group, no wait
+            _bulk_one(mp, ms, sm, cycle, table[i, S.BT_GADDR], table[i, S.BT_BYTES], True, False)
+            mp.pc_mem[pc, T.PM_REQUESTS] += 1
+            table[i, S.BT_STATE] = S.BTS_FREE
             continue
         load = table[i, S.BT_MBAR] >= 0
         if table[i, TB_KIND] != 0:       # a TMA tensor copy (tma_timing.py)
