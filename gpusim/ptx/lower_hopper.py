@@ -178,6 +178,18 @@ def lower_cp_async_arrive(fl, ins: ast.Instruction, b: _Row, rest: list[str]) ->
     _mbarrier_row(fl, row, base, offset, space if sym_space is None else L.SP_SHARED)
 
 
+def _check_bulk_constants(ins: ast.Instruction, name: str, verb: str, size, addresses: tuple) -> None:
+    """The PTX ISA's bulk-copy rules where the PTX fixes the values: a constant size is a positive multiple of
+    16 bytes, and an address without a base register ((what, base, offset) triples) is 16-byte aligned (the
+    engine checks the rest at run time)."""
+    if isinstance(size, ast.Imm) and (not isinstance(size.value, int) or size.value <= 0
+                                      or size.value % BULK_ALIGN):
+        raise _err(ins, f"{name} {verb} a positive multiple of {BULK_ALIGN} bytes, not {size.value}")
+    for what, base, offset in addresses:
+        if base < 0 and offset % BULK_ALIGN:
+            raise _err(ins, f"{name}: the {what} address must be {BULK_ALIGN}-byte aligned")
+
+
 def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     """``cp.async.bulk...``: ``rest`` is the modifiers after ``.async.bulk`` (cache hints already removed)."""
     row = b.row
@@ -224,12 +236,8 @@ def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     if dst_sym not in (None, dst_space) or src_sym not in (None, src_space):
         raise _err(ins, "cp.async.bulk: an operand's symbol is in the wrong state space")
     size = ins.operands[2]
-    if isinstance(size, ast.Imm) and (not isinstance(size.value, int) or size.value <= 0
-                                      or size.value % BULK_ALIGN):
-        raise _err(ins, f"cp.async.bulk copies a positive multiple of {BULK_ALIGN} bytes, not {size.value}")
-    for what, base, offset in (("destination", dst_base, dst_offset), ("source", src_base, src_offset)):
-        if base < 0 and offset % BULK_ALIGN:
-            raise _err(ins, f"cp.async.bulk: the {what} address must be {BULK_ALIGN}-byte aligned")
+    _check_bulk_constants(ins, "cp.async.bulk", "copies", size,
+                          (("destination", dst_base, dst_offset), ("source", src_base, src_offset)))
     row[L.F_OP] = c.OP_BULK_COPY
     row[L.F_AUX] = direction
     row[L.F_ABASE] = dst_base
@@ -251,8 +259,9 @@ def lower_bulk(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> None:
     row[L.F_ISA] = isa.isa_row(c.OP_BULK_COPY, c.T_NONE, "cp.async.bulk")
 
 
-_REDUCE_OPS = {".add": L.TMA_RED_ADD, ".min": L.TMA_RED_MIN, ".max": L.TMA_RED_MAX, ".inc": L.TMA_RED_INC,
-               ".dec": L.TMA_RED_DEC, ".and": L.TMA_RED_AND, ".or": L.TMA_RED_OR, ".xor": L.TMA_RED_XOR}
+REDUCE_OPS = {".add": L.TMA_RED_ADD, ".min": L.TMA_RED_MIN, ".max": L.TMA_RED_MAX, ".inc": L.TMA_RED_INC,
+              ".dec": L.TMA_RED_DEC, ".and": L.TMA_RED_AND, ".or": L.TMA_RED_OR, ".xor": L.TMA_RED_XOR}
+"""The bulk reductions' operations (cp.reduce.async.bulk and its tensor form, lower_tma) as TMA_RED_* codes."""
 _REDUCE_TYPES = {   # the PTX ISA's operation x type pairs of cp.reduce.async.bulk.global.shared::cta.bulk_group
     ".and": (".b32", ".b64"), ".or": (".b32", ".b64"), ".xor": (".b32", ".b64"),
     ".inc": (".u32",), ".dec": (".u32",),
@@ -268,7 +277,7 @@ def lower_bulk_reduce(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> Non
     whose elements combine with the global ones (F_TC_FLAGS: TMA_RED_*, F_TY: the element type); the
     shared::cluster form (with an mbarrier) is not modelled."""
     name = f"cp{''.join(ins.mods)}"
-    ops = [w for w in rest if w in _REDUCE_OPS]
+    ops = [w for w in rest if w in REDUCE_OPS]
     types = [w for w in rest if w[1:] in c.TYPE_CODES]
     words = [w for w in rest if w not in ops and w not in types and w != ".noftz"]
     if words != [".global", ".shared::cta", ".bulk_group"]:
@@ -276,7 +285,7 @@ def lower_bulk_reduce(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> Non
                    "shared::cluster form with an mbarrier is not modelled; tensor forms: cp.reduce.async.bulk"
                    ".tensor)", unsupported=True)
     if len(ops) != 1 or len(types) != 1:
-        raise _err(ins, f"'{name}' needs one operation ({' '.join(_REDUCE_OPS)}) and one type")
+        raise _err(ins, f"'{name}' needs one operation ({' '.join(REDUCE_OPS)}) and one type")
     op, ty = ops[0], types[0]
     if ty not in _REDUCE_TYPES[op]:
         raise _err(ins, f"'{name}': {op} takes {' '.join(_REDUCE_TYPES[op])}, not {ty}")
@@ -284,7 +293,7 @@ def lower_bulk_reduce(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> Non
     if (".noftz" in rest) != (half and op == ".add"):
         raise _err(ins, f"'{name}': .noftz goes with .add of .f16 or .bf16 (and only there)")
     lower_bulk(fl, ins, b, words)
-    b.row[L.F_TC_FLAGS] = _REDUCE_OPS[op]
+    b.row[L.F_TC_FLAGS] = REDUCE_OPS[op]
     b.row[L.F_TY] = c.TYPE_CODES[ty[1:]]
 
 
@@ -303,11 +312,7 @@ def lower_bulk_prefetch(fl, ins: ast.Instruction, b: _Row, rest: list[str]) -> N
     if sym not in (None, L.SP_GLOBAL):
         raise _err(ins, f"{name}: the source is in global memory")
     size = ins.operands[1]
-    if isinstance(size, ast.Imm) and (not isinstance(size.value, int) or size.value <= 0
-                                      or size.value % BULK_ALIGN):
-        raise _err(ins, f"{name} prefetches a positive multiple of {BULK_ALIGN} bytes, not {size.value}")
-    if base < 0 and offset % BULK_ALIGN:
-        raise _err(ins, f"{name}: the source address must be {BULK_ALIGN}-byte aligned")
+    _check_bulk_constants(ins, name, "prefetches", size, (("source", base, offset),))
     row = b.row
     row[L.F_OP] = c.OP_BULK_COPY
     row[L.F_AUX] = L.BULK_PREFETCH

@@ -19,11 +19,9 @@ from gpusim.arch import isa
 from gpusim.arch import layout as L
 from gpusim.ptx import ast
 from gpusim.ptx.lower_common import _err, _Row
-from gpusim.ptx.lower_hopper import _require_sm
+from gpusim.ptx.lower_hopper import REDUCE_OPS, _require_sm
 
 _DIMS = {f".{n}d": n for n in range(1, 6)}
-_REDUCE = {".add": L.TMA_RED_ADD, ".min": L.TMA_RED_MIN, ".max": L.TMA_RED_MAX, ".inc": L.TMA_RED_INC,
-           ".dec": L.TMA_RED_DEC, ".and": L.TMA_RED_AND, ".or": L.TMA_RED_OR, ".xor": L.TMA_RED_XOR}
 _LOAD = {".shared::cluster", ".global", ".mbarrier::complete_tx::bytes"}
 _STORE = {".global", ".shared::cta", ".bulk_group"}
 _PREFETCH = {".L2", ".global"}
@@ -54,7 +52,7 @@ def lower_tensor_copy(fl, ins: ast.Instruction, b: _Row, words: list[str], reduc
         raise _err(ins, f"{name}: a tensor copy names its dimensionality once (.1d .. .5d)")
     rank = ranks[0]
     rest = {w for w in words if w not in _DIMS}
-    red_ops = [w for w in rest if w in _REDUCE]
+    red_ops = [w for w in rest if w in REDUCE_OPS]
     rest -= set(red_ops)
     if ".prefetch" in ins.mods:
         kind, want = L.TMA_PREFETCH, _PREFETCH
@@ -96,7 +94,7 @@ def lower_tensor_copy(fl, ins: ast.Instruction, b: _Row, words: list[str], reduc
     row[L.F_OP] = c.OP_BULK_TENSOR
     row[L.F_AUX] = kind
     row[L.F_TC_COUNT] = rank
-    row[L.F_TC_FLAGS] = _REDUCE[red_ops[0]] if red_ops else 0
+    row[L.F_TC_FLAGS] = REDUCE_OPS[red_ops[0]] if red_ops else 0
     row[L.F_TY] = c.T_B32
     row[L.F_SPACE] = L.SP_SHARED
     row[L.F_ABASE] = -1

@@ -13,6 +13,7 @@ from gpusim.engine.bits import bits_from_f64
 from gpusim.engine.jit import compiled_only
 from gpusim.engine.semantics.alu_convert import float_to_float
 from gpusim.engine.semantics.alu_float import load_float
+from gpusim.engine.semantics.alu_int import type_width
 
 
 @compiled_only
@@ -54,27 +55,24 @@ def combine(old, new, op, ty, elem):
 
 
 @compiled_only
-def element_bytes(ty):
-    """Bytes of an element of type ``ty`` (a reduction's: 16-, 32- or 64-bit)."""
-    if ty == c.T_F16 or ty == c.T_BF16 or ty == c.T_U16 or ty == c.T_S16 or ty == c.T_B16:
-        return 2
-    if ty == c.T_F64 or ty == c.T_U64 or ty == c.T_S64 or ty == c.T_B64:
-        return 8
-    return 4
+def reduce_element(m, bslot, goff, soff, op, ty, elem):
+    """Combine the ``elem``-byte little-endian element of block slot ``bslot``'s shared memory at ``soff`` into
+    the heap's at ``goff`` (``op``: TMA_RED_*, ``ty`` the element type)."""
+    old = np.uint64(0)
+    new = np.uint64(0)
+    for b in range(elem):
+        old |= np.uint64(m.mem8[goff + b]) << np.uint64(8 * b)
+        new |= np.uint64(m.shared8[bslot, soff + b]) << np.uint64(8 * b)
+    value = combine(old, new, op, ty, elem)
+    for b in range(elem):
+        m.mem8[goff + b] = np.uint8((value >> np.uint64(8 * b)) & np.uint64(255))
+        m.valid[goff + b] = 2
 
 
 @compiled_only
 def reduce_into_heap(m, bslot, goff, soff, size, op, ty):
     """Combine ``size`` bytes of block slot ``bslot``'s shared memory at ``soff`` into the heap at ``goff``,
-    element by element (``op``: TMA_RED_*; little-endian elements of type ``ty``)."""
-    elem = element_bytes(ty)
+    element by element (``op``: TMA_RED_*; elements of type ``ty``)."""
+    elem = type_width(ty) // 8
     for e in range(0, size, elem):
-        old = np.uint64(0)
-        new = np.uint64(0)
-        for b in range(elem):
-            old |= np.uint64(m.mem8[goff + e + b]) << np.uint64(8 * b)
-            new |= np.uint64(m.shared8[bslot, soff + e + b]) << np.uint64(8 * b)
-        value = combine(old, new, op, ty, elem)
-        for b in range(elem):
-            m.mem8[goff + e + b] = np.uint8((value >> np.uint64(8 * b)) & np.uint64(255))
-            m.valid[goff + e + b] = 2
+        reduce_element(m, bslot, goff + e, soff + e, op, ty, elem)

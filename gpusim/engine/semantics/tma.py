@@ -35,7 +35,7 @@ from gpusim.engine.semantics.cluster import OFFSET_MASK, rank_slots
 from gpusim.engine.semantics.mbarrier import VALID, _address, _async_fail, book_bulk, complete_tx, multicast_targets
 from gpusim.engine.semantics.memops import error_kind, resolve
 from gpusim.engine.semantics.operands import read_src
-from gpusim.engine.semantics.reduce_ops import combine
+from gpusim.engine.semantics.reduce_ops import reduce_element
 from gpusim.engine.semantics.simt import STATUS_ERROR, STATUS_OK, fail
 
 WORDS = 32
@@ -111,15 +111,7 @@ def _element_bytes(m, bslot, kind, s, goff, elem, fill, inb, red, ty):
             m.mem8[goff + b] = m.shared8[bslot, s + b]
             m.valid[goff + b] = 2
         return
-    old = np.uint64(0)
-    new = np.uint64(0)
-    for b in range(elem):
-        old |= np.uint64(m.mem8[goff + b]) << np.uint64(8 * b)
-        new |= np.uint64(m.shared8[bslot, s + b]) << np.uint64(8 * b)
-    value = combine(old, new, red, ty, elem)
-    for b in range(elem):
-        m.mem8[goff + b] = np.uint8((value >> np.uint64(8 * b)) & np.uint64(255))
-        m.valid[goff + b] = 2
+    reduce_element(m, bslot, goff, s, red, ty, elem)
 
 
 @compiled_only
