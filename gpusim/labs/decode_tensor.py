@@ -44,17 +44,22 @@ TENSOR_BATCHES = (1, 4, 16, 64, 128, 256, 512)
 QUANTIZED = ("int8", "fp8")
 
 
-def _point(layer: LayerGemm, batch: int, roofs: Any) -> dict:
+def _point(layer: LayerGemm, batch: int, roofs: Any, ceiling: str | None = None) -> dict:
+    """One batch through ``layer``: its time, rates, bytes and the roofline's attainable rate under ``ceiling``
+    (a roofline peak's name; None: the mma.sync rate of the layer's type)."""
     result, correct = layer.run(batch)
     flops = layer.flops(batch)
     kind = layer.kind
+    dense = roofs.peak_flops.get(kind.dense, 0.0)
     return {
-        "batch": batch, "kernel": kind.kernel, "correct": correct, "seconds": result.seconds,
+        "batch": batch, "kernel": layer.kernel_name, "correct": correct, "seconds": result.seconds,
         "tokens_per_s": batch / result.seconds, "flops_per_s": flops / result.seconds,
         "flop_per_weight_byte": flops / layer.weight_bytes,
-        "roof_flops_per_s": roofs.attainable(flops / layer.weight_bytes, kind.mma_sync, "dram_sustained"),
+        "roof_flops_per_s": roofs.attainable(flops / layer.weight_bytes, ceiling or kind.mma_sync, "dram_sustained"),
         "dram_bytes_per_weight_byte": result.metrics["dram__bytes_read.sum"] / layer.weight_bytes,
         "pct_of_mma_sync": 100.0 * flops / result.seconds / roofs.peak_flops[kind.mma_sync],
+        "pct_of_dense": 100.0 * flops / result.seconds / dense if dense else 0.0,
+        "tensor_pct": result.metrics["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"],
     }
 
 
@@ -133,17 +138,7 @@ def hopper_sweep(gpu: Any, rows: int, k: int, batches: tuple, bar: Any) -> dict:
         layer: LayerGemm = narrow
         if batch > NARROW_MAX_TOKENS:
             layer = wide = wide or layer_gemm(gpu, "bf16-wgmma", rows, k)
-        result, correct = layer.run(batch)
-        flops = layer.flops(batch)
-        points.append({
-            "batch": batch, "kernel": layer.kernel_name, "correct": correct, "seconds": result.seconds,
-            "tokens_per_s": batch / result.seconds, "flops_per_s": flops / result.seconds,
-            "flop_per_weight_byte": flops / layer.weight_bytes,
-            "roof_flops_per_s": roofs.attainable(flops / layer.weight_bytes, "tensor_bf16", "dram_sustained"),
-            "dram_bytes_per_weight_byte": result.metrics["dram__bytes_read.sum"] / layer.weight_bytes,
-            "pct_of_dense": 100.0 * flops / result.seconds / roofs.peak_flops["tensor_bf16"],
-            "tensor_pct": result.metrics["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"],
-        })
+        points.append(_point(layer, batch, roofs, layer.kind.dense))
     for point in points:
         point["time_vs_first"] = point["seconds"] / points[0]["seconds"]
     ridge = roofs.ridge_point("tensor_bf16", "dram_sustained")
