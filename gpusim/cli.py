@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="sampled simulation (gpusim.launch.sampling): time the first waves of blocks, "
                           "extrapolate the rest with a 95%% interval; stop sampling when its half-width is below "
                           "TOLERANCE of the cycles (default 0.02)")
+    run.add_argument("--threads", type=int, metavar="N",
+                     help="threads the simulator may use (default: $GPUSIM_THREADS, else every core): the functional "
+                          "engine runs independent blocks on them, with one thread's results")
     run.add_argument("--json", metavar="FILE", help="write metrics, stalls, config, verdict and source view")
     run.add_argument("--plot", metavar="DIR", help="write figures (PNG and SVG) into DIR")
     run.add_argument("--html", metavar="FILE", help="write one self-contained HTML report")
@@ -248,12 +251,14 @@ def _overrides(args) -> dict:
 
 
 def _sampling(args) -> dict:
-    """GPU(sampling=...) for ``--sample [TOLERANCE]`` (nothing without it: the GPU's default, off)."""
+    """GPU(sampling=..., threads=...) for ``--sample [TOLERANCE]`` and ``--threads N`` (nothing without them: the
+    GPU's defaults)."""
+    out = {} if getattr(args, "threads", None) is None else {"threads": args.threads}
     if getattr(args, "sample", None) is None:
-        return {}
+        return out
     from gpusim.launch.sampling_policy import SamplingPolicy
 
-    return {"sampling": SamplingPolicy(tolerance=args.sample)}
+    return {**out, "sampling": SamplingPolicy(tolerance=args.sample)}
 
 
 def _run_program(args, trace):

@@ -41,6 +41,7 @@ from scripts import doc_measure as M  # noqa: E402  (path set up above so the sc
 
 STORE = ROOT / "docs" / "generated" / "doc_tables.json"
 SPEED = ROOT / "benchmarks" / "results" / "speed.json"
+WORKLOADS = ROOT / "benchmarks" / "results" / "workloads.json"
 WHEEL = ROOT / "benchmarks" / "results" / "wheel.json"
 BLOCK = re.compile(r"(<!-- doc-table:(?P<name>[\w-]+) begin[^>]*-->\n)(?P<body>.*?)(<!-- doc-table:(?P=name) end -->)",
                    re.S)
@@ -71,6 +72,13 @@ def simulation_stamp() -> str:
 def benchmark_stamp() -> str:
     """Hash of the speed benchmark's sources (benchmarks/results/speed.json records it)."""
     from benchmarks.bench_speed import sources_stamp
+
+    return sources_stamp()
+
+
+def workloads_stamp() -> str:
+    """Hash of the workloads benchmark's source (benchmarks/results/workloads.json records it)."""
+    from benchmarks.bench_workloads import sources_stamp
 
     return sources_stamp()
 
@@ -236,6 +244,28 @@ def render_speed(data: dict) -> str:
     return "\n".join(lines)
 
 
+def render_workloads(data: dict) -> str:
+    host = data["host"]
+    lines = [f"Measured {host['date']} with `python benchmarks/bench_workloads.py --record` ({host['cpus']} CPUs, "
+             f"load average {host['load_average']:.1f} at the end; one run each, host time in `gpu.launch`):", "",
+             "| workload | config | size | simulated | host time | M warp-inst/s | M cycles/s | slowdown | sampling |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for name in sorted(data["workloads"]):
+        row = data["workloads"][name]
+        full = row["full"]
+        if "error_pct" in row:
+            sampling = (f"{row['error_pct']:+.2f} % of the full cycles ({'covered' if row['covers'] else 'missed'} "
+                        f"by its interval), {row['host_ratio']:.1f}x less host time")
+        else:
+            kinds = sorted({reason.split(':')[0] for reason in row["sampled"]["reasons"]})
+            sampling = "declined: " + "; ".join(kinds)
+        lines.append(f"| {name} | {row['config']} | {row['what']} | {full['cycles']:,} cycles "
+                     f"({1e3 * full['simulated_s']:.2f} ms) | {full['host_s']:.0f} s | "
+                     f"{full['m_warp_inst_per_s']:.2f} | {full['m_cycles_per_s']:.3f} | {full['slowdown']:,.0f}x | "
+                     f"{sampling} |")
+    return "\n".join(lines)
+
+
 WHEEL_ROWS = (("seeded", "first launch after installing the platform wheel (the engine from its seed)", "≤ 20 s"),
               ("warm", "the same command again", "≤ 3 s"),
               ("cold", "the first launch with the seed ignored (what `pip install .` gives)", "none"))
@@ -327,6 +357,8 @@ TABLES = {
     "design-speed": Table("docs/design.md", None, render_speed),
     "design-wheel": Table("docs/design.md", None, render_wheel, results=WHEEL, results_stamp=wheel_stamp,
                           rerun="python benchmarks/bench_wheel.py --record"),
+    "design-workloads": Table("docs/design.md", None, render_workloads, results=WORKLOADS,
+                              results_stamp=workloads_stamp, rerun="python benchmarks/bench_workloads.py --record"),
     "kernels-registers": Table("docs/kernels.md", M.measure_registers, render_registers),
     "engine-state": Table("docs/engine-state.md", None, render_engine_state, declared=True),
 }

@@ -336,12 +336,19 @@ def test_shared_cluster_load_and_generic_window(gpu, timing):
     np.testing.assert_array_equal(out.to_host().reshape(2, 2), [[101, 101], [100, 100]])
 
 
-def test_sampled_simulation_refuses_clusters():
-    sampled = GPU("h100-sxm", sampling="auto")
-    module = sampled.load(PTX)
-    with pytest.raises(ClusterError, match="sampling"):
-        sampled.launch(module["cluster_ids"], (2,), (32,), [sampled.zeros(2 * 32 * 11, np.uint32)],
-                       cluster=(2, 1, 1))
+def test_sampled_simulation_runs_cluster_launches_in_full():
+    """GPU(sampling="auto") runs a cluster launch in full, says why, and times it as an unsampled GPU does."""
+    runs, outs = [], []
+    for sampling in ("auto", "off"):
+        gpu = GPU("h100-sxm", sampling=sampling)
+        module = gpu.load(PTX)
+        out = gpu.zeros(2 * 32 * 11, np.uint32)
+        runs.append(gpu.launch(module["cluster_ids"], (2,), (32,), [out], cluster=(2, 1, 1)))
+        outs.append(out.to_host())
+    sampled, plain = runs
+    assert not sampled.sampled and "cluster" in sampled.sampling.reason
+    assert sampled.cycles_interval == (plain.cycles, plain.cycles) and sampled.cycles == plain.cycles
+    np.testing.assert_array_equal(outs[0], outs[1])
 
 
 def test_dsm_throughput_bounded_by_the_port(gpu, mod):

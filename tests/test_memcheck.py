@@ -255,14 +255,14 @@ def test_hostile_device_memory_calls_are_launch_errors(gpu, call):
 def test_an_unexpected_engine_exception_is_an_internal_error_and_the_gpu_survives(gpu, monkeypatch):
     """The safety net: an exception from inside the engine (simulated here) reaches the user as an
     InternalError naming the kernel, and the next launch works."""
-    import gpusim.launch.runner as runner
+    from gpusim.engine.semantics import functional
 
     kernel = gpu.load_ptx(STORE_AT)["k"]
 
     def broken(*args):
         raise ZeroDivisionError("simulated engine bug")
 
-    monkeypatch.setattr(runner, "run_functional", broken)
+    monkeypatch.setattr(functional, "run_functional", broken)
     with pytest.raises(InternalError) as info:
         gpu.launch(kernel, 1, 32, [gpu.zeros(32, np.uint32), np.uint32(0)], timing=False)
     assert info.value.kernel == "k" and "ZeroDivisionError" in info.value.cause

@@ -17,10 +17,11 @@ PROGRAMS = ("saxpy", "daxpy", "reduce_shared", "reduce_shfl", "histogram", "tran
 ONE_CALL = 1 << 40     # more work than any of these runs: the whole run in a single engine call
 
 
-def _run(name: str, budget: int, monkeypatch, *, timing: bool, scheduler: str = "gto", trace: bool = False):
+def _run(name: str, budget: int, monkeypatch, *, timing: bool, scheduler: str = "gto", trace: bool = False,
+         threads: int | None = None):
     monkeypatch.setattr(slices, "FIXED_BUDGET", budget)
     spec = load_program(name)
-    gpu = gpusim.GPU(spec.config, sms=2, scheduler=scheduler)
+    gpu = gpusim.GPU(spec.config, sms=2, scheduler=scheduler, threads=threads)
     calls = []
     result = run_program(spec, gpu=gpu, timing=timing, trace=trace, progress=calls.append)
     assert result.ok, result.summary()
@@ -59,10 +60,11 @@ def test_a_timed_run_cut_into_slices_equals_one_call(name, scheduler, trace, mon
     _assert_identical(whole, cut)
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("name", PROGRAMS)
-def test_a_functional_run_cut_into_slices_equals_one_call(name, monkeypatch):
-    whole, whole_calls = _run(name, ONE_CALL, monkeypatch, timing=False)
-    cut, cut_calls = _run(name, 13, monkeypatch, timing=False)
+def test_a_functional_run_cut_into_slices_equals_one_call(name, threads, monkeypatch):
+    whole, whole_calls = _run(name, ONE_CALL, monkeypatch, timing=False, threads=threads)
+    cut, cut_calls = _run(name, 13, monkeypatch, timing=False, threads=threads)
     assert whole_calls == 0
     assert cut_calls > len(cut.runs)
     _assert_identical(whole, cut)
@@ -71,9 +73,10 @@ def test_a_functional_run_cut_into_slices_equals_one_call(name, monkeypatch):
 @pytest.mark.parametrize("timing", [True, False])
 def test_the_smallest_budget_cuts_after_every_step(timing, monkeypatch):
     """Budget 1: a timed slice ends after every cycle it evaluates (each issues at most one warp-instruction
-    per scheduler), a functional one after every warp-instruction; the result is still the same."""
-    whole, _ = _run("reduce_shared", ONE_CALL, monkeypatch, timing=timing)
-    cut, calls = _run("reduce_shared", 1, monkeypatch, timing=timing)
+    per scheduler), a functional one after every warp-instruction; the result is still the same. (One thread:
+    on several, functional slices run in rounds and progress comes once a round, tests/test_functional_threads.)"""
+    whole, _ = _run("reduce_shared", ONE_CALL, monkeypatch, timing=timing, threads=1)
+    cut, calls = _run("reduce_shared", 1, monkeypatch, timing=timing, threads=1)
     _assert_identical(whole, cut)
     instructions = sum(run.warp_instructions for run in cut.runs)
     if timing:

@@ -262,9 +262,14 @@ class GPU:
     def __init__(self, config: str | Path | GPUConfig = "h100-sxm", *, initcheck: bool = False,
                  synccheck: bool | None = None, printf: str = "print", reconvergence: str | None = None,
                  codegen: str = DEFAULT_CODEGEN, sanitize: str | Iterable[str] | None = None,
-                 sanitize_action: str = "raise", sampling: Any = "off", **overrides: Any) -> None:
+                 sanitize_action: str = "raise", sampling: Any = "off", threads: int | None = None,
+                 **overrides: Any) -> None:
+        from gpusim.launch.functional_threads import resolve_threads
         from gpusim.launch.sampling_policy import parse_sampling
 
+        self.threads = resolve_threads(threads)
+        """Threads the simulator may use (None: ``$GPUSIM_THREADS``, else every core): the functional engine runs
+        independent blocks on them (gpusim.launch.functional_threads), with one thread's results."""
         self.sampling = parse_sampling(sampling)
         """Sampled simulation (gpusim.launch.sampling): None ("off", exact) or the SamplingPolicy of "auto"."""
         check_mode(codegen)

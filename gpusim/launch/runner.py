@@ -13,21 +13,20 @@ import numpy as np
 
 from gpusim.arch import codes as c
 from gpusim.arch import layout as L
-from gpusim.engine.semantics import functional as F
 from gpusim.engine.semantics import state as S
-from gpusim.engine.semantics.functional import RUN_DEADLOCK, RUN_ERROR, RUN_LIMIT, RUN_OK, RUN_SLICE, run_functional
+from gpusim.engine.semantics.functional import RUN_DEADLOCK, RUN_ERROR, RUN_LIMIT, RUN_OK
 from gpusim.engine.sm import compile_split  # noqa: F401  (registers what a cold compile hands to a helper process)
-from gpusim.errors import ClusterError, DeadlockError, SimulationLimitError
+from gpusim.errors import DeadlockError, SimulationLimitError
 from gpusim.launch.checks import check_geometry, check_resources, dims3, pack_args
 from gpusim.launch.clusters import cluster_size_of, resolve_cluster, set_cluster
 from gpusim.launch.cooperative import check_cooperative
-from gpusim.launch.faults import activity_report, raise_engine_error, translating, where
+from gpusim.launch.faults import activity_report, raise_engine_error, where
+from gpusim.launch.functional_threads import one_thread_reason, run_blocks
 from gpusim.launch.printf import deliver_printf
 from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
 from gpusim.launch.sanitize import configure as configure_sanitizers
 from gpusim.launch.sanitize import finish as finish_sanitizers
-from gpusim.launch.slices import drive
 from gpusim.ptx.its_code import ITS_EXTRA_STACK, engine_code
 
 DEFAULT_MAX_WARP_INSTRUCTIONS = 1_000_000_000
@@ -112,43 +111,39 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
     if not timing:
         # a cooperative grid: every block resident at once; a cluster launch: a cluster's blocks
         resident = n_blocks if cooperative else max(cluster_size_of(launch), 1)
-        m = S.make_machine(warp_slots=resident * int(launch[S.L_WARPS_PER_BLOCK]), n_regs=program.n_regs,
-                           stack_depth=int(launch[S.L_STACK_DEPTH]), block_slots=resident,
-                           shared_bytes=total_shared,
-                           local_bytes=int(launch[S.L_LOCAL_BYTES]), heap=heap.data, valid=heap.valid,
-                           params=params, launch=launch, n_inst=program.n_inst,
-                           printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
+
+        def machine():
+            return S.make_machine(warp_slots=resident * int(launch[S.L_WARPS_PER_BLOCK]), n_regs=program.n_regs,
+                                  stack_depth=int(launch[S.L_STACK_DEPTH]), block_slots=resident,
+                                  shared_bytes=total_shared, local_bytes=int(launch[S.L_LOCAL_BYTES]),
+                                  heap=heap.data, valid=heap.valid, params=params,
+                                  launch=launch if workers == 1 else launch.copy(), n_inst=program.n_inst,
+                                  printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
+
         limit = max_warp_instructions or DEFAULT_MAX_WARP_INSTRUCTIONS
         code = engine_code(program, launch[S.L_RECONVERGENCE] == S.RECONV_ITS)
-        ctl, fw = F.make_functional_state(resident * int(launch[S.L_WARPS_PER_BLOCK]))
+        workers = 1 if one_thread_reason(gpu, program, n_blocks, resident) else gpu.threads
         reporter = ProgressReporter(progress, program.name, n_blocks)
-
-        def call(budget):
-            return run_functional(m, code, n_blocks, limit, ctl, fw, budget, resident)
-
-        def on_slice():
-            reporter.report(ctl[F.FC_BLOCK], ctl[F.FC_EXECUTED], None)
-
         try:
-            with translating(program, m):
-                status, executed, bad_block = drive(call, RUN_SLICE, on_slice if reporter.active else None)
+            done = run_blocks(machine, program, code, 0, n_blocks, limit, resident=resident, threads=workers,
+                              on_slice=(lambda blocks, executed: reporter.report(blocks, executed, None))
+                              if reporter.active else None)
         finally:
             reporter.close()
-        _check_status(status, m, program, bad_block, limit, executed, n_blocks,
+        m = done.machine
+        _check_status(done.status, m, program, done.bad_block, limit, done.executed, n_blocks,
                       max_warp_instructions is not None)
-        run = Run(**common, pc_counts=m.pc_counts.copy(), timing=False)
+        run = Run(**common, pc_counts=done.pc_counts, timing=False)
         return finish_sanitizers(gpu, deliver_printf(gpu, run, m, program), m, program)
     from gpusim.launch.timed import run_timed_launch
 
     if getattr(gpu, "sampling", None) is not None:       # GPU(sampling=...): gpusim.launch.sampling
-        if cluster3 is not None:
-            raise ClusterError("GPU(sampling=...) does not model thread-block clusters (its sampled waves "
-                               "place blocks one by one): run a cluster launch without sampling")
         from gpusim.launch.sampling import run_sampled_launch
 
         return run_sampled_launch(gpu, common, params, launch, n_blocks, trace=trace, progress=progress,
                                   cooperative=cooperative, max_warp_instructions=max_warp_instructions,
-                                  check_functional=_check_status, default_limit=DEFAULT_MAX_WARP_INSTRUCTIONS)
+                                  check_functional=_check_status, default_limit=DEFAULT_MAX_WARP_INSTRUCTIONS,
+                                  clustered=cluster3 is not None)
     return run_timed_launch(gpu, common, params, launch, n_blocks, trace=trace, progress=progress)
 
 

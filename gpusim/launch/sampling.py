@@ -38,7 +38,6 @@ from typing import Any
 import numpy as np
 
 from gpusim.engine.memory.cache import NO_LINE
-from gpusim.engine.semantics import functional as F
 from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.timing import TIMED_SLICE
@@ -167,7 +166,7 @@ class WaveSampler:
 
 def run_sampled_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, n_blocks: int, *, trace,
                        progress=False, cooperative=False, max_warp_instructions=None, check_functional=None,
-                       default_limit=0):
+                       default_limit=0, clustered=False):
     """A timed launch under ``gpu.sampling``: sampled when it may be, else in full; ``run.sampling`` says which.
     ``check_functional``, ``default_limit``: the runner's status check of a functional run (its errors) and its
     warp-instruction limit, for the blocks not timed (passed in: the runner imports this module)."""
@@ -177,7 +176,7 @@ def run_sampled_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray
     config = common["config"]
     program = common["program"]
     wave = max(1, min(common["occupancy"].blocks_per_sm, -(-n_blocks // config.sms))) * config.sms
-    reason = full_run_reason(gpu, program, n_blocks, wave, cooperative=cooperative)
+    reason = full_run_reason(gpu, program, n_blocks, wave, cooperative=cooperative, clustered=clustered)
     if not reason and n_blocks < policy.min_waves * wave:
         reason = f"grid of {n_blocks / wave:.1f} waves, fewer than the policy's min_waves ({policy.min_waves})"
     sampler = None if reason else WaveSampler(policy, n_blocks)
@@ -257,27 +256,28 @@ def _instruction_metrics(run) -> list[str]:
 
 
 def _run_rest_functionally(gpu, run, params, launch, first: int, n_blocks: int, limits, check_functional):
-    """Execute blocks ``first``..``n_blocks``-1 on the functional engine; returns their pc_counts."""
-    from gpusim.launch.faults import translating
-    from gpusim.launch.slices import drive
+    """Execute blocks ``first``..``n_blocks``-1 on the functional engine (on ``gpu.threads`` workers when the
+    blocks are independent: gpusim.launch.functional_threads); returns their pc_counts."""
+    from gpusim.launch.functional_threads import one_thread_reason, run_blocks
     from gpusim.ptx.its_code import engine_code
 
     program, config, heap = run.program, run.config, gpu.heap
     wpb = int(launch[S.L_WARPS_PER_BLOCK])
-    # Any: the Machine record's fields are typed with the engine state (tests/test_typecheck.py NOT_YET_TYPED)
-    m: Any = S.make_machine(warp_slots=wpb, n_regs=program.n_regs, stack_depth=int(launch[S.L_STACK_DEPTH]),
-                       block_slots=1, shared_bytes=run.shared_bytes, local_bytes=int(launch[S.L_LOCAL_BYTES]),
-                       heap=heap.data, valid=heap.valid, params=params, launch=launch, n_inst=program.n_inst,
-                       printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
+    workers = 1 if one_thread_reason(gpu, program, n_blocks - first, 1) else gpu.threads
+
+    def machine() -> Any:
+        # Any: the Machine record's fields are typed with the engine state (tests/test_typecheck.py NOT_YET_TYPED)
+        m: Any = S.make_machine(warp_slots=wpb, n_regs=program.n_regs, stack_depth=int(launch[S.L_STACK_DEPTH]),
+                                block_slots=1, shared_bytes=run.shared_bytes,
+                                local_bytes=int(launch[S.L_LOCAL_BYTES]), heap=heap.data, valid=heap.valid,
+                                params=params, launch=launch if workers == 1 else launch.copy(),
+                                n_inst=program.n_inst,
+                                printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
+        return m
+
     limit, given = limits           # the functional path's limit, and the one the launch gave (or None)
     code = engine_code(program, launch[S.L_RECONVERGENCE] == S.RECONV_ITS)
-    ctl, fw = F.make_functional_state(wpb)
-    ctl[F.FC_BLOCK] = first
-
-    def call(budget):
-        return F.run_functional(m, code, n_blocks, limit, ctl, fw, budget, 1)
-
-    with translating(program, m):
-        status, executed, bad_block = drive(call, F.RUN_SLICE)
-    check_functional(status, m, program, bad_block, limit, executed, n_blocks, given is not None)
-    return m.pc_counts.copy()
+    done = run_blocks(machine, program, code, first, n_blocks, limit, resident=1, threads=workers)
+    check_functional(done.status, done.machine, program, done.bad_block, limit, done.executed, n_blocks,
+                     given is not None)
+    return done.pc_counts

@@ -74,10 +74,14 @@ def _sources(row) -> list[int]:
     return regs
 
 
-def full_run_reason(gpu, program, n_blocks: int, wave_blocks: int, *, cooperative: bool) -> str:
+def full_run_reason(gpu, program, n_blocks: int, wave_blocks: int, *, cooperative: bool,
+                    clustered: bool = False) -> str:
     """Why this launch must be simulated in full ("" when it may be sampled)."""
     if cooperative or program.grid_sync_line is not None:
         return "cooperative launch (grid-wide synchronisation): every block must be simulated"
+    if clustered:
+        return ("thread-block cluster launch: the sampler's waves place blocks one by one, a cluster's blocks "
+                "start together and share distributed shared memory")
     line = atomic_steers_control(program)
     if line is not None:
         return (f"the result of a global atomic ({program.file}:{line}) steers control flow: blocks depend on "

@@ -157,7 +157,7 @@ def _yields(mem_req):
     return space != L.SP_LOCAL and space != L.SP_PARAM
 
 
-@engine_jit(_nrt=True)
+@engine_jit(_nrt=True, nogil=True)     # nogil: threads run blocks at once (gpusim.launch.functional_threads)
 def run_functional(m, code, n_blocks, max_warp_instructions, ctl, fw, budget, resident):
     """Run the grid on from where ``ctl``/``fw`` say, for about ``budget`` warp-instructions, ``resident``
     blocks at a time (1, or the whole grid of a cooperative launch).
