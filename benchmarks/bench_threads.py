@@ -4,7 +4,7 @@ Cases, each a launch run alternately on 1 and N threads in this process (``--rep
 
 - ``copy``: a functional-only streaming copy, 8 Mi floats on h100-sxm (2048 blocks of 256 threads);
 - ``sgemm``: a functional-only 1024^3 SGEMM (validation/kernels/sgemm_ladder.cu ``sgemm_blocktile_2d``, 64 blocks);
-- ``sampled``: a sampled timed vecadd of 384 waves on a 4-SM h100-sxm slice (``sampling="auto"``): the timed
+- ``sampled``: a sampled timed daxpy of 384 waves on a 4-SM h100-sxm slice (``sampling="auto"``): the timed
   waves on one thread, the blocks it does not time on N.
 
 Per case: median host seconds on 1 and N threads, the ratio, and whether outputs, per-pc counts and (sampled)
@@ -58,7 +58,7 @@ def _sgemm(threads: int):
 def _sampled(threads: int):
     gpu = gpusim.GPU("h100-sxm", sms=4, sampling="auto", threads=threads)
     start = time.perf_counter()
-    result = run_program("vecadd", gpu=gpu, sizes={"n": 256 * 8 * 4 * 384})
+    result = run_program("daxpy", gpu=gpu, sizes={"n": 256 * 8 * 4 * 384})
     seconds = time.perf_counter() - start
     run = result.runs[0]
     assert result.ok and run.sampled
