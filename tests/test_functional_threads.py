@@ -12,10 +12,18 @@ import gpusim
 from gpusim.engine.semantics import functional as F
 from gpusim.errors import ConfigError, IllegalAddressError, SimulationLimitError
 from gpusim.launch import functional_threads as FT
+from gpusim.launch import slices
 from gpusim.launch.functional_threads import communicating_line, one_thread_reason, resolve_threads
 from gpusim.programs.catalog import load_program, run_program
 
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+
+@pytest.fixture(autouse=True)
+def small_slices(monkeypatch):
+    """Slices of 64 warp-instructions: the first slice runs on the launching thread alone, so these small
+    launches reach the workers only when it does not hold the whole launch."""
+    monkeypatch.setattr(slices, "FIXED_BUDGET", 64)
 
 
 def entry(body: str, params: str = ".param .u64 p_a, .param .u32 p_n") -> str:
@@ -74,14 +82,16 @@ def test_threads_resolve_from_the_argument_the_environment_or_the_cores(monkeypa
 
 
 def test_blocks_run_on_several_threads_with_one_thread_s_results(monkeypatch):
-    """Three workers are in the engine at once (each waits at a barrier on its first call until the other two
-    are there), and the outputs and per-pc counts are one thread's."""
+    """After the first slice (on the launching thread), three workers are in the engine at once (each waits at
+    a barrier on its first call until the other two are there), and the outputs and per-pc counts are one
+    thread's."""
     seen: set[int] = set()
     engine = F.run_functional
     meeting = threading.Barrier(3, timeout=30)
+    main = threading.get_ident()
 
     def recording(*args):
-        if threading.get_ident() not in seen:
+        if threading.get_ident() not in seen and threading.get_ident() != main:
             seen.add(threading.get_ident())
             meeting.wait()
         return engine(*args)
@@ -89,7 +99,7 @@ def test_blocks_run_on_several_threads_with_one_thread_s_results(monkeypatch):
     one, out1 = _squares(1)
     monkeypatch.setattr(F, "run_functional", recording)
     three, out3 = _squares(3)
-    assert len(seen) == 3 and threading.get_ident() not in seen
+    assert len(seen) == 3
     i = np.arange(40 * 64, dtype=np.uint64)
     np.testing.assert_array_equal(out3, ((i * i + i // 64) & 0xFFFFFFFF).astype(np.uint32))
     np.testing.assert_array_equal(out1, out3)
@@ -118,6 +128,20 @@ def test_shipped_programs_give_the_same_outputs_and_counts_on_three_threads(name
     assert one.arrays.keys() == three.arrays.keys()
     for a, b in zip(one.arrays.values(), three.arrays.values(), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_launch_that_fits_in_the_first_slice_stays_on_the_launching_thread(monkeypatch):
+    monkeypatch.setattr(slices, "FIXED_BUDGET", 1 << 30)
+    seen: set[int] = set()
+    engine = F.run_functional
+
+    def recording(*args):
+        seen.add(threading.get_ident())
+        return engine(*args)
+
+    monkeypatch.setattr(F, "run_functional", recording)
+    _squares(3)
+    assert seen == {threading.get_ident()}
 
 
 @pytest.mark.parametrize("bad", [0, 17, 39])

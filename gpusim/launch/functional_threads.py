@@ -4,10 +4,12 @@ The functional engine runs a grid one block at a time (engine/semantics/function
 communicate are independent, so different blocks can run on different threads: each worker has its own
 Machine (registers, SIMT stacks, the shared and local memory of its block, its per-pc counts) and all share
 the device memory and the code. The engine's entry ``run_functional`` is compiled ``nogil``, so the workers
-run in parallel. The grid is cut into one contiguous range of blocks per worker, and they run in rounds: each
-busy worker runs one slice of its range (``slices``: a budget of warp-instructions), then the launching thread
-reports progress (after a round in which some slice did not finish its range) and adapts the budget; a pending
-Ctrl-C is raised there, after the round. What a launch gives is what one thread gives:
+run in parallel. The first slice (``slices``: a budget of warp-instructions) runs on the launching thread alone,
+so a launch that fits in it costs what it costs on one thread; after it, the blocks past the one in progress
+are cut into one contiguous range per worker (the first worker keeps its block and the first range), and the
+workers run in rounds: each busy worker runs one slice of its range, then the launching thread reports progress
+(after a round in which some slice did not finish its range) and adapts the budget; a pending Ctrl-C is raised
+there, after the round. What a launch gives is what one thread gives:
 
 * outputs: every block writes what it writes on one thread, since no block reads what another wrote;
 * instruction counts: the workers' per-pc counts are summed (integers, in any order);
@@ -161,7 +163,6 @@ class _Worker:
         self.ctl, self.fw = F.make_functional_state(machine.regs.shape[0])
         self.chunk: int | None = None
         self.end = 0
-        self.failed = False
 
     def start(self, index: int, chunk: tuple[int, int]) -> None:
         self.chunk, self.end = index, chunk[1]
@@ -174,24 +175,36 @@ class _Worker:
 
 
 def _run_parallel(make_machine, program, code, first, n_blocks, limit, threads, on_slice) -> FunctionalResult:
-    """Rounds: every busy worker runs one slice of its chunk (in parallel), then, as ``slices.drive`` does after
-    a slice that did not finish, progress is reported and the budget adapted; idle workers take the next chunks
-    in order, none past the first that failed."""
-    chunks = _chunks(first, n_blocks, threads)
+    """The first slice on this thread alone (a launch that fits in it never pays for workers); then the blocks
+    after the one in progress are cut into ``threads`` ranges, the first worker keeping its block and the first
+    range, and the workers run in rounds: each runs one slice of its range (in parallel), then, as
+    ``slices.drive`` does after a slice that did not finish, progress is reported and the budget adapted."""
+    lead = _Worker(make_machine())
+    lead.start(0, (first, n_blocks))
+    budget = slices.FIXED_BUDGET or FIRST_BUDGET
+    with translating(program, lead.m):
+        started = time.perf_counter()
+        status, executed, bad_block = lead.step(code, limit, budget)
+    if status != F.RUN_SLICE:       # done (or failed) within one slice: exactly what one thread does
+        return FunctionalResult(int(status), int(executed), int(bad_block), lead.m, lead.m.pc_counts.copy(), 1)
+    if on_slice is not None:
+        on_slice(int(lead.ctl[F.FC_BLOCK]) - first, int(lead.ctl[F.FC_EXECUTED]))
+    if slices.FIXED_BUDGET is None:
+        budget = slices.next_budget(budget, time.perf_counter() - started)
+    rest = _chunks(int(lead.ctl[F.FC_BLOCK]) + 1, n_blocks, threads)
+    chunks = [(first, rest[0][1] if rest else n_blocks)] + rest[1:]
+    lead.end = chunks[0][1]
+    workers = [lead] + [_Worker(make_machine()) for _ in chunks[1:]]
+    for k, worker in enumerate(workers[1:], start=1):
+        worker.start(k, chunks[k])
     outcome: list[tuple[int, int, int] | None] = [None] * len(chunks)     # (status, executed, bad block)
     machine_of: list[Any] = [None] * len(chunks)
-    workers = [_Worker(make_machine()) for _ in range(threads)]
-    next_chunk, failed = 0, len(chunks)
-    budget = slices.FIXED_BUDGET or FIRST_BUDGET
+    failed = len(chunks)
     done_blocks = done_executed = 0
-    with translating(program, workers[0].m), ThreadPoolExecutor(threads, "gpusim-functional") as pool:
+    with translating(program, lead.m), ThreadPoolExecutor(len(workers), "gpusim-functional") as pool:
         try:
             while True:
-                for worker in workers:
-                    if worker.chunk is None and not worker.failed and next_chunk < min(len(chunks), failed):
-                        worker.start(next_chunk, chunks[next_chunk])
-                        next_chunk += 1
-                busy = [worker for worker in workers if worker.chunk is not None]
+                busy = [w for w in workers if w.chunk is not None and w.chunk < failed]
                 if not busy:
                     break
                 started = time.perf_counter()
@@ -208,11 +221,11 @@ def _run_parallel(make_machine, program, code, first, n_blocks, limit, threads, 
                     done_executed += int(executed)
                     worker.chunk = None
                     if status != F.RUN_OK:
-                        machine_of[k], worker.failed, failed = worker.m, True, min(failed, k)
+                        machine_of[k], failed = worker.m, min(failed, k)
                 if cut and on_slice is not None:
-                    running = sum(int(w.ctl[F.FC_BLOCK]) - chunks[w.chunk][0] for w in busy if w.chunk is not None)
-                    on_slice(done_blocks + running, done_executed + sum(int(w.ctl[F.FC_EXECUTED]) for w in busy
-                                                                       if w.chunk is not None))
+                    running = [w for w in busy if w.chunk is not None]
+                    on_slice(done_blocks + sum(int(w.ctl[F.FC_BLOCK]) - chunks[w.chunk][0] for w in running),
+                             done_executed + sum(int(w.ctl[F.FC_EXECUTED]) for w in running))
                 if slices.FIXED_BUDGET is None:
                     budget = slices.next_budget(budget, time.perf_counter() - started)
         except KeyboardInterrupt:
