@@ -162,10 +162,10 @@ class _Worker:
         self.m = machine
         self.ctl, self.fw = F.make_functional_state(machine.regs.shape[0])
         self.chunk: int | None = None
-        self.end = 0
+        self.begin = self.end = 0
 
     def start(self, index: int, chunk: tuple[int, int]) -> None:
-        self.chunk, self.end = index, chunk[1]
+        self.chunk, self.begin, self.end = index, chunk[0], chunk[1]
         self.ctl[:] = 0
         self.fw[:] = 0
         self.ctl[F.FC_BLOCK] = chunk[0]
@@ -214,17 +214,17 @@ def _run_parallel(make_machine, program, code, first, n_blocks, limit, threads, 
                     if status == F.RUN_SLICE:
                         cut = True
                         continue
-                    k = worker.chunk
-                    assert k is not None
-                    outcome[k] = (int(status), int(executed), int(bad_block))
-                    done_blocks += chunks[k][1] - chunks[k][0]
+                    index = worker.chunk
+                    assert index is not None
+                    outcome[index] = (int(status), int(executed), int(bad_block))
+                    done_blocks += worker.end - worker.begin
                     done_executed += int(executed)
                     worker.chunk = None
                     if status != F.RUN_OK:
-                        machine_of[k], failed = worker.m, min(failed, k)
+                        machine_of[index], failed = worker.m, min(failed, index)
                 if cut and on_slice is not None:
                     running = [w for w in busy if w.chunk is not None]
-                    on_slice(done_blocks + sum(int(w.ctl[F.FC_BLOCK]) - chunks[w.chunk][0] for w in running),
+                    on_slice(done_blocks + sum(int(w.ctl[F.FC_BLOCK]) - w.begin for w in running),
                              done_executed + sum(int(w.ctl[F.FC_EXECUTED]) for w in running))
                 if slices.FIXED_BUDGET is None:
                     budget = slices.next_budget(budget, time.perf_counter() - started)
