@@ -144,6 +144,16 @@ def test_a_launch_that_fits_in_the_first_slice_stays_on_the_launching_thread(mon
     assert seen == {threading.get_ident()}
 
 
+def test_a_launch_whose_first_slice_reaches_its_last_block_goes_on_alone(monkeypatch):
+    """The first slice stops inside the last block: nothing is left to share, the launching thread finishes."""
+    one, _ = _squares(1, blocks=4)
+    monkeypatch.setattr(slices, "FIXED_BUDGET", int(3.5 * one.warp_instructions / 4))   # halfway into block 3
+    run, out = _squares(2, blocks=4)
+    i = np.arange(4 * 64, dtype=np.uint64)
+    np.testing.assert_array_equal(out, ((i * i + i // 64) & 0xFFFFFFFF).astype(np.uint32))
+    np.testing.assert_array_equal(run.pc_counts, one.pc_counts)
+
+
 @pytest.mark.parametrize("bad", [0, 17, 39])
 def test_a_fault_is_the_lowest_failing_block_s_as_on_one_thread(bad):
     errors = []
@@ -186,7 +196,7 @@ def test_atomics_give_exact_counts_with_threads_on():
 def test_chunks_cover_the_blocks_in_order():
     chunks = FT._chunks(5, 105, 3)
     assert chunks[0][0] == 5 and chunks[-1][1] == 105 and len(chunks) == 3 * FT.CHUNKS_PER_THREAD
-    assert FT._chunks(0, 2, 3) == [(0, 1), (1, 2)]
+    assert FT._chunks(0, 2, 3) == [(0, 1), (1, 2)] and FT._chunks(7, 7, 2) == []
     assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(chunks, chunks[1:], strict=False))
 
 

@@ -150,6 +150,8 @@ def run_blocks(make_machine: Callable[[], Any], program, code, first: int, n_blo
 
 def _chunks(first: int, n_blocks: int, threads: int) -> list[tuple[int, int]]:
     count = n_blocks - first
+    if count <= 0:
+        return []
     pieces = min(count, threads * CHUNKS_PER_THREAD)
     bounds = [first + count * i // pieces for i in range(pieces + 1)]
     return [(bounds[i], bounds[i + 1]) for i in range(pieces)]
