@@ -125,16 +125,18 @@ class FunctionalResult:
     bad_block: int
     machine: Any
     pc_counts: np.ndarray
-    threads: int
 
 
-def run_blocks(make_machine: Callable[[], Any], program, code, first: int, n_blocks: int, limit: int, *,
-               resident: int, threads: int, on_slice: Callable[[int, int], None] | None = None) -> FunctionalResult:
-    """Run blocks ``first``..``n_blocks``-1 on the functional engine, on ``threads`` workers (1: this thread, as
-    always). ``make_machine()`` builds a fresh Machine over the shared device memory; ``on_slice(blocks done,
-    warp-instructions executed)`` reports progress between slices."""
+def run_blocks(gpu, make_machine: Callable[[np.ndarray], Any], launch: np.ndarray, program, code, first: int,
+               n_blocks: int, limit: int, *, resident: int,
+               on_slice: Callable[[int, int], None] | None = None) -> FunctionalResult:
+    """Run blocks ``first``..``n_blocks``-1 on the functional engine: on ``gpu.threads`` workers when the blocks
+    may share them (``one_thread_reason``), else on this thread, as always. ``make_machine(launch)`` builds a
+    fresh Machine over the shared device memory with that launch array (a worker's is a copy: the engine writes
+    into it); ``on_slice(blocks done, warp-instructions executed)`` reports progress between slices."""
+    threads = 1 if one_thread_reason(gpu, program, n_blocks - first, resident) else gpu.threads
     if threads <= 1:
-        m = make_machine()
+        m = make_machine(launch)
         ctl, fw = F.make_functional_state(m.regs.shape[0])
         ctl[F.FC_BLOCK] = first
 
@@ -144,8 +146,9 @@ def run_blocks(make_machine: Callable[[], Any], program, code, first: int, n_blo
         report = (lambda: on_slice(int(ctl[F.FC_BLOCK]) - first, int(ctl[F.FC_EXECUTED]))) if on_slice else None
         with translating(program, m):
             status, executed, bad_block = drive(call, F.RUN_SLICE, report)
-        return FunctionalResult(status, executed, bad_block, m, m.pc_counts.copy(), 1)
-    return _run_parallel(make_machine, program, code, first, n_blocks, limit, threads, on_slice)
+        return FunctionalResult(status, executed, bad_block, m, m.pc_counts.copy())
+    return _run_parallel(lambda: make_machine(launch.copy()), program, code, first, n_blocks, limit, threads,
+                         on_slice)
 
 
 def _chunks(first: int, n_blocks: int, threads: int) -> list[tuple[int, int]]:
@@ -188,7 +191,7 @@ def _run_parallel(make_machine, program, code, first, n_blocks, limit, threads, 
         started = time.perf_counter()
         status, executed, bad_block = lead.step(code, limit, budget)
     if status != F.RUN_SLICE:       # done (or failed) within one slice: exactly what one thread does
-        return FunctionalResult(int(status), int(executed), int(bad_block), lead.m, lead.m.pc_counts.copy(), 1)
+        return FunctionalResult(int(status), int(executed), int(bad_block), lead.m, lead.m.pc_counts.copy())
     if on_slice is not None:
         on_slice(int(lead.ctl[F.FC_BLOCK]) - first, int(lead.ctl[F.FC_EXECUTED]))
     if slices.FIXED_BUDGET is None:
@@ -232,10 +235,10 @@ def _run_parallel(make_machine, program, code, first, n_blocks, limit, threads, 
                     budget = slices.next_budget(budget, time.perf_counter() - started)
         except KeyboardInterrupt:
             raise KeyboardInterrupt() from None
-    return _combine(chunks, outcome, machine_of, [w.m for w in workers], limit, threads)
+    return _combine(chunks, outcome, machine_of, [w.m for w in workers], limit)
 
 
-def _combine(chunks, outcome, machine_of, machines, limit, threads) -> FunctionalResult:
+def _combine(chunks, outcome, machine_of, machines, limit) -> FunctionalResult:
     pc_counts = sum(m.pc_counts for m in machines)
     executed = 0
     for k, (start, _end) in enumerate(chunks):
@@ -244,7 +247,7 @@ def _combine(chunks, outcome, machine_of, machines, limit, threads) -> Functiona
         status, count, bad_block = result
         executed += count
         if status != F.RUN_OK:
-            return FunctionalResult(status, executed, bad_block, machine_of[k], pc_counts, threads)
+            return FunctionalResult(status, executed, bad_block, machine_of[k], pc_counts)
         if executed >= limit:       # one thread would have stopped inside this chunk
-            return FunctionalResult(F.RUN_LIMIT, executed, start, machines[0], pc_counts, threads)
-    return FunctionalResult(F.RUN_OK, executed, chunks[-1][1] - 1, machines[0], pc_counts, threads)
+            return FunctionalResult(F.RUN_LIMIT, executed, start, machines[0], pc_counts)
+    return FunctionalResult(F.RUN_OK, executed, chunks[-1][1] - 1, machines[0], pc_counts)

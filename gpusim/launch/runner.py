@@ -21,7 +21,7 @@ from gpusim.launch.checks import check_geometry, check_resources, dims3, pack_ar
 from gpusim.launch.clusters import cluster_size_of, resolve_cluster, set_cluster
 from gpusim.launch.cooperative import check_cooperative
 from gpusim.launch.faults import activity_report, raise_engine_error, where
-from gpusim.launch.functional_threads import one_thread_reason, run_blocks
+from gpusim.launch.functional_threads import run_blocks
 from gpusim.launch.printf import deliver_printf
 from gpusim.launch.progress import ProgressReporter
 from gpusim.launch.run import Run
@@ -112,20 +112,19 @@ def execute_launch(gpu, kernel, grid, block, args, shared_bytes, *, timing, regs
         # a cooperative grid: every block resident at once; a cluster launch: a cluster's blocks
         resident = n_blocks if cooperative else max(cluster_size_of(launch), 1)
 
-        def machine():
+        def machine(launch_array):
             return S.make_machine(warp_slots=resident * int(launch[S.L_WARPS_PER_BLOCK]), n_regs=program.n_regs,
                                   stack_depth=int(launch[S.L_STACK_DEPTH]), block_slots=resident,
                                   shared_bytes=total_shared, local_bytes=int(launch[S.L_LOCAL_BYTES]),
-                                  heap=heap.data, valid=heap.valid, params=params,
-                                  launch=launch if workers == 1 else launch.copy(), n_inst=program.n_inst,
+                                  heap=heap.data, valid=heap.valid, params=params, launch=launch_array,
+                                  n_inst=program.n_inst,
                                   printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
 
         limit = max_warp_instructions or DEFAULT_MAX_WARP_INSTRUCTIONS
         code = engine_code(program, launch[S.L_RECONVERGENCE] == S.RECONV_ITS)
-        workers = 1 if one_thread_reason(gpu, program, n_blocks, resident) else gpu.threads
         reporter = ProgressReporter(progress, program.name, n_blocks)
         try:
-            done = run_blocks(machine, program, code, 0, n_blocks, limit, resident=resident, threads=workers,
+            done = run_blocks(gpu, machine, launch, program, code, 0, n_blocks, limit, resident=resident,
                               on_slice=(lambda blocks, executed: reporter.report(blocks, executed, None))
                               if reporter.active else None)
         finally:

@@ -258,26 +258,24 @@ def _instruction_metrics(run) -> list[str]:
 def _run_rest_functionally(gpu, run, params, launch, first: int, n_blocks: int, limits, check_functional):
     """Execute blocks ``first``..``n_blocks``-1 on the functional engine (on ``gpu.threads`` workers when the
     blocks are independent: gpusim.launch.functional_threads); returns their pc_counts."""
-    from gpusim.launch.functional_threads import one_thread_reason, run_blocks
+    from gpusim.launch.functional_threads import run_blocks
     from gpusim.ptx.its_code import engine_code
 
     program, config, heap = run.program, run.config, gpu.heap
     wpb = int(launch[S.L_WARPS_PER_BLOCK])
-    workers = 1 if one_thread_reason(gpu, program, n_blocks - first, 1) else gpu.threads
 
-    def machine() -> Any:
+    def machine(launch_array: np.ndarray) -> Any:
         # Any: the Machine record's fields are typed with the engine state (tests/test_typecheck.py NOT_YET_TYPED)
         m: Any = S.make_machine(warp_slots=wpb, n_regs=program.n_regs, stack_depth=int(launch[S.L_STACK_DEPTH]),
                                 block_slots=1, shared_bytes=run.shared_bytes,
                                 local_bytes=int(launch[S.L_LOCAL_BYTES]), heap=heap.data, valid=heap.valid,
-                                params=params, launch=launch if workers == 1 else launch.copy(),
-                                n_inst=program.n_inst,
+                                params=params, launch=launch_array, n_inst=program.n_inst,
                                 printf_bytes=config.printf_fifo_bytes if program.has_printf else 0)
         return m
 
     limit, given = limits           # the functional path's limit, and the one the launch gave (or None)
     code = engine_code(program, launch[S.L_RECONVERGENCE] == S.RECONV_ITS)
-    done = run_blocks(machine, program, code, first, n_blocks, limit, resident=1, threads=workers)
+    done = run_blocks(gpu, machine, launch, program, code, first, n_blocks, limit, resident=1)
     check_functional(done.status, done.machine, program, done.bad_block, limit, done.executed, n_blocks,
                      given is not None)
     return done.pc_counts
