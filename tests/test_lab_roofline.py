@@ -20,7 +20,15 @@ def test_every_point_follows_min_of_peak_and_intensity_times_bandwidth(result):
         # a memory-side point streams reads *and* writes: the DRAM's read/write turnarounds cost a copy 5-25 %
         # of the read-only bandwidth the roof uses (AZ copy/dot 0.91 on H100; measured on an H200, copy/read
         # 0.76-0.95: validation/measured/h200.json), so those points get the wider band
-        rel = 0.22 if point["intensity"] < ridge / 2 else 0.15
+        # within a factor 2 of the ridge point the kernel is at the roof's corner, where neither memory nor
+        # compute is saturated all the time (the lab's lesson): a one-wave launch also pays the work
+        # distributor's start-up ramp there (h100-sxm's 172 cycles per block, measured on GH100), so 0.2
+        if point["intensity"] < ridge / 2:
+            rel = 0.22
+        elif point["intensity"] <= 2 * ridge:
+            rel = 0.2
+        else:
+            rel = 0.15
         assert point["achieved_flops"] == pytest.approx(point["roof_flops"], rel=rel), point
 
 

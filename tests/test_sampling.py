@@ -107,6 +107,64 @@ def test_ratio_estimator_is_cochrans():
     assert est.half_width(5000.0, 0.95) == pytest.approx(t_quantile(0.975, 11) * se * 5000.0)
 
 
+def test_batched_ratio_estimator_is_batch_means():
+    # the error comes from k = n // b batches of b = max(1, n // 20) consecutive samples (the oldest n - k b
+    # left out of the error); R stays the ratio of all samples' sums
+    rng = np.random.default_rng(5)
+    w = rng.integers(900, 1100, 45).astype(float)
+    t = 0.7 * w + rng.normal(0, 20, 45)
+    est = ratio_estimate(list(t), list(w))
+    ratio = t.sum() / w.sum()
+    bt, bw = t[1:].reshape(22, 2).sum(axis=1), w[1:].reshape(22, 2).sum(axis=1)
+    se = math.sqrt(((bt - ratio * bw) ** 2).sum() / 21 / 22) / bw.mean()
+    assert (est.batches, est.n) == (22, 45)
+    assert est.cycles_per_instruction == pytest.approx(ratio)
+    assert est.standard_error == pytest.approx(se)
+    assert est.half_width(5000.0, 0.95) == pytest.approx(t_quantile(0.975, 21) * se * 5000.0)
+    assert ratio_estimate(list(t[:39]), list(w[:39])).batches == 39      # below 40: each sample its own batch
+
+
+def _coverage(kind: str, rng, n: int = 100, rest: int = 400, reps: int = 1500) -> tuple[float, float, float]:
+    """Monte Carlo: how often the 95 % interval of the rest's cycles (R W +- half) holds the rest's true cycles
+    (the expected cost 0.47 w plus the process's noise), plain (b = 1) and batched, and the median widths'
+    ratio batched / plain. Waves cost ~0.47 cycles per warp-instruction plus noise that is independent
+    ('iid'), the difference of boundary jitters ('jitter': t_i = 0.47 w_i + e_i - e_(i-1)), or AR(1) with
+    coefficient 0.5 ('ar1')."""
+    hits = {1: 0, n // 20: 0}
+    widths: dict[int, list[float]] = {1: [], n // 20: []}
+    quantile = {b: t_quantile(0.975, n // b - 1) for b in hits}
+    for _ in range(reps):
+        w = rng.integers(4500, 5500, n + rest).astype(float)
+        if kind == "iid":
+            noise = rng.normal(0, 300, n + rest)
+        elif kind == "jitter":
+            e = rng.normal(0, 600, n + rest + 1)
+            noise = e[1:] - e[:-1]
+        else:
+            shocks, noise = rng.normal(0, 300, n + rest), np.zeros(n + rest)
+            for i in range(n + rest):
+                noise[i] = (0.5 * noise[i - 1] if i else 0.0) + shocks[i]
+        t = 0.47 * w + noise
+        truth, future = t[n:].sum(), w[n:].sum()
+        for b in hits:
+            est = ratio_estimate(list(t[:n]), list(w[:n]), batch=b)
+            half = quantile[b] * est.standard_error * future
+            hits[b] += abs(est.cycles_per_instruction * future - truth) <= half
+            widths[b].append(half / truth)
+    b = n // 20
+    return hits[1] / reps, hits[b] / reps, float(np.median(widths[b]) / np.median(widths[1]))
+
+
+def test_batch_means_cover_correlated_waves_and_narrow_jittered_ones():
+    rng = np.random.default_rng(11)
+    plain, batched, ratio = _coverage("iid", rng)
+    assert batched >= 0.92 and abs(batched - plain) <= 0.03 and ratio < 1.3     # independent: as before
+    plain, batched, ratio = _coverage("jitter", rng)
+    assert batched >= 0.95 and ratio < 0.6                                      # jitter: ~2x narrower
+    plain, batched, ratio = _coverage("ar1", rng)
+    assert plain < 0.75 and batched >= 0.85                                     # correlated: plain under-covers
+
+
 def test_sampling_is_off_by_default_and_checked():
     assert gpusim.GPU("teaching").sampling is None
     assert gpusim.GPU("teaching", sampling="auto").sampling == gpusim.SamplingPolicy()
@@ -232,3 +290,76 @@ def test_cli_sample_flag(capsys):
     assert blocks == 20 and wave < blocks < min_waves * wave
     assert f"simulated in full (grid of {blocks / wave:.1f} waves, fewer than the policy's min_waves ({min_waves}))" \
         in out
+
+
+WAVES_4_SMS = 384 * 4          # 384 waves of 8 blocks per SM on 4 h100-sxm SMs (benchmarks/bench_sampling.py)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, sizes", [("vecadd", {"n": 256 * 8 * WAVES_4_SMS}),
+                                         ("gemv", {"rows": 4 * 16 * WAVES_4_SMS, "cols": 64}),
+                                         ("reduce_shfl", {"n": 256 * 8 * WAVES_4_SMS, "blocks": 8 * WAVES_4_SMS})])
+def test_memory_bound_grids_are_sampled_and_covered(name, sizes):
+    # vecadd: DRAM refreshes and write drains make its waves alternate ~1,500 and ~3,200 cycles for the same
+    # work, so one sample per batch never narrowed to 2 % before half the grid (it ran in full); over batch
+    # means it must stop early and hold the full run's cycles. gemv: each DRAM channel drains its few writes
+    # about every 80 waves, waves ~4 % dearer; before the drain watch its interval closed on waves without a
+    # drain and missed the full run's cycles (-1.0 %). reduce_shfl: its first waves after the L2 warm-up hold
+    # fewer all-bank refreshes than their share (1.5 % cheaper); without the refresh-phase term the interval
+    # missed the full run (-1.3 %)
+    from gpusim.programs.catalog import load_program, run_program
+
+    spec = load_program(name, sizes=sizes)
+    full = run_program(spec, gpu=gpusim.GPU("h100-sxm", sms=4)).runs[0]
+    result = run_program(spec, gpu=gpusim.GPU("h100-sxm", sms=4, sampling="auto"))
+    run = result.runs[0]
+    assert result.ok and run.sampled, run.sampling.reason
+    low, high = run.cycles_interval
+    assert low <= full.cycles <= high
+    assert abs(run.cycles - full.cycles) <= 0.02 * full.cycles
+    assert run.sampling.fraction_simulated <= gpusim.SamplingPolicy().max_fraction
+
+
+def test_drain_watch_waits_for_two_drains_of_every_channel_that_will_drain():
+    # engine/memory/dram.py drains a channel's writes in batches; samples must hold a whole period between two
+    # drains of every channel whose writes, at the samples' rate, fill a batch in the blocks still to come
+    from gpusim.engine.memory.dram import CH_DRAIN_END, CH_FIELDS, CH_WRITES
+    from gpusim.launch.sampling import DramWatch
+
+    channels = np.zeros((3, CH_FIELDS))
+    watch = DramWatch()
+    watch.start(channels, dispatched=100, batch=8)
+    channels[0, CH_DRAIN_END] = 50.0                 # channel 0 drains ...
+    watch.watch(channels)
+    channels[0, CH_DRAIN_END] = 90.0                 # ... twice
+    channels[1, CH_DRAIN_END] = 95.0                 # channel 1 once, and holds 3 more writes
+    channels[1, CH_WRITES] = 3
+    channels[2, CH_WRITES] = 2                       # channel 2 never: 2 writes in 100 blocks
+    watch.watch(channels)
+    assert list(watch.count) == [2, 1, 0]
+    # 100 blocks sampled; channel 1 wrote 8 + 3 = 11, so 100 more blocks fill a batch: it must drain again
+    assert not watch.covered(channels, dispatched=200, left=100)
+    # 300 blocks to go: channel 2's 2 writes per 100 blocks fill 6 < 8, so it need not have drained
+    channels[1, CH_DRAIN_END] = 99.0
+    watch.watch(channels)
+    assert watch.covered(channels, dispatched=200, left=300)
+    # 400 blocks to go: channel 2 fills a batch there, and has not drained once
+    assert not watch.covered(channels, dispatched=200, left=400)
+
+
+def test_refresh_phase_is_one_trfc_over_the_window_at_the_bus_busy_share():
+    # under all-bank refresh a window of samples may hold one refresh more or fewer than its share: one tRFC
+    # over the window's cycles, scaled by the share of the window the channels' buses were busy
+    from gpusim.engine.memory.dram import CH_FIELDS, CH_ROW_CONFLICTS, CH_ROW_HITS
+    from gpusim.launch.sampling import DramWatch
+
+    channels = np.zeros((4, CH_FIELDS))
+    watch = DramWatch()
+    watch.start(channels, dispatched=0, batch=8)
+    channels[:, CH_ROW_HITS] = 300            # 4 channels x 500 bursts of 4 cycles in 10,000 cycles: 20 % busy
+    channels[:, CH_ROW_CONFLICTS] = 200
+    assert watch.refresh_phase(channels, 10_000.0) == 0.0          # per-bank refresh: nothing
+    watch.refresh = (600.0, 4.0)
+    assert watch.refresh_phase(channels, 10_000.0) == pytest.approx(0.2 * 600.0 / 10_000.0)
+    channels[:, CH_ROW_HITS] = 3_000          # saturated: the share is capped at the whole window
+    assert watch.refresh_phase(channels, 10_000.0) == pytest.approx(600.0 / 10_000.0)

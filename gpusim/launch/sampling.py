@@ -8,13 +8,17 @@ while the L2 is filling at a rate that fills it before the grid ends, until it i
 write-backs and capacity misses that earlier waves do not show), each further wave of dispatched blocks (or as
 many waves as make ``MIN_UNIT_BLOCKS``) is one sample: the cycles it took and the warp-instructions issued in it.
 Once ``min_samples`` samples are in and the 95 % interval of the kernel's cycles (Student's t on the ratio
-estimator, gpusim.launch.sampling_stats) is narrower than ``tolerance`` of the estimate, the engine stops
+estimator over batch means, gpusim.launch.sampling_stats) is narrower than ``tolerance`` of the estimate, and
+the samples hold two write drains of every DRAM channel that will drain in the rest (``DramWatch``, which also
+adds to the interval what the samples' share of all-bank refreshes can be off by), the engine stops
 dispatching: the blocks already on the SMs finish (the same drain the full grid ends with), and the timed run
 ends after K of the N blocks. The blocks K..N-1 then run on the functional engine (outputs equal a full run's),
 which counts their warp-instructions W exactly; the kernel's cycles are ``cycles(K blocks) + R W`` and the
-interval ``+- (t se(R) W + end phase)``, the end phase being where the grid's last (maybe partial) wave ends
-against the truncated grid's (``WaveSampler.end_phase_cycles``). The caches carry forward within the timed part;
-the blocks run functionally touch no cache, so the L2 a later launch finds holds what the timed blocks left.
+interval ``+- (t se(R) W + end phase + refresh phase R W)``, the end phase being where the grid's last (maybe
+partial) wave ends against the truncated grid's (``WaveSampler.end_phase_cycles``), the refresh phase what the
+samples' share of all-bank refreshes can be off by (``DramWatch.refresh_phase``). The caches carry forward
+within the timed part; the blocks run functionally touch no cache, so the L2 a later launch finds holds what the
+timed blocks left.
 
 Exact in a sampled run: the instruction counts (pc_counts: every block executed) and what derives from them
 (flops, instruction mix). Extrapolated (``run.sampling.extrapolated``): cycles, seconds and every metric of time,
@@ -38,6 +42,19 @@ from typing import Any
 import numpy as np
 
 from gpusim.engine.memory.cache import NO_LINE
+from gpusim.engine.memory.dram import (
+    CH_DRAIN_END,
+    CH_FIELDS,
+    CH_ROW_CONFLICTS,
+    CH_ROW_HITS,
+    CH_WRITES,
+    G_REFRESH_ALL,
+    G_WRITE_BATCH,
+    T_BURST,
+    T_REFI,
+    T_RFC,
+)
+from gpusim.engine.memory.memsys import P_DRAM_GEOMETRY, R_DRAM_TIMING, SRV_DRAM_CHANNEL
 from gpusim.engine.semantics import state as S
 from gpusim.engine.sm import timing_state as T
 from gpusim.engine.sm.timing import TIMED_SLICE
@@ -71,6 +88,9 @@ class WaveSampler:
         self.was_warming = False
         """Blocks dispatched when the L2 stopped warming (0: it never was)."""
         self.wave_blocks = 0
+        self.drains = DramWatch()
+        self.refresh_phase = 0.0
+        """At the stop: the relative error of the samples' rate from their share of all-bank refreshes."""
 
     def drive(self, call, ts, m, ms, on_slice=None):
         """``slices.drive`` with sampling: returns the last call's result (the timed loop's status, cycle)."""
@@ -79,6 +99,11 @@ class WaveSampler:
         self.wave_blocks = wave
         unit = wave * -(-self.MIN_UNIT_BLOCKS // wave)
         l2_tags = ms.l2[0]
+        channels = ms.servers[SRV_DRAM_CHANNEL].reshape(-1, CH_FIELDS)
+        write_batch = int(ms.params[P_DRAM_GEOMETRY + G_WRITE_BATCH])
+        timing = ms.rates[R_DRAM_TIMING:]
+        if ms.params[P_DRAM_GEOMETRY + G_REFRESH_ALL] and timing[T_REFI] > 0:
+            self.drains.refresh = (float(timing[T_RFC]), float(timing[T_BURST]))
         budget = self.MIN_BUDGET
         target = (1 + self.policy.warmup_waves) * wave
         last = None                         # (cycle, blocks dispatched, instructions) at the last boundary
@@ -94,6 +119,7 @@ class WaveSampler:
                     budget = next_budget(max(budget, FIRST_BUDGET), 0.0)    # drain: slicing changes nothing
                     continue
                 slices_since += 1
+                self.drains.watch(channels)
                 dispatched = int(ts.loop[T.LP_NEXT_BLOCK])
                 if dispatched < target:
                     continue
@@ -101,14 +127,16 @@ class WaveSampler:
                 warming = self._l2_warming(l2_tags, dispatched)
                 if last is None:
                     budget = max(self.MIN_BUDGET, budget * slices_since // self.SLICES_PER_WAVE)
+                    self.drains.start(channels, dispatched, write_batch)
                 elif warming or self.was_warming:   # the unit in which the L2 became full is a transition too
                     self.warm_blocks = dispatched          # the samples so far saw an L2 not yet full: drop them
                     self.cycles, self.instructions, self.blocks = [], [], []
+                    self.drains.start(channels, dispatched, write_batch)
                 else:
                     self.cycles.append(point[0] - last[0])
                     self.instructions.append(point[2] - last[2])
                     self.blocks.append(point[1] - last[1])
-                    self._decide(prm, point)
+                    self._decide(prm, point, channels)
                 self.was_warming = warming
                 last = point
                 while target <= dispatched:        # the next sample ends at the same place in a wave
@@ -134,23 +162,26 @@ class WaveSampler:
         rate = (lines - previous[1]) / (dispatched - previous[0])
         return lines + rate * (self.n_blocks - dispatched) >= self.L2_FULL * capacity
 
-    def _decide(self, prm, point) -> None:
+    def _decide(self, prm, point, channels) -> None:
         cycle, dispatched, _ = point
         policy = self.policy
         left = self.n_blocks - dispatched
         if dispatched > policy.max_fraction * self.n_blocks or left <= 2 * self.wave_blocks:
             self.gave_up = True
             return
-        if len(self.cycles) < policy.min_samples:
+        if len(self.cycles) < policy.min_samples or not self.drains.covered(channels, dispatched, left):
             return
         estimate = ratio_estimate(self.cycles, self.instructions)
         rest = left * sum(self.instructions) / sum(self.blocks)
         total = cycle + estimate.cycles_per_instruction * rest
         cycles_per_block = estimate.cycles_per_instruction * sum(self.instructions) / sum(self.blocks)
-        half = estimate.half_width(rest, policy.confidence) + self.end_phase_cycles(cycles_per_block)
+        refresh = self.drains.refresh_phase(channels, sum(self.cycles))
+        half = (estimate.half_width(rest, policy.confidence) + self.end_phase_cycles(cycles_per_block)
+                + refresh * estimate.cycles_per_instruction * rest)
         if half <= policy.tolerance * total:
             prm[T.TP_NBLOCKS] = dispatched      # no block past these is dispatched: the SMs drain
             self.stopped_at = dispatched
+            self.refresh_phase = refresh
 
     def end_phase_cycles(self, cycles_per_block: float) -> float:
         """The part of the interval the statistics do not cover: where the grid's last wave ends against where
@@ -162,6 +193,68 @@ class WaveSampler:
 
     def estimate(self) -> RatioEstimate:
         return ratio_estimate(self.cycles, self.instructions)
+
+
+class DramWatch:
+    """The DRAM's periodic events seen by the samples since they began: write drains and all-bank refreshes.
+
+    Write drains per channel. A channel drains its buffered writes in batches
+    (``dram_writes_per_turnaround``, engine/memory/dram.py) and reads wait for a whole drain, so a kernel that
+    writes little drains rarely: gemv on 4 H100 SMs drains each channel about every 80 waves, and those waves
+    cost ~4 % more. Samples that hold no drain of a channel that will drain in the rest of the grid do not
+    represent it, however narrow their interval: the sampler stops only once every such channel has drained
+    twice in the samples (a whole period between two drains).
+
+    All-bank refresh: ``refresh_phase`` bounds what the samples' share of refreshes can be off by, a term the
+    interval adds (the samples' variance does not show a period longer than a few of them)."""
+
+    def __init__(self):
+        self.count: np.ndarray | None = None       # drains per channel since start
+        self.seen: np.ndarray | None = None        # each channel's last drain end, as last watched
+        self.writes0: np.ndarray | None = None     # each channel's buffered writes at start
+        self.blocks0 = 0
+        self.batch = 0
+        self.bursts0 = 0.0                         # column accesses (bursts) served by all channels at start
+        self.refresh: tuple[float, float] | None = None
+        """(tRFC, burst) in core cycles under all-bank refresh (None: per-bank refresh, or none)."""
+
+    def start(self, channels: np.ndarray, dispatched: int, batch: int) -> None:
+        self.count = np.zeros(channels.shape[0], dtype=np.int64)
+        self.seen = channels[:, CH_DRAIN_END].copy()
+        self.writes0 = channels[:, CH_WRITES].copy()
+        self.blocks0, self.batch = dispatched, batch
+        self.bursts0 = float(channels[:, CH_ROW_HITS:CH_ROW_CONFLICTS + 1].sum())
+
+    def refresh_phase(self, channels: np.ndarray, window: float) -> float:
+        """The relative error of the samples' cycles per instruction from all-bank refresh: each channel's bus
+        stops for tRFC once every tREFI, and a window of samples holds one refresh more or fewer than its share
+        depending on where it starts and ends against them (reduce_shfl on 4 H100 SMs: its first 5 waves
+        after the L2 warm-up ran 1.5 % cheaper than the grid's mean, and per-bank refresh removed the bias).
+        One tRFC over the window, scaled by the bus's busy share in it (a kernel that leaves DRAM idle loses
+        nothing to a refresh)."""
+        if self.refresh is None or window <= 0:
+            return 0.0
+        rfc, burst = self.refresh
+        bursts = float(channels[:, CH_ROW_HITS:CH_ROW_CONFLICTS + 1].sum()) - self.bursts0
+        busy = min(1.0, bursts * burst / (window * channels.shape[0]))
+        return busy * rfc / window
+
+    def watch(self, channels: np.ndarray) -> None:
+        """After a slice: count the channels whose last drain changed (two drains in one slice count once)."""
+        if self.seen is None:
+            return
+        ends = channels[:, CH_DRAIN_END]
+        self.count += ends != self.seen
+        self.seen[:] = ends
+
+    def covered(self, channels: np.ndarray, dispatched: int, left: int) -> bool:
+        """Whether every channel whose writes, at the samples' rate, fill a batch in the ``left`` blocks still to
+        come has drained at least twice in the samples."""
+        if self.count is None or self.writes0 is None or self.batch <= 0 or dispatched <= self.blocks0:
+            return True
+        writes = self.count * self.batch + channels[:, CH_WRITES] - self.writes0
+        will_drain = writes * left / (dispatched - self.blocks0) >= self.batch
+        return bool(np.all(self.count[will_drain] >= 2))
 
 
 def run_sampled_launch(gpu, common: dict, params: np.ndarray, launch: np.ndarray, n_blocks: int, *, trace,
@@ -208,7 +301,8 @@ def _extrapolate(gpu, run, sampler: WaveSampler, params, launch, limits, check_f
         pc_counts = np.rint(run.pc_counts * ((timed_instructions + rest) / timed_instructions)).astype(np.int64)
     cycles = timed_cycles + estimate.cycles_per_instruction * rest
     per_block = estimate.cycles_per_instruction * sum(sampler.instructions) / sum(sampler.blocks)
-    half = estimate.half_width(rest, policy.confidence) + sampler.end_phase_cycles(per_block)
+    half = (estimate.half_width(rest, policy.confidence) + sampler.end_phase_cycles(per_block)
+            + sampler.refresh_phase * estimate.cycles_per_instruction * rest)
     work_scale = (timed_instructions + rest) / timed_instructions
     time_scale = cycles / timed_cycles
     _scale_counters(run, work_scale, time_scale)
