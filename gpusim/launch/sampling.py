@@ -88,7 +88,7 @@ class WaveSampler:
         self.was_warming = False
         """Blocks dispatched when the L2 stopped warming (0: it never was)."""
         self.wave_blocks = 0
-        self.drains = DramWatch()
+        self.dram = DramWatch()
         self.refresh_phase = 0.0
         """At the stop: the relative error of the samples' rate from their share of all-bank refreshes."""
 
@@ -103,7 +103,7 @@ class WaveSampler:
         write_batch = int(ms.params[P_DRAM_GEOMETRY + G_WRITE_BATCH])
         timing = ms.rates[R_DRAM_TIMING:]
         if ms.params[P_DRAM_GEOMETRY + G_REFRESH_ALL] and timing[T_REFI] > 0:
-            self.drains.refresh = (float(timing[T_RFC]), float(timing[T_BURST]))
+            self.dram.refresh = (float(timing[T_RFC]), float(timing[T_BURST]))
         budget = self.MIN_BUDGET
         target = (1 + self.policy.warmup_waves) * wave
         last = None                         # (cycle, blocks dispatched, instructions) at the last boundary
@@ -119,7 +119,7 @@ class WaveSampler:
                     budget = next_budget(max(budget, FIRST_BUDGET), 0.0)    # drain: slicing changes nothing
                     continue
                 slices_since += 1
-                self.drains.watch(channels)
+                self.dram.watch(channels)
                 dispatched = int(ts.loop[T.LP_NEXT_BLOCK])
                 if dispatched < target:
                     continue
@@ -127,11 +127,11 @@ class WaveSampler:
                 warming = self._l2_warming(l2_tags, dispatched)
                 if last is None:
                     budget = max(self.MIN_BUDGET, budget * slices_since // self.SLICES_PER_WAVE)
-                    self.drains.start(channels, dispatched, write_batch)
+                    self.dram.start(channels, dispatched, write_batch)
                 elif warming or self.was_warming:   # the unit in which the L2 became full is a transition too
                     self.warm_blocks = dispatched          # the samples so far saw an L2 not yet full: drop them
                     self.cycles, self.instructions, self.blocks = [], [], []
-                    self.drains.start(channels, dispatched, write_batch)
+                    self.dram.start(channels, dispatched, write_batch)
                 else:
                     self.cycles.append(point[0] - last[0])
                     self.instructions.append(point[2] - last[2])
@@ -169,13 +169,13 @@ class WaveSampler:
         if dispatched > policy.max_fraction * self.n_blocks or left <= 2 * self.wave_blocks:
             self.gave_up = True
             return
-        if len(self.cycles) < policy.min_samples or not self.drains.covered(channels, dispatched, left):
+        if len(self.cycles) < policy.min_samples or not self.dram.covered(channels, dispatched, left):
             return
         estimate = ratio_estimate(self.cycles, self.instructions)
         rest = left * sum(self.instructions) / sum(self.blocks)
         total = cycle + estimate.cycles_per_instruction * rest
         cycles_per_block = estimate.cycles_per_instruction * sum(self.instructions) / sum(self.blocks)
-        refresh = self.drains.refresh_phase(channels, sum(self.cycles))
+        refresh = self.dram.refresh_phase(channels, sum(self.cycles))
         half = (estimate.half_width(rest, policy.confidence) + self.end_phase_cycles(cycles_per_block)
                 + refresh * estimate.cycles_per_instruction * rest)
         if half <= policy.tolerance * total:
