@@ -68,3 +68,19 @@ def test_new_ladder_steps_compute_the_gemm(ladder, kernel, timing):
 ])
 def test_new_ladder_steps_declare_their_tiles_shared_memory(ladder, kernel, floats):
     assert int(ladder[1][kernel].program.shared_static_bytes) == 4 * floats
+
+
+def test_the_a6000_config_takes_ptxas_counts_for_sm_86(ladder):
+    """The a6000 config (GA102, compute capability 8.6) takes each step's registers per thread from the sm_86
+    count of the ladder's '// gpusim: regs=' lines (``ptxas -v -arch=sm_86``, written by validation/regen.sh),
+    not from the plain count (ptxas at the PTX's .target, sm_80): for the linearised bank-conflict step ptxas
+    allocates 127 registers on sm_86 and 101 on sm_80."""
+    import re
+
+    line = next(line for line in LADDER.read_text().splitlines()
+                if line.startswith("// gpusim: regs=") and line.endswith("kernel=sgemm_bank_linear"))
+    counts = dict(re.findall(r"(regs|sm_\d+)=(\d+)", line))
+    assert counts["sm_86"] != counts["regs"]
+    _, module = ladder
+    regs, source = module["sgemm_bank_linear"].registers_per_thread()
+    assert regs == int(counts["sm_86"]) and "sm_86" in source
