@@ -5,6 +5,7 @@ the shared memory each kernel declares is the one its tiles need."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -75,8 +76,6 @@ def test_the_a6000_config_takes_ptxas_counts_for_sm_86(ladder):
     count of the ladder's '// gpusim: regs=' lines (``ptxas -v -arch=sm_86``, written by validation/regen.sh),
     not from the plain count (ptxas at the PTX's .target, sm_80): for the linearised bank-conflict step ptxas
     allocates 127 registers on sm_86 and 101 on sm_80."""
-    import re
-
     line = next(line for line in LADDER.read_text().splitlines()
                 if line.startswith("// gpusim: regs=") and line.endswith("kernel=sgemm_bank_linear"))
     counts = dict(re.findall(r"(regs|sm_\d+)=(\d+)", line))
